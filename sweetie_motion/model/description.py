@@ -1,0 +1,52 @@
+"""Robot descriptions: a YAML file naming a URDF plus its chains and resource groups."""
+
+from pathlib import Path
+from typing import Any, Mapping, Union
+
+from sweetie_motion.errors import ModelError
+from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.paths import config_path
+import yaml
+
+
+def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path]
+                             ) -> RobotModel:
+    """
+    Create (not configure) a RobotModel from a ``robot:`` mapping.
+
+    :param robot: ``{urdf: path, chains: {...}, groups: {...}}``; a relative urdf path is
+        relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead.
+    :raises ModelError: the mapping lacks the URDF or has no chains.
+    """
+    if not isinstance(robot, Mapping):
+        raise ModelError('robot description must be a mapping with urdf, chains, groups')
+    chains = robot.get('chains') or {}
+    groups = robot.get('groups') or {}
+    if not chains and not groups:
+        raise ModelError('robot description declares no chains and no groups')
+    if robot.get('urdf_xml'):
+        return RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups)
+    if not robot.get('urdf'):
+        raise ModelError('robot description lacks "urdf" (a file path) or "urdf_xml"')
+    urdf = Path(robot['urdf'])
+    if not urdf.is_absolute():
+        urdf = Path(base_dir) / urdf
+    return RobotModel(urdf_file=str(urdf), chains=chains, groups=groups)
+
+
+def load_robot_description(path: Union[str, Path]) -> RobotModel:
+    """
+    Create (not configure) a RobotModel from a robot description YAML file.
+
+    :param path: the YAML file; a bare name is looked up in the package's config/.
+    :raises ModelError: the file is missing or malformed.
+    """
+    path = config_path(str(path))
+    try:
+        with open(path, encoding='utf-8') as stream:
+            document = yaml.safe_load(stream)
+    except (OSError, yaml.YAMLError) as error:
+        raise ModelError(f'cannot read robot description {path}: {error}') from None
+    if not isinstance(document, Mapping) or 'robot' not in document:
+        raise ModelError(f'{path}: expected a top-level "robot:" mapping')
+    return robot_model_from_mapping(document['robot'], path.parent)

@@ -1,0 +1,144 @@
+"""
+A small URDF reader for the facts RobotModel needs besides pinocchio's model.
+
+pinocchio gives kinematics but folds joint limits into q-space vectors and hides the link tree
+behind frames; joint types, limits and the parent/child tree are read here, directly from the
+XML, so that errors can name the exact joint or link.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import Dict, List, Optional
+import xml.etree.ElementTree as ElementTree
+
+from sweetie_motion.errors import UrdfError
+
+#: Joint types that have one degree of freedom and can belong to a chain.
+ACTUATED_TYPES = ('revolute', 'continuous', 'prismatic')
+
+
+@dataclass(frozen=True)
+class UrdfJoint:
+    """
+    One joint of a URDF.
+
+    Limits are in rad, rad/s, N*m for revolute joints and m, m/s, N for prismatic ones;
+    a continuous joint has infinite position limits.
+    """
+
+    name: str
+    joint_type: str
+    parent: str
+    child: str
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+
+
+@dataclass(frozen=True)
+class UrdfTree:
+    """Links and joints of a URDF, with the tree structure."""
+
+    name: str
+    links: List[str]
+    joints: Dict[str, UrdfJoint]
+    #: child link -> the joint that connects it to its parent link
+    parent_joint: Dict[str, UrdfJoint]
+    root: str
+
+    def path(self, ancestor: str, descendant: str) -> Optional[List[UrdfJoint]]:
+        """
+        Return the joints from ``ancestor`` down to ``descendant`` (root to tip order).
+
+        :param ancestor: link name the path starts at.
+        :param descendant: link name the path ends at.
+        :return: the joints of the path (fixed ones included); None when ``ancestor`` is not
+            an ancestor of ``descendant`` (an empty list when both are the same link).
+        """
+        joints: List[UrdfJoint] = []
+        link = descendant
+        while link != ancestor:
+            joint = self.parent_joint.get(link)
+            if joint is None:
+                return None
+            joints.append(joint)
+            link = joint.parent
+        joints.reverse()
+        return joints
+
+
+def _float_attr(element: ElementTree.Element, key: str, default: float, where: str) -> float:
+    text = element.get(key)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise UrdfError(f'{where}: attribute {key}={text!r} is not a number') from None
+
+
+def parse_urdf(xml: str) -> UrdfTree:
+    """
+    Parse URDF text into a :class:`UrdfTree`.
+
+    :param xml: the URDF document.
+    :return: the link/joint tree.
+    :raises UrdfError: malformed XML, a missing attribute, a joint that references an unknown
+        link, a link with two parents, or not exactly one root link.
+    """
+    try:
+        root = ElementTree.fromstring(xml)
+    except ElementTree.ParseError as error:
+        raise UrdfError(f'malformed URDF: {error}') from None
+    if root.tag != 'robot':
+        raise UrdfError(f'malformed URDF: the root element is <{root.tag}>, not <robot>')
+    links = []
+    for link in root.findall('link'):
+        name = link.get('name')
+        if not name:
+            raise UrdfError('malformed URDF: a <link> has no name')
+        links.append(name)
+    if len(set(links)) != len(links):
+        duplicates = sorted({n for n in links if links.count(n) > 1})
+        raise UrdfError(f'malformed URDF: duplicate link(s) {", ".join(duplicates)}')
+    link_set = set(links)
+    joints: Dict[str, UrdfJoint] = {}
+    parent_joint: Dict[str, UrdfJoint] = {}
+    for element in root.findall('joint'):
+        name = element.get('name')
+        jtype = element.get('type')
+        if not name or not jtype:
+            raise UrdfError('malformed URDF: a <joint> lacks its name or type')
+        where = f'joint {name!r}'
+        if name in joints:
+            raise UrdfError(f'malformed URDF: duplicate joint {name!r}')
+        parent = element.find('parent')
+        child = element.find('child')
+        if parent is None or child is None or not parent.get('link') or not child.get('link'):
+            raise UrdfError(f'malformed URDF: {where} lacks <parent link> or <child link>')
+        parent_name, child_name = parent.get('link'), child.get('link')
+        for link_name in (parent_name, child_name):
+            if link_name not in link_set:
+                raise UrdfError(f'malformed URDF: {where} references unknown link {link_name!r}')
+        if child_name in parent_joint:
+            raise UrdfError(f'malformed URDF: link {child_name!r} has two parent joints')
+        lower, upper, velocity, effort = -math.inf, math.inf, math.inf, math.inf
+        limit = element.find('limit')
+        if jtype in ('revolute', 'prismatic'):
+            if limit is None:
+                raise UrdfError(f'malformed URDF: {where} of type {jtype} has no <limit>')
+            lower = _float_attr(limit, 'lower', 0.0, where)
+            upper = _float_attr(limit, 'upper', 0.0, where)
+            if lower > upper:
+                raise UrdfError(f'malformed URDF: {where} has lower limit {lower} > upper {upper}')
+        if limit is not None:
+            velocity = _float_attr(limit, 'velocity', math.inf, where)
+            effort = _float_attr(limit, 'effort', math.inf, where)
+        joint = UrdfJoint(name, jtype, parent_name, child_name, lower, upper, velocity, effort)
+        joints[name] = joint
+        parent_joint[child_name] = joint
+    roots = [link for link in links if link not in parent_joint]
+    if len(roots) != 1:
+        raise UrdfError(f'malformed URDF: expected one root link, found {roots or "none"}')
+    return UrdfTree(root.get('name', ''), links, joints, parent_joint, roots[0])

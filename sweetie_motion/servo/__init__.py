@@ -1,0 +1,1 @@
+"""Servo buses: the interface, the virtual robot, the HerkuleX protocol (no rclpy)."""

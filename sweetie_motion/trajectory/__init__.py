@@ -1,0 +1,1 @@
+"""Joint trajectories: splines, validation, tolerances, waypoint lists (no rclpy)."""
