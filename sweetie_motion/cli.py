@@ -70,12 +70,28 @@ def build_parser() -> argparse.ArgumentParser:
                           help='robot description YAML (a name in config/ or a path)')
     describe.add_argument('--png', help='also draw the kinematic tree into this PNG file')
     describe.set_defaults(run=lambda a: describe_robot(a.robot, a.png))
+
+    bringup = commands.add_parser(
+        'bringup', add_help=False,
+        help='run the motion process (all components in one process); --help for options')
+    bringup.set_defaults(run=_bringup, passthrough=True)
     return parser
+
+
+def _bringup(args: argparse.Namespace) -> int:
+    from sweetie_motion.nodes.bringup import main as bringup_main
+    return bringup_main(args.rest)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of `sweetie-motion`: run a subcommand, report errors without a traceback."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if getattr(args, 'passthrough', False):
+        args.rest = rest  # the subcommand parses its own options (and --ros-args)
+    elif rest:
+        parser.error(f'unrecognized arguments: {" ".join(rest)}')
     try:
         return args.run(args)
     except SweetieMotionError as error:

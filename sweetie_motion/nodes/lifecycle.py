@@ -1,26 +1,159 @@
-"""The base of every lifecycle node of sweetie_motion."""
+"""
+The base of every lifecycle node of sweetie_motion.
 
-from typing import Any
+Each component node owns a parameter table (declared with descriptors, validated at configure
+and on set), creates its ROS entities in configure and releases them in cleanup, and hands the
+work to a pure core object. Failures in a transition are reported with a clear message and the
+transition fails; the process never dies of bad parameters or bad requests.
+"""
+
+import traceback
+from typing import Any, Callable, List, Optional, Sequence
 
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.lifecycle import LifecycleNode
+from rclpy.client import Client
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.lifecycle.publisher import LifecyclePublisher
+from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
+from rclpy.service import Service
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.nodes.params import declare_table, read_table
+from sweetie_motion.parameters import ParameterError, ParameterSpec
+
+
+#: parameters every rclpy node declares itself
+BUILTIN_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
 
 
 class ManagedNode(LifecycleNode):
     """
-    A LifecycleNode whose change_state service survives invalid requests.
+    A LifecycleNode with a parameter table and guarded transitions.
 
-    rclpy (Jazzy) raises RCLError from inside the change_state service when a client asks for
-    a transition that does not exist in the current state (`ros2 lifecycle set` to deactivate
-    an inactive node, say), and the exception ends the executor and the whole process. Here
-    such a request is answered with success = False and logged, as rclcpp does.
+    rclpy (Jazzy) raises RCLError from inside the change_state service when a client asks for a
+    transition that does not exist in the current state (deactivating an inactive node, say),
+    and the exception ends the executor and the whole process. Here such a request is answered
+    with success = False and logged, as rclcpp does.
+
+    Subclasses set :attr:`PARAMETERS` and implement :meth:`configure_component`,
+    :meth:`activate_component`, :meth:`deactivate_component`, :meth:`cleanup_component`.
+
+    :param parameters: values for the table (e.g. from the process config); they act as
+        parameter overrides, so `--ros-args -p` and `ros2 param` see them.
     """
 
-    def __init__(self, node_name: str, **kwargs: Any) -> None:
-        super().__init__(node_name, **kwargs)
+    PARAMETERS: Sequence[ParameterSpec] = ()
+
+    def __init__(self, node_name: str, *, parameters: Optional[dict] = None,
+                 **kwargs: Any) -> None:
+        overrides = [Parameter(k, value=v) for k, v in (parameters or {}).items()]
+        super().__init__(node_name, parameter_overrides=overrides,
+                         automatically_declare_parameters_from_overrides=True, **kwargs)
         service = getattr(self, '_service_change_state', None)
         if service is not None:
             service.callback = self._guard_change_state(service.callback)
+        self._declare_parameters()
+        self.values: dict = {}
+
+    # --- parameters ----------------------------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        # Overrides were declared automatically (so that per-joint entries exist); declare the
+        # table's own parameters again with their descriptors, keeping the override values.
+        for spec in self.PARAMETERS:
+            if self.has_parameter(spec.name):
+                self.undeclare_parameter(spec.name)
+        declare_table(self, self.PARAMETERS)
+
+    def accepts_parameter(self, name: str) -> bool:
+        """Return whether a parameter outside the table is meaningful (e.g. per-joint ones)."""
+        return False
+
+    def read_parameters(self) -> dict:
+        """
+        Validate the table and reject unknown parameters; store and return the values.
+
+        :raises ParameterError: naming every problem.
+        """
+        values = read_table(self, self.PARAMETERS)
+        known = {spec.name for spec in self.PARAMETERS} | BUILTIN_PARAMETERS
+        unknown = [name for name in self.get_parameters_by_prefix('')
+                   if name not in known and not self.accepts_parameter(name)]
+        if unknown:
+            raise ParameterError(f'unknown parameter(s) {", ".join(sorted(unknown))}')
+        self.values = values
+        return values
+
+    # --- transitions ---------------------------------------------------------------------------
+
+    def configure_component(self) -> None:
+        """Read parameters, build the core, create ROS entities."""
+
+    def activate_component(self) -> None:
+        """Join the cycle."""
+
+    def deactivate_component(self) -> None:
+        """Leave the cycle."""
+
+    def cleanup_component(self) -> None:
+        """Release what configure created."""
+
+    def _run(self, step: str, action: Callable[[], None]) -> TransitionCallbackReturn:
+        try:
+            action()
+        except (SweetieMotionError, ValueError) as error:
+            self.get_logger().error(f'{step} failed: {error}')
+            return TransitionCallbackReturn.FAILURE
+        except Exception:  # noqa: B902 -- a bug must fail the transition, not the process
+            self.get_logger().error(f'{step} failed:\n{traceback.format_exc()}')
+            return TransitionCallbackReturn.FAILURE
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        result = self._run('configure', self.configure_component)
+        if result != TransitionCallbackReturn.SUCCESS:
+            self._run('cleanup after failed configure', self.cleanup_component)
+        return result
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        result = self._run('activate', self.activate_component)
+        if result == TransitionCallbackReturn.SUCCESS:
+            return super().on_activate(state)
+        return result
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        result = self._run('deactivate', self.deactivate_component)
+        super().on_deactivate(state)
+        return result
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._run('cleanup', self.cleanup_component)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if state.label == 'active':
+            self._run('deactivate', self.deactivate_component)
+        if state.label in ('active', 'inactive'):
+            self._run('cleanup', self.cleanup_component)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.get_logger().error(f'error processing in state {state.label}; cleaning up')
+        self._run('deactivate', self.deactivate_component)
+        self._run('cleanup', self.cleanup_component)
+        return TransitionCallbackReturn.SUCCESS
+
+    @property
+    def lifecycle_state(self) -> str:
+        """Return the label of the current lifecycle state ('active', 'inactive', ...)."""
+        return self._state_machine.current_state[1]
+
+    def call_soon(self, function: Callable[[], None]) -> None:
+        """Run ``function`` in the executor (e.g. a transition asked for from the cycle)."""
+        executor = self.executor
+        if executor is not None:
+            executor.create_task(function)
 
     def _guard_change_state(self, handler):
         def change_state(request, response):
@@ -30,7 +163,26 @@ class ManagedNode(LifecycleNode):
                 self.get_logger().warning(
                     f'refused lifecycle transition id={request.transition.id} '
                     f'label={request.transition.label!r} from state '
-                    f'{self._state_machine.current_state[1]!r}: {error}')
+                    f'{self.lifecycle_state!r}: {error}')
                 response.success = False
                 return response
         return change_state
+
+    def destroy_entities(self, entities: List[Any]) -> None:
+        """Destroy the publishers, subscriptions, services, timers, action servers given."""
+        for entity in entities:
+            if isinstance(entity, LifecyclePublisher):
+                self.destroy_lifecycle_publisher(entity)
+            elif isinstance(entity, Publisher):
+                self.destroy_publisher(entity)
+            elif isinstance(entity, Subscription):
+                self.destroy_subscription(entity)
+            elif isinstance(entity, Service):
+                self.destroy_service(entity)
+            elif isinstance(entity, Timer):
+                self.destroy_timer(entity)
+            elif isinstance(entity, Client):
+                self.destroy_client(entity)
+            elif entity is not None and hasattr(entity, 'destroy'):
+                entity.destroy()  # action servers and clients
+        entities.clear()

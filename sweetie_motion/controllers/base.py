@@ -1,0 +1,114 @@
+"""
+What every controller of the motion process shares: resources, output, the cycle stage.
+
+A controller drives chains. It asks the arbiter for the resource groups of its chains, is told
+synchronously when it loses or regains them, and each tick writes a :class:`ControllerOutput`
+for the resources it owns. A controller that loses every resource is no longer operational and
+its node deactivates it — unless it is ``stay_operational``: then it keeps running with what it
+has and gets resources back when others release them.
+"""
+
+import threading
+from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence
+
+import numpy as np
+
+from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.ports import ControllerOutput
+from sweetie_motion.errors import UnknownChainError
+from sweetie_motion.model.robot_model import RobotModelView
+
+
+class ControllerCore:
+    """
+    Base of controller cores: arbiter client and cycle stage (role 'controller').
+
+    :param name: controller name (the owner name the arbiter shows).
+    :param model: the robot model view.
+    :param arbiter: the process's arbiter.
+    :param chains: the chains this controller may drive; a resource group's name is accepted
+        too (for groups of joints without a chain, like the eyes).
+    :param stay_operational: keep running when all resources are lost.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
+                 chains: Sequence[str], stay_operational: bool = False) -> None:
+        known, groups = model.list_chains(), model.list_groups()
+        for chain in chains:
+            if chain not in known and chain not in groups:
+                raise UnknownChainError(chain, known + [g for g in groups if g not in known])
+        self.name = name
+        self.model = model
+        self.arbiter = arbiter
+        self.chains: List[str] = list(dict.fromkeys(chains))
+        self.stay_operational = stay_operational
+        self.resources: FrozenSet[str] = frozenset(
+            model.get_chain_group(c) if c in known else c for c in self.chains)
+        indices = sorted({int(i) for r in self.resources for i in model.get_group_indices(r)})
+        #: canonical indices of every joint this controller may drive
+        self.indices = np.array(indices, dtype=np.intp)
+        self.joints = [model.list_all_joints()[i] for i in self.indices]
+        self._lock = threading.Lock()
+        self._owned: FrozenSet[str] = frozenset()
+        self._gained: FrozenSet[str] = frozenset()
+        self.operational = False
+        #: called (from the arbiter's caller thread) when the controller lost everything and
+        #: must be deactivated; the node adapter schedules the lifecycle transition
+        self.on_not_operational: Optional[Callable[[], None]] = None
+        self.on_ownership: Optional[Callable[[FrozenSet[str], FrozenSet[str]], None]] = None
+
+    # --- arbiter client ------------------------------------------------------------------------
+
+    @property
+    def owned(self) -> FrozenSet[str]:
+        """Return the resources this controller owns now."""
+        return self._owned
+
+    def owned_indices(self, resources: Optional[Iterable[str]] = None) -> np.ndarray:
+        """Return the canonical indices of the joints of ``resources`` (default: owned)."""
+        resources = self._owned if resources is None else resources
+        parts = [self.model.get_group_indices(r) for r in resources]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.intp)
+
+    def on_resources_changed(self, owned: FrozenSet[str], lost: FrozenSet[str],
+                             gained: FrozenSet[str]) -> None:
+        """Arbiter callback: record the new ownership; lost resources stop being driven."""
+        with self._lock:
+            self._owned = owned
+            self._gained = (self._gained | gained) - lost
+        if self.on_ownership is not None:
+            self.on_ownership(lost, gained)
+        if not owned and lost and self.operational and not self.stay_operational:
+            self.operational = False
+            if self.on_not_operational is not None:
+                self.on_not_operational()
+
+    def take_gained(self) -> FrozenSet[str]:
+        """Return and clear the resources gained since the last call (the cycle resets them)."""
+        with self._lock:
+            gained, self._gained = self._gained, frozenset()
+            return gained
+
+    def acquire(self, resources: Optional[Iterable[str]] = None) -> FrozenSet[str]:
+        """Request resources (default: all of this controller's); return what it owns."""
+        wanted = self.resources if resources is None else frozenset(resources)
+        self.operational = True
+        return self.arbiter.request(self, wanted)
+
+    def release(self) -> None:
+        """Give every resource back and stop asking for them."""
+        self.operational = False
+        self.arbiter.release(self, None)
+        with self._lock:
+            self._gained = frozenset()
+
+    # --- cycle stage ---------------------------------------------------------------------------
+
+    def update(self, tick: Tick) -> None:
+        """Compute this tick's output (subclasses); publish it with :meth:`emit`."""
+        raise NotImplementedError
+
+    def emit(self, tick: Tick, position: np.ndarray, velocity: np.ndarray) -> None:
+        """Hand this tick's full-pose reference to the aggregator, for the owned resources."""
+        tick.outputs[self.name] = ControllerOutput(position, velocity, self._owned)

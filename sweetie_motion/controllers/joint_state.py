@@ -1,0 +1,115 @@
+"""
+FollowJointState: the robot follows a stream of JointState poses (R-FJS-1..2).
+
+The main use is driving the robot by hand from joint_state_publisher_gui or the editor's "set
+robot pose". For ``activation_delay`` after activation the controller holds the current pose
+and offers it on ``out_joints_src_reset``, so that the source can adopt the robot's pose before
+its messages are obeyed; afterwards each incoming pose (any joint order, any subset) updates
+the targets of the joints it names and this controller drives. The output always covers every
+joint of every resource the controller owns; joints without news hold their target. The smoothing
+filter makes steps of the input smooth.
+"""
+
+import threading
+from typing import Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.controllers.base import ControllerCore
+from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.core.smoothing import SmoothingFilter
+from sweetie_motion.model.robot_model import RobotModelView
+
+
+class FollowJointStateCore(ControllerCore):
+    """
+    The FollowJointState controller (a cycle stage of role 'controller').
+
+    :param activation_delay: time after activation during which the pose is held and offered
+        for reset [s].
+    :param make_filter: creates the smoothing filter for a list of joint names.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
+                 chains: Sequence[str], activation_delay: float, stay_operational: bool,
+                 make_filter: Callable[[Sequence[str]], SmoothingFilter]) -> None:
+        super().__init__(name, model, arbiter, chains, stay_operational)
+        self.activation_delay = float(activation_delay)
+        self.filter = make_filter(self.joints)
+        self._local = {int(c): k for k, c in enumerate(self.indices)}
+        self._input: LatestValue[Tuple[np.ndarray, np.ndarray]] = LatestValue()
+        self._applied = 0
+        self._target = np.zeros(len(self.indices))
+        self._activated_at: Optional[float] = None
+        self._start_pose: Optional[JointVector] = None
+        self._start_lock = threading.Lock()
+        #: the full pose to offer on out_joints_src_reset while in the activation delay
+        self.src_reset: LatestValue[JointVector] = LatestValue()
+        self.in_activation_delay = False
+
+    def set_input(self, names: Sequence[str], positions: Sequence[float]) -> int:
+        """
+        Take a pose from upstream (any order, any subset; thread-safe).
+
+        Joints this controller does not drive, or that the robot does not have, are ignored.
+
+        :return: the number of joints taken.
+        """
+        if len(positions) != len(names):
+            raise ValueError(f'{len(names)} joint names but {len(positions)} positions')
+        local, values = [], []
+        for name, value in zip(names, positions):
+            index = self.model.get_joint_index(name)
+            if index in self._local and np.isfinite(value):
+                local.append(self._local[index])
+                values.append(float(value))
+        if local:
+            self._input.write((np.array(local, dtype=np.intp), np.array(values)))
+        return len(local)
+
+    def start(self, reference: JointVector) -> None:
+        """Prepare for activation from the current full reference pose."""
+        with self._start_lock:
+            self._start_pose = reference.copy()
+            self._activated_at = None
+        _, self._applied = self._input.read()  # poses sent before activation are not obeyed
+
+    def update(self, tick: Tick) -> None:
+        """Hold during the activation delay, then follow the newest input; smooth; emit."""
+        with self._start_lock:
+            start, self._start_pose = self._start_pose, None
+        if start is not None:
+            self._activated_at = tick.now
+            self._target = start.position[self.indices].copy()
+            self.filter.reset(self._target, np.zeros(len(self.indices)))
+        gained = self.take_gained()
+        if gained:
+            # resources back from another controller: continue from the current reference
+            local = np.array([self._local[int(i)] for i in self.owned_indices(gained)])
+            position, velocity = self.filter.state
+            position[local] = tick.reference.position[self.indices[local]]
+            velocity[local] = tick.reference.velocity[self.indices[local]]
+            self._target[local] = position[local]
+            self.filter.reset(position, velocity)
+        if self._activated_at is None:
+            return
+        self.in_activation_delay = tick.now - self._activated_at < self.activation_delay
+        if self.in_activation_delay:
+            self.src_reset.write(tick.reference)
+        else:
+            value, version = self._input.read()
+            if value is not None and version != self._applied:
+                self._applied = version
+                local, values = value
+                self._target[local] = values
+        idx = self.indices
+        position, velocity = self.filter.update(
+            tick.measured.position[idx], tick.measured.velocity[idx], self._target,
+            np.zeros(len(idx)))
+        out_position = tick.reference.position.copy()
+        out_velocity = np.zeros(len(out_position))
+        out_position[idx] = position
+        out_velocity[idx] = velocity
+        self.emit(tick, out_position, out_velocity)

@@ -1,0 +1,229 @@
+"""
+The sync cycle: one periodic driver that calls the active components in a fixed order (R-SYS-1).
+
+Order of one tick: ``input`` stages (read the robot state) -> ``controller`` stages (compute
+references, smoothing included) -> ``aggregator`` (merge the owners' references into one full
+pose) -> ``output`` stages (send to the servo bus) -> ``observer`` stages (hand data to the
+publishers, which run in their own threads). Stages exchange data through the :class:`Tick`.
+
+The driver is a dedicated thread with absolute deadlines: rclpy timers drop ticks and cost CPU
+(see the README), and a cycle must not wait for a slow ROS client. The cycle measures itself:
+compute time, period error (jitter) and lost ticks.
+"""
+
+from dataclasses import dataclass, field
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Protocol, Tuple
+
+import numpy as np
+
+from sweetie_motion.core.ports import ControllerOutput, JointVector
+
+#: Stage roles in execution order.
+ROLES = ('input', 'controller', 'aggregator', 'output', 'observer')
+
+
+@dataclass
+class Tick:
+    """
+    The data of one cycle, shared by its stages.
+
+    :param now: nominal time of this tick (monotonic clock) [s].
+    :param period: cycle period [s].
+    :param index: tick counter since start.
+    :param measured: the measured full pose (filled by the input stage).
+    :param reference: the full reference pose: the previous tick's until the aggregator writes
+        this tick's.
+    :param outputs: controller name -> its output this tick.
+    """
+
+    now: float
+    period: float
+    index: int
+    measured: JointVector
+    reference: JointVector
+    outputs: Dict[str, ControllerOutput] = field(default_factory=dict)
+
+
+class Stage(Protocol):
+    """A component the cycle calls."""
+
+    name: str
+
+    def update(self, tick: Tick) -> None:
+        """Do this component's work for the tick."""
+
+
+class CycleStatistics:
+    """
+    Rolling statistics of the cycle (the last ``window`` ticks) plus totals.
+
+    Written by the cycle thread only; read by anyone (a snapshot may mix two ticks, which is
+    harmless for monitoring).
+    """
+
+    def __init__(self, window: int = 2000) -> None:
+        self.window = window
+        self.compute = np.zeros(window)
+        self.period_error = np.zeros(window)
+        self.count = 0
+        self.lost = 0
+        self.overruns = 0
+        self.stage_errors = 0
+        self.started = time.monotonic()
+
+    def record(self, compute: float, period_error: float, lost: int, overrun: bool) -> None:
+        """Add one tick."""
+        slot = self.count % self.window
+        self.compute[slot] = compute
+        self.period_error[slot] = period_error
+        self.count += 1
+        self.lost += lost
+        self.overruns += int(overrun)
+
+    def summary(self) -> Dict[str, float]:
+        """Return p50/p99/max of compute time and period error [s], rate [Hz], totals."""
+        n = min(self.count, self.window)
+        if n == 0:
+            return {'ticks': 0}
+        compute = self.compute[:n]
+        error = np.abs(self.period_error[:n])
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        return {
+            'ticks': self.count, 'lost': self.lost, 'overruns': self.overruns,
+            'stage_errors': self.stage_errors, 'rate': self.count / elapsed,
+            'compute_p50': float(np.percentile(compute, 50)),
+            'compute_p99': float(np.percentile(compute, 99)),
+            'compute_max': float(compute.max()),
+            'jitter_p50': float(np.percentile(error, 50)),
+            'jitter_p99': float(np.percentile(error, 99)),
+            'jitter_max': float(error.max()),
+        }
+
+
+class SyncCycle:
+    """
+    Calls registered stages in role order once per period, in its own thread.
+
+    :param period: cycle period [s].
+    :param size: number of joints of the full pose.
+    :param on_error: called with (stage name, exception) when a stage raises; the stage's work
+        for that tick is dropped, the cycle goes on.
+    :param clock: monotonic clock [s] (injectable for tests).
+    """
+
+    def __init__(self, period: float, size: int,
+                 on_error: Optional[Callable[[str, BaseException], None]] = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not period > 0:
+            raise ValueError(f'cycle period must be > 0, got {period}')
+        self.period = float(period)
+        self.size = size
+        self.clock = clock
+        self.on_error = on_error
+        self.statistics = CycleStatistics()
+        self._stages: Tuple[Tuple[str, Stage], ...] = ()
+        self._entries: List[Tuple[int, int, Stage]] = []
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._running = threading.Event()
+        self._index = 0
+        self._reference = JointVector.zeros(size)
+        self._measured = JointVector.zeros(size)
+
+    # --- stage registry (copy-on-write: the cycle reads the tuple once per tick) --------------
+
+    def add_stage(self, role: str, stage: Stage, order: int = 0) -> None:
+        """Register ``stage`` with ``role``; within a role, lower ``order`` runs first."""
+        if role not in ROLES:
+            raise ValueError(f'unknown stage role {role!r} (roles: {", ".join(ROLES)})')
+        with self._lock:
+            entries = [e for e in self._entries if e[2] is not stage]
+            entries.append((ROLES.index(role), order, stage))
+            self._set(entries)
+
+    def remove_stage(self, stage: Stage) -> None:
+        """Unregister ``stage`` (it is not called from the next tick on)."""
+        with self._lock:
+            self._set([e for e in self._entries if e[2] is not stage])
+
+    def stages(self) -> List[str]:
+        """Return the names of the registered stages in execution order."""
+        return [name for name, _ in self._stages]
+
+    def _set(self, entries: List[Tuple[int, int, Stage]]) -> None:
+        entries.sort(key=lambda e: (e[0], e[1]))
+        self._entries = entries
+        self._stages = tuple((e[2].name, e[2]) for e in entries)
+
+    # --- running -------------------------------------------------------------------------------
+
+    @property
+    def reference(self) -> JointVector:
+        """Return a copy of the latest aggregated reference."""
+        return self._reference.copy()
+
+    @property
+    def measured(self) -> JointVector:
+        """Return a copy of the latest measured pose."""
+        return self._measured.copy()
+
+    def seed(self, measured: JointVector, reference: Optional[JointVector] = None) -> None:
+        """Set the pose the first tick starts from (before start())."""
+        self._measured = measured.copy()
+        self._reference = (reference or measured).copy()
+
+    def step(self, now: float) -> Tick:
+        """Run one tick at time ``now`` in the calling thread (tests, benchmarks)."""
+        tick = Tick(now, self.period, self._index, self._measured.copy(),
+                    self._reference.copy())
+        self._index += 1
+        for name, stage in self._stages:
+            try:
+                stage.update(tick)
+            except Exception as error:  # noqa: B902 -- a stage must never stop the cycle
+                self.statistics.stage_errors += 1
+                if self.on_error is not None:
+                    self.on_error(name, error)
+        self._measured = tick.measured
+        self._reference = tick.reference
+        return tick
+
+    def start(self) -> None:
+        """Start the cycle thread."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._running.set()
+        self.statistics = CycleStatistics()
+        self._thread = threading.Thread(target=self._run, name='sync_cycle', daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the cycle thread after its current tick."""
+        self._running.clear()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    @property
+    def running(self) -> bool:
+        """Return whether the cycle thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        period = self.period
+        deadline = self.clock() + period
+        while self._running.is_set():
+            delay = deadline - self.clock()
+            if delay > 0:
+                time.sleep(delay)
+            start = self.clock()
+            lost = 0
+            if start - deadline >= period:  # ticks that cannot be made up are skipped
+                lost = int((start - deadline) // period)
+                deadline += lost * period
+            self.step(deadline)
+            compute = self.clock() - start
+            self.statistics.record(compute, start - deadline, lost, compute > period)
+            deadline += period

@@ -1,0 +1,306 @@
+"""
+Smoothing / blending filters between a controller's raw reference and its output (R-SYS-4).
+
+A filter is reset from the state the motion must continue from (the current reference of the
+joints a controller takes over) and then updated once per cycle with the actual state and the
+raw reference; it returns the smoothed reference. Switching trajectories or controllers thus
+never makes the position jump.
+
+Filters work on vectors of the joints they were created for. Parameters are per filter with
+optional per-joint overrides. Filters are chosen by name from :data:`REGISTRY`:
+
+- ``none``: passes the reference through (a reset still makes no jump: the first output is the
+  raw reference, so use it only where the reference starts at the current pose);
+- ``critically_damped``: second-order critically damped tracking of the reference position and
+  velocity; a step of the reference is followed without overshoot, a ramp without lag;
+- ``transient``: fades the offset present at reset out in ``transient_time`` (quintic blend,
+  position, velocity and acceleration continuous), then follows the reference exactly;
+- ``jerk_limited``: online jerk-limited following with ruckig, limits per joint.
+"""
+
+from abc import ABC, abstractmethod
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type
+
+import numpy as np
+
+from sweetie_motion.errors import SweetieMotionError
+
+
+class SmoothingConfigError(SweetieMotionError):
+    """A smoothing filter is unknown or its parameters are invalid."""
+
+
+class SmoothingFilter(ABC):
+    """
+    The interface of smoothing filters (TransientJointStateInterface of the original).
+
+    :param joints: names of the joints the filter works on (vectors are in this order).
+    :param period: cycle period [s].
+    :param params: filter parameters, see each filter's ``PARAMETERS``.
+    :param overrides: joint name -> {parameter: value} overriding ``params`` for that joint.
+    """
+
+    #: parameter name -> (default, description); every parameter is a float.
+    PARAMETERS: Dict[str, Tuple[float, str]] = {}
+
+    def __init__(self, joints: Sequence[str], period: float,
+                 params: Optional[Mapping[str, Any]] = None,
+                 overrides: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
+        if not period > 0:
+            raise SmoothingConfigError(f'period must be > 0, got {period}')
+        self.joints = list(joints)
+        self.period = float(period)
+        self.params = self._resolve(params or {}, overrides or {})
+        self._position = np.zeros(len(self.joints))
+        self._velocity = np.zeros(len(self.joints))
+
+    def _resolve(self, params: Mapping[str, Any],
+                 overrides: Mapping[str, Mapping[str, Any]]) -> Dict[str, np.ndarray]:
+        unknown = set(params) - set(self.PARAMETERS)
+        if unknown:
+            raise SmoothingConfigError(
+                f'{self.name}: unknown parameter(s) {", ".join(sorted(unknown))} '
+                f'(known: {", ".join(self.PARAMETERS) or "none"})')
+        values = {}
+        for key, (default, _) in self.PARAMETERS.items():
+            values[key] = np.full(len(self.joints), float(params.get(key, default)))
+        index = {j: i for i, j in enumerate(self.joints)}
+        for joint, joint_params in overrides.items():
+            if joint not in index:
+                continue  # overrides may name joints of chains this controller does not drive
+            for key, value in joint_params.items():
+                if key not in values:
+                    raise SmoothingConfigError(
+                        f'{self.name}: unknown parameter {key!r} in the override of {joint!r}')
+                values[key][index[joint]] = float(value)
+        for key, array in values.items():
+            if not np.all(np.isfinite(array)):
+                raise SmoothingConfigError(f'{self.name}: {key} must be finite')
+        self.validate(values)
+        return values
+
+    @property
+    def name(self) -> str:
+        """Return the registry name of the filter."""
+        return getattr(type(self), 'NAME', type(self).__name__)
+
+    def validate(self, params: Dict[str, np.ndarray]) -> None:
+        """Check resolved parameters; raise SmoothingConfigError with a clear message."""
+
+    def reset(self, position: np.ndarray, velocity: np.ndarray) -> None:
+        """
+        Start from this state (no jump from here).
+
+        :param position: current reference positions of the filter's joints.
+        :param velocity: current reference velocities of the filter's joints.
+        """
+        self._position = np.array(position, dtype=float)
+        self._velocity = np.array(velocity, dtype=float)
+
+    @abstractmethod
+    def update(self, actual_position: np.ndarray, actual_velocity: np.ndarray,
+               ref_position: np.ndarray, ref_velocity: np.ndarray
+               ) -> Tuple[np.ndarray, np.ndarray]:
+        """
+        Advance one period and return the smoothed (position, velocity).
+
+        :param actual_position: measured positions of the filter's joints.
+        :param actual_velocity: measured velocities.
+        :param ref_position: raw reference positions for the end of this period.
+        :param ref_velocity: raw reference velocities.
+        """
+
+    @property
+    def state(self) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the last output (position, velocity)."""
+        return self._position.copy(), self._velocity.copy()
+
+
+class PassThrough(SmoothingFilter):
+    """No smoothing: the output is the reference."""
+
+    NAME = 'none'
+
+    def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
+        self._position = np.array(ref_position, dtype=float)
+        self._velocity = np.array(ref_velocity, dtype=float)
+        return self.state
+
+
+class CriticallyDamped(SmoothingFilter):
+    """
+    Second-order critically damped tracking: e'' + 2w e' + w^2 e = 0 for e = output - reference.
+
+    ``transient_time`` is the 2 % settling time of a step (w = 5.834 / transient_time). The
+    error dynamics are integrated exactly over each period (assuming constant reference velocity
+    within the period), so the filter is stable for any period and a ramp is followed without
+    lag; a reference step from rest is reached without overshoot.
+    """
+
+    NAME = 'critically_damped'
+    PARAMETERS = {'transient_time': (0.3, '2 % settling time of a step [s]')}
+    #: w * t of the 2 % settling time of a critically damped system: (1 + x) e^-x = 0.02
+    SETTLING = 5.8335
+
+    def validate(self, params):
+        if np.any(params['transient_time'] <= 0):
+            raise SmoothingConfigError('critically_damped: transient_time must be > 0')
+
+    def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
+        omega = self.SETTLING / self.params['transient_time']
+        dt = self.period
+        ref_position = np.asarray(ref_position, dtype=float)
+        ref_velocity = np.asarray(ref_velocity, dtype=float)
+        # Error at the start of the period against the reference extrapolated back by one
+        # period, then exact propagation: e(t) = (e0 + (e0' + w e0) t) exp(-w t).
+        error = self._position - (ref_position - ref_velocity * dt)
+        error_rate = self._velocity - ref_velocity
+        decay = np.exp(-omega * dt)
+        c = error_rate + omega * error
+        self._position = ref_position + (error + c * dt) * decay
+        self._velocity = ref_velocity + (error_rate - omega * c * dt) * decay
+        return self.state
+
+
+class Transient(SmoothingFilter):
+    """
+    Fade the offset present at reset out in ``transient_time``, then follow exactly.
+
+    The offset (position and velocity) between the reset state and the reference of the first
+    update is blended to zero by a quintic polynomial whose value, slope and curvature are
+    continuous at both ends; after ``transient_time`` the output is the reference itself.
+    """
+
+    NAME = 'transient'
+    PARAMETERS = {'transient_time': (0.3, 'time to fade the initial offset out [s]')}
+
+    def validate(self, params):
+        if np.any(params['transient_time'] <= 0):
+            raise SmoothingConfigError('transient: transient_time must be > 0')
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._offset = None
+        self._elapsed = 0.0
+
+    def reset(self, position, velocity):
+        super().reset(position, velocity)
+        self._offset = None
+        self._elapsed = 0.0
+
+    def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
+        ref_position = np.asarray(ref_position, dtype=float)
+        ref_velocity = np.asarray(ref_velocity, dtype=float)
+        if self._offset is None:
+            # offset at the start of this period, measured against the reference extrapolated
+            # back by one period, so that the first output continues the reset state smoothly
+            start = ref_position - ref_velocity * self.period
+            self._offset = (self._position - start, self._velocity - ref_velocity)
+            self._elapsed = 0.0
+        self._elapsed += self.period
+        duration = self.params['transient_time']
+        s = np.clip(self._elapsed / duration, 0.0, 1.0)
+        d0, v0 = self._offset
+        # h fades the offset (h(0) = 1), g carries its initial rate (g'(0) = 1); both have
+        # value, slope and curvature zero at s = 1, and zero curvature at s = 0.
+        h = 1 - s ** 3 * (10 - 15 * s + 6 * s ** 2)
+        dh = -30 * s ** 2 * (1 - s) ** 2 / duration
+        g = duration * s * (1 - s) ** 3 * (1 + 3 * s)
+        dg = (1 - s) ** 2 * (1 + 2 * s - 15 * s ** 2)
+        self._position = ref_position + d0 * h + v0 * g
+        self._velocity = ref_velocity + d0 * dh + v0 * dg
+        return self.state
+
+
+class JerkLimited(SmoothingFilter):
+    """
+    Online jerk-limited following of the reference with ruckig.
+
+    Each cycle the filter plans from its current state (position, velocity, acceleration) to
+    the reference position and velocity within ``max_velocity``, ``max_acceleration`` and
+    ``max_jerk`` per joint and takes the first period of that plan. A reference that moves
+    faster than the limits is followed with lag, never with a jump.
+    """
+
+    NAME = 'jerk_limited'
+    PARAMETERS = {'max_velocity': (1.57, 'velocity limit [rad/s]'),
+                  'max_acceleration': (8.0, 'acceleration limit [rad/s^2]'),
+                  'max_jerk': (80.0, 'jerk limit [rad/s^3]')}
+
+    def validate(self, params):
+        for key, array in params.items():
+            if np.any(array <= 0):
+                raise SmoothingConfigError(f'jerk_limited: {key} must be > 0')
+        try:
+            import ruckig  # noqa: F401
+        except ImportError:
+            raise SmoothingConfigError(
+                'jerk_limited smoothing needs the ruckig Python module: pip install ruckig'
+            ) from None
+
+    def reset(self, position, velocity):
+        from ruckig import InputParameter, OutputParameter, Ruckig, Synchronization
+        super().reset(position, velocity)
+        n = len(self.joints)
+        self._otg = Ruckig(n, self.period)
+        self._input = InputParameter(n)
+        # each joint on its own: a slow joint must not slow the others down
+        self._input.synchronization = Synchronization.No
+        self._output = OutputParameter(n)
+        self._input.max_velocity = self.params['max_velocity'].tolist()
+        self._input.max_acceleration = self.params['max_acceleration'].tolist()
+        self._input.max_jerk = self.params['max_jerk'].tolist()
+        self._input.current_position = self._position.tolist()
+        self._input.current_velocity = np.clip(
+            self._velocity, -self.params['max_velocity'], self.params['max_velocity']).tolist()
+        self._input.current_acceleration = [0.0] * n
+
+    def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
+        from ruckig import Result
+        if not hasattr(self, '_otg'):
+            self.reset(self._position, self._velocity)
+        limit = self.params['max_velocity']
+        self._input.target_position = np.asarray(ref_position, dtype=float).tolist()
+        self._input.target_velocity = np.clip(ref_velocity, -limit, limit).tolist()
+        result = self._otg.update(self._input, self._output)
+        if result not in (Result.Working, Result.Finished):
+            # cannot happen with valid limits; hold still rather than jump
+            self._velocity = np.zeros(len(self.joints))
+            return self.state
+        self._output.pass_to_input(self._input)
+        self._position = np.array(self._output.new_position)
+        self._velocity = np.array(self._output.new_velocity)
+        return self.state
+
+
+#: name -> filter class; the smoothing parameter of a controller picks one.
+REGISTRY: Dict[str, Type[SmoothingFilter]] = {
+    cls.NAME: cls for cls in (PassThrough, CriticallyDamped, Transient, JerkLimited)}
+
+
+def register_filter(cls: Type[SmoothingFilter]) -> Type[SmoothingFilter]:
+    """Add a filter class to the registry (usable as a decorator)."""
+    REGISTRY[cls.NAME] = cls
+    return cls
+
+
+def create_filter(name: str, joints: Sequence[str], period: float,
+                  params: Optional[Mapping[str, Any]] = None,
+                  overrides: Optional[Mapping[str, Mapping[str, Any]]] = None
+                  ) -> SmoothingFilter:
+    """
+    Create a filter by registry name.
+
+    :raises SmoothingConfigError: unknown name or invalid parameters.
+    """
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise SmoothingConfigError(
+            f'unknown smoothing filter {name!r} (known: {", ".join(REGISTRY)})') from None
+    return cls(joints, period, params, overrides)
+
+
+def filter_parameters(name: str) -> Dict[str, Tuple[float, str]]:
+    """Return the parameters (default, description) of a registered filter."""
+    return dict(REGISTRY[name].PARAMETERS) if name in REGISTRY else {}

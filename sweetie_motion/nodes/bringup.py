@@ -1,0 +1,187 @@
+"""
+The motion process: every component as a lifecycle node in one MultiThreadedExecutor.
+
+`sweetie-motion bringup [--config FILE]` (and launch/sweetie_motion.launch.py) run
+:func:`main`: read the process config, configure the RobotModel, create the shared objects
+(arbiter, cycle, aggregator), create each component's node, bring them to active (unless
+``autostart`` is off), spin, and on SIGINT/SIGTERM stop the cycle and release everything.
+"""
+
+import argparse
+import os
+import sys
+from typing import Dict, List, Optional, Sequence, Type
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.description import load_robot_description
+from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.motion_core import MotionCoreNode
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
+from sweetie_motion.process_config import load_process_config, ProcessConfig
+
+#: component type name -> node class
+COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
+    'virtual_robot': VirtualRobotNode,
+    'follow_joint_state': FollowJointStateNode,
+    'torque_main_switch': TorqueMainSwitchNode,
+}
+
+#: components whose type installs the servo bus are configured and activated first
+BUS_TYPES = ('virtual_robot',)
+
+
+class MotionBringup:
+    """
+    Builds and runs the motion process of one configuration.
+
+    :param config: the validated process configuration.
+    :param context: rclpy context (default: the global one).
+    """
+
+    def __init__(self, config: ProcessConfig, context=None) -> None:
+        self.config = config
+        self.context = context
+        model = load_robot_description(config.robot)
+        model.configure()
+        self.process = MotionProcess(model, config.period)
+        namespace = config.namespace
+        kwargs = {'namespace': namespace, 'context': context}
+        self.motion = MotionCoreNode(self.process, parameters={
+            'period': config.period, **config.motion}, **kwargs)
+        self.components: List[ManagedNode] = []
+        for order, component in enumerate(config.components):
+            cls = COMPONENT_TYPES[component.type_name]
+            node = cls(self.process, component.name, parameters=component.parameters,
+                       **kwargs)
+            node.order = order
+            self.components.append(node)
+        self.process.error_listeners.append(self._stage_error)
+        self._error_counts: Dict[str, int] = {}
+
+    @property
+    def nodes(self) -> List[ManagedNode]:
+        """Return every node of the process, the motion core first."""
+        return [self.motion] + self.components
+
+    def _start_order(self) -> List[ManagedNode]:
+        buses = [n for n, c in zip(self.components, self.config.components)
+                 if c.type_name in BUS_TYPES]
+        others = [n for n in self.components if n not in buses]
+        return buses + [self.motion] + others
+
+    def start(self) -> List[str]:
+        """Configure, then activate every node; return the names that failed."""
+        failed = []
+        for node in self._start_order():
+            node.trigger_configure()
+            if node.lifecycle_state != 'inactive':
+                failed.append(node.get_name())
+        for node in self._start_order():
+            if node.get_name() in failed:
+                continue
+            node.trigger_activate()
+            if node.lifecycle_state != 'active':
+                failed.append(node.get_name())
+        return failed
+
+    def stop(self) -> None:
+        """Stop the cycle and release every component (reverse start order)."""
+        self.process.cycle.stop()
+        for node in reversed(self._start_order()):
+            try:
+                state = node.lifecycle_state
+                if state == 'active':
+                    node.deactivate_component()
+                if state in ('active', 'inactive'):
+                    node.cleanup_component()
+            except Exception as error:  # noqa: B902 -- shutting down: report, go on
+                print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
+        if self.process.bus is not None:
+            self.process.bus.disconnect()
+
+    def _stage_error(self, stage: str, error: BaseException) -> None:
+        count = self._error_counts.get(stage, 0) + 1
+        self._error_counts[stage] = count
+        if count <= 3 or count % 1000 == 0:
+            self.motion.get_logger().error(
+                f'cycle stage {stage} failed ({count} times): {type(error).__name__}: {error}')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the bringup."""
+    parser = argparse.ArgumentParser(
+        prog='sweetie-motion bringup',
+        description='Run the motion process: every component as a lifecycle node in one '
+                    'MultiThreadedExecutor, driven by the sync cycle.')
+    parser.add_argument('--config', default='sweetie_bot_motion.yaml',
+                        help='process config YAML (a name in config/ or a path)')
+    parser.add_argument('--namespace', help='override the robot namespace of the config')
+    parser.add_argument('--period', type=float, help='override the cycle period [s]')
+    parser.add_argument('--no-autostart', action='store_true',
+                        help='leave every node unconfigured (drive them with lifecycle '
+                             'services)')
+    parser.add_argument('--threads', type=int, default=4,
+                        help='threads of the MultiThreadedExecutor')
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the motion process until SIGINT/SIGTERM."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args = []
+    if '--ros-args' in argv:
+        split = argv.index('--ros-args')
+        argv, ros_args = argv[:split], argv[split:]
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    try:
+        config = load_process_config(args.config, known_types=COMPONENT_TYPES)
+        if args.namespace is not None:
+            config.namespace = args.namespace.strip('/')
+        if args.period is not None:
+            config.period = args.period
+        if args.no_autostart:
+            config.autostart = False
+    except SweetieMotionError as error:
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    # Python threads switch every 5 ms by default; the cycle thread must not wait that long
+    # behind a busy callback.
+    sys.setswitchinterval(0.001)
+    rclpy.init(args=['sweetie_motion'] + ros_args)
+    bringup = executor = None
+    try:
+        bringup = MotionBringup(config)
+        executor = MultiThreadedExecutor(num_threads=max(2, args.threads))
+        for node in bringup.nodes:
+            executor.add_node(node)
+        log = bringup.motion.get_logger()
+        if config.autostart:
+            failed = bringup.start()
+            active = [n.get_name() for n in bringup.nodes if n.lifecycle_state == 'active']
+            log.info(f'active: {", ".join(active)}' + (
+                f'; FAILED: {", ".join(failed)}' if failed else ''))
+        else:
+            log.info('autostart off: every node is unconfigured')
+        log.info(f'motion process ready: namespace /{config.namespace}, '
+                 f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except SweetieMotionError as error:
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    finally:
+        if bringup is not None:
+            bringup.stop()
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
+        if bringup is not None:
+            for node in bringup.nodes:
+                node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,326 @@
+"""
+Lifecycle nodes of the controllers: FollowJointState and TorqueMainSwitch.
+
+Shared by every controller node: ``controlled_chains``, ``stay_operational``, the smoothing
+filter (``smoothing.type`` plus its parameters, per-joint overrides as
+``smoothing.<joint>.<parameter>``), the ``set_operational`` service (std_srvs/SetBool), and the
+lifecycle policy: active = in the cycle and owning resources; losing every resource deactivates
+the node unless ``stay_operational``.
+"""
+
+from typing import List, Sequence
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import numpy as np
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
+from sweetie_motion.controllers.joint_state import FollowJointStateCore
+from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
+from sweetie_motion.conversions import joint_state, joint_state_positions
+from sweetie_motion.core.smoothing import create_filter, REGISTRY, SmoothingFilter
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.parameters import (
+    nested_overrides, non_empty, one_of, ParameterError, ParameterSpec, unique,
+)
+
+SMOOTHING_PARAMETERS = (
+    ParameterSpec('smoothing.type', 'critically_damped',
+                  'Smoothing filter between the raw reference and the output.',
+                  choices=tuple(REGISTRY)),
+    ParameterSpec('smoothing.transient_time', 0.3,
+                  'critically_damped: 2 % settling time; transient: fade-out time [s].',
+                  low=0.001, high=60.0),
+    ParameterSpec('smoothing.max_velocity', 0.0,
+                  "jerk_limited: velocity limit [rad/s]; 0 = each joint's URDF limit.",
+                  low=0.0, high=100.0),
+    ParameterSpec('smoothing.max_acceleration', 8.0,
+                  'jerk_limited: acceleration limit [rad/s^2].', low=0.001, high=1e4),
+    ParameterSpec('smoothing.max_jerk', 80.0, 'jerk_limited: jerk limit [rad/s^3].',
+                  low=0.001, high=1e6),
+)
+
+
+def controller_parameters(default_chains: Sequence[str] = (), stay_operational: bool = False,
+                          smoothing: str = 'critically_damped') -> List[ParameterSpec]:
+    """Return the parameter specs every controller node has."""
+    specs = [
+        ParameterSpec('controlled_chains', list(default_chains),
+                      'Chains this controller drives (their resource groups are requested); '
+                      'a group name (e.g. eyes) is accepted too.',
+                      check=unique, array_of=str),
+        ParameterSpec('stay_operational', stay_operational,
+                      'Keep running when every resource was taken by another controller, and '
+                      'take resources back when they are released.'),
+    ]
+    for spec in SMOOTHING_PARAMETERS:
+        if spec.name == 'smoothing.type':
+            spec = ParameterSpec(spec.name, smoothing, spec.description, choices=spec.choices)
+        specs.append(spec)
+    return specs
+
+
+class ControllerNode(ManagedNode):
+    """Base of controller nodes: chains, smoothing, set_operational, the lifecycle policy."""
+
+    #: place in the cycle among controllers (the bringup sets it from the config order)
+    order = 0
+    #: an empty controlled_chains means every chain of the robot
+    ALL_CHAINS_BY_DEFAULT = False
+
+    def __init__(self, process: MotionProcess, name: str, **kwargs) -> None:
+        self.process = process
+        super().__init__(name, **kwargs)
+        self.core = None
+        self._entities: List = []
+        self._service_group = MutuallyExclusiveCallbackGroup()
+        self._operational_service = self.create_service(
+            SetBool, '~/set_operational', self._set_operational,
+            callback_group=self._service_group)
+
+    # --- parameters ----------------------------------------------------------------------------
+
+    def accepts_parameter(self, name: str) -> bool:
+        parts = name.split('.')
+        return len(parts) == 3 and parts[0] == 'smoothing'
+
+    def read_parameters(self) -> dict:
+        values = super().read_parameters()
+        view = self.process.view
+        names = view.list_chains() + [g for g in view.list_groups() if not
+                                      view.get_group_chains(g)]
+        if not values['controlled_chains'] and self.ALL_CHAINS_BY_DEFAULT:
+            values['controlled_chains'] = names
+        chains = values['controlled_chains']
+        problem = non_empty(chains) or one_of(names, 'chain')(chains)
+        if problem:
+            raise ParameterError(f'controlled_chains: {problem}')
+        return values
+
+    def make_filter(self, joints: Sequence[str]) -> SmoothingFilter:
+        """Create the configured smoothing filter for ``joints``."""
+        kind = self.values['smoothing.type']
+        known = REGISTRY[kind].PARAMETERS
+        params = {k.split('.', 1)[1]: v for k, v in self.values.items()
+                  if k.startswith('smoothing.') and k.split('.', 1)[1] in known}
+        _, overrides, odd = nested_overrides(self._overrides(), 'smoothing')
+        view = self.process.view
+        all_joints = set(view.list_all_joints())
+        bad = [j for j in overrides if j not in all_joints] + odd
+        if bad:
+            raise ParameterError(f'smoothing overrides name unknown joints: {", ".join(bad)}')
+        names = [spec.name.split('.')[1] for spec in SMOOTHING_PARAMETERS]
+        for joint, joint_params in overrides.items():
+            unknown = [p for p in joint_params if p not in names]
+            if unknown:
+                raise ParameterError(
+                    f'smoothing.{joint}: unknown parameter(s) {", ".join(unknown)}')
+        overrides = {j: {k: v for k, v in p.items() if k in known}
+                     for j, p in overrides.items()}
+        if 'max_velocity' in known and params.get('max_velocity', 0.0) == 0.0:
+            params.pop('max_velocity', None)
+            limits = view.velocity_limits()
+            for joint in joints:
+                limit = float(limits[view.get_joint_index(joint)])
+                entry = overrides.setdefault(joint, {})
+                entry.setdefault('max_velocity', limit if np.isfinite(limit) else 10.0)
+        return create_filter(kind, joints, self.process.period, params, overrides)
+
+    def _overrides(self) -> dict:
+        """Return the per-joint ``smoothing.<joint>.<parameter>`` values."""
+        return {f'smoothing.{name}': parameter.value
+                for name, parameter in self.get_parameters_by_prefix('smoothing').items()
+                if name.count('.') == 1}
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def build_core(self):
+        """Create the controller's core object (subclasses)."""
+        raise NotImplementedError
+
+    def configure_component(self) -> None:
+        self.read_parameters()
+        self.core = self.build_core()
+        self.core.on_not_operational = self._lost_everything
+
+    def activate_component(self) -> None:
+        self.start_core()
+        self.process.cycle.add_stage('controller', self.core, self.order)
+        self.core.acquire()
+
+    def start_core(self) -> None:
+        """Prepare the core for activation (subclasses)."""
+
+    def deactivate_component(self) -> None:
+        if self.core is not None:
+            self.process.cycle.remove_stage(self.core)
+            self.core.release()
+
+    def cleanup_component(self) -> None:
+        self.destroy_entities(self._entities)
+        if self.core is not None:
+            self.process.arbiter.forget(self.core)
+        self.core = None
+
+    def _lost_everything(self) -> None:
+        self.get_logger().info('every resource was taken by another controller: deactivating')
+        self.call_soon(self._deactivate_if_active)
+
+    def _deactivate_if_active(self) -> None:
+        if self.lifecycle_state == 'active':
+            self.trigger_deactivate()
+
+    def _set_operational(self, request, response):
+        state = self.lifecycle_state
+        try:
+            if request.data:
+                if state == 'unconfigured':
+                    self.trigger_configure()
+                if self.lifecycle_state == 'inactive':
+                    self.trigger_activate()
+                elif self.lifecycle_state == 'active':
+                    self.core.acquire()
+                response.success = self.lifecycle_state == 'active'
+                response.message = ('operational' if response.success
+                                    else f'could not activate (state {self.lifecycle_state})')
+            else:
+                if state == 'active':
+                    self.trigger_deactivate()
+                response.success = self.lifecycle_state != 'active'
+                response.message = f'not operational (state {self.lifecycle_state})'
+        except SweetieMotionError as error:
+            response.success = False
+            response.message = str(error)
+        return response
+
+
+class FollowJointStateNode(ControllerNode):
+    """
+    FollowJointState (R-FJS): follows ``~/in_joints_ref`` and the shared ``joint_states_set``.
+
+    While in the activation delay it publishes the current full pose on
+    ``~/out_joints_src_reset`` (10 Hz) so that the source can adopt it.
+    """
+
+    PARAMETERS = controller_parameters(stay_operational=False) + [
+        ParameterSpec('activation_delay', 1.0,
+                      'After activation, hold the pose and offer it on out_joints_src_reset '
+                      'for this long before obeying the input [s].', low=0.0, high=60.0),
+        ParameterSpec('set_topic', 'joint_states_set',
+                      'Shared topic of pose commands (the editor\'s "set robot pose") followed '
+                      'besides ~/in_joints_ref; empty to disable.'),
+    ]
+
+    def __init__(self, process: MotionProcess, name: str = 'follow_joint_state',
+                 **kwargs) -> None:
+        super().__init__(process, name, **kwargs)
+
+    def build_core(self) -> FollowJointStateCore:
+        values = self.values
+        core = FollowJointStateCore(self.get_name(), self.process.view, self.process.arbiter,
+                                    values['controlled_chains'], values['activation_delay'],
+                                    values['stay_operational'], self.make_filter)
+        qos = QoSProfile(depth=5)
+        self._entities = [
+            self.create_subscription(JointState, '~/in_joints_ref', self._on_input, qos),
+            self.create_publisher(JointState, '~/out_joints_src_reset', 5),
+            self.create_timer(0.1, self._publish_src_reset),
+        ]
+        self._src_reset_pub = self._entities[1]
+        if values['set_topic']:
+            self._entities.append(self.create_subscription(
+                JointState, values['set_topic'], self._on_input, qos))
+        self._names = self.process.model.list_all_joints()
+        return core
+
+    def start_core(self) -> None:
+        self.core.start(self.process.cycle.reference)
+
+    def _on_input(self, msg: JointState) -> None:
+        if self.core is None:
+            return
+        try:
+            self.core.set_input(list(msg.name), joint_state_positions(msg))
+        except ValueError as error:
+            self.get_logger().warning(f'pose ignored: {error}', throttle_duration_sec=5.0)
+
+    def _publish_src_reset(self) -> None:
+        core = self.core
+        if core is None or self.lifecycle_state != 'active' or not core.in_activation_delay:
+            return
+        pose = core.src_reset.value
+        if pose is not None:
+            msg = joint_state(self._names, pose.position, pose.velocity * 0.0)
+            msg.header.stamp = self.get_clock().now().to_msg()
+            self._src_reset_pub.publish(msg)
+
+
+class TorqueMainSwitchNode(ControllerNode):
+    """
+    TorqueMainSwitch (R-SYS-6): ``set_torque_off`` (std_srvs/SetBool, true = servos free).
+
+    Servo status goes to ``/diagnostics`` once a second. The node is active while it can
+    serve; whether it holds resources depends only on the torque state.
+    """
+
+    ALL_CHAINS_BY_DEFAULT = True
+    PARAMETERS = controller_parameters(smoothing='none') + [
+        ParameterSpec('service_name', 'set_torque_off',
+                      'Name of the SetBool service (true = torque off), relative to the '
+                      'robot namespace.', read_only=True),
+    ]
+
+    def __init__(self, process: MotionProcess, name: str = 'torque_main_switch',
+                 **kwargs) -> None:
+        super().__init__(process, name, **kwargs)
+
+    def build_core(self) -> TorqueMainSwitchCore:
+        if self.process.bus is None:
+            raise ParameterError('no servo bus in the process: configure the bus node first')
+        core = TorqueMainSwitchCore(self.get_name(), self.process.view, self.process.arbiter,
+                                    self.values['controlled_chains'], self.process.bus)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._entities = [
+            self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
+                                callback_group=self._service_group),
+            self._diag_pub, self.create_timer(1.0, self._publish_status)]
+        return core
+
+    def activate_component(self) -> None:
+        # joins the cycle, but asks for resources only when the torque goes off
+        self.process.cycle.add_stage('controller', self.core, self.order)
+
+    def _set_torque_off(self, request, response):
+        if self.core is None or self.lifecycle_state != 'active':
+            response.success = False
+            response.message = f'torque main switch is not active (state {self.lifecycle_state})'
+            return response
+        try:
+            response.success, response.message = self.core.set_torque_off(bool(request.data))
+        except SweetieMotionError as error:
+            response.success, response.message = False, str(error)
+        self.get_logger().info(response.message)
+        return response
+
+    def _publish_status(self) -> None:
+        if self.core is None:
+            return
+        statuses = self.core.status()
+        free = [s.joint for s in statuses if not s.torque]
+        faults = [s for s in statuses if not s.ok]
+        status = DiagnosticStatus(name=f'{self.get_namespace().strip("/")}: servos',
+                                  hardware_id='sweetie_motion')
+        status.level = DiagnosticStatus.ERROR if faults else DiagnosticStatus.OK
+        status.message = (f'{len(statuses)} servos, torque '
+                          + ('off' if len(free) == len(statuses) and statuses else
+                             f'off for {len(free)}' if free else 'on')
+                          + (f', {len(faults)} faulty' if faults else ''))
+        status.values = [KeyValue(key='torque_off', value=str(bool(free)).lower())] + [
+            KeyValue(key=s.joint, value=('on' if s.torque else 'off') + f', {s.message}')
+            for s in statuses]
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(array)

@@ -1,0 +1,97 @@
+"""Declare a node's parameter table with descriptors; validate at configure and on set."""
+
+from typing import Any, Dict, Sequence
+
+from rcl_interfaces.msg import (
+    FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult,
+)
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sweetie_motion.parameters import ParameterError, ParameterSpec
+
+_ARRAY_TYPES = {str: ParameterType.PARAMETER_STRING_ARRAY,
+                float: ParameterType.PARAMETER_DOUBLE_ARRAY,
+                int: ParameterType.PARAMETER_INTEGER_ARRAY,
+                bool: ParameterType.PARAMETER_BOOL_ARRAY}
+_SCALAR_TYPES = {str: ParameterType.PARAMETER_STRING, float: ParameterType.PARAMETER_DOUBLE,
+                 int: ParameterType.PARAMETER_INTEGER, bool: ParameterType.PARAMETER_BOOL}
+
+
+def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """Return the ROS descriptor of a parameter spec (type, description, range, read-only)."""
+    kind = spec.kind
+    ptype = _ARRAY_TYPES[spec.element] if kind is list else _SCALAR_TYPES[kind]
+    text = spec.description
+    if spec.choices:
+        text += f' One of: {", ".join(spec.choices)}.'
+    if not spec.dynamic and not spec.read_only:
+        text += ' Applied at configure.'
+    desc = ParameterDescriptor(name=spec.name, type=ptype, description=text,
+                               read_only=spec.read_only)
+    if kind is float and (spec.low is not None or spec.high is not None):
+        desc.floating_point_range = [FloatingPointRange(
+            from_value=spec.low if spec.low is not None else -1e300,
+            to_value=spec.high if spec.high is not None else 1e300, step=0.0)]
+    return desc
+
+
+def declare_table(node: Node, specs: Sequence[ParameterSpec]) -> None:
+    """Declare every parameter of ``specs`` (values given as overrides win over defaults)."""
+    for spec in specs:
+        if node.has_parameter(spec.name):
+            continue
+        default = spec.default
+        if spec.kind is list and not default:
+            # rclpy cannot infer the type of an empty list: pass the type explicitly
+            node.declare_parameter(spec.name, _empty_type(spec), descriptor(spec))
+        else:
+            node.declare_parameter(spec.name, default, descriptor(spec))
+    table = {spec.name: spec for spec in specs}
+
+    def on_set(parameters) -> SetParametersResult:
+        for parameter in parameters:
+            spec = table.get(parameter.name)
+            if spec is None:
+                continue
+            try:
+                spec.validate(parameter.value)
+            except ParameterError as error:
+                return SetParametersResult(successful=False, reason=str(error))
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(on_set)
+
+
+def _empty_type(spec: ParameterSpec) -> Parameter.Type:
+    return {str: Parameter.Type.STRING_ARRAY, float: Parameter.Type.DOUBLE_ARRAY,
+            int: Parameter.Type.INTEGER_ARRAY, bool: Parameter.Type.BOOL_ARRAY}[spec.element]
+
+
+def read_table(node: Node, specs: Sequence[ParameterSpec]) -> Dict[str, Any]:
+    """
+    Return the validated values of the table.
+
+    :raises ParameterError: naming every invalid parameter.
+    """
+    values, problems = {}, []
+    for spec in specs:
+        try:
+            value = node.get_parameter(spec.name).value
+        except ParameterUninitializedException:
+            value = None
+        if value is None and spec.kind is list:
+            value = []
+        try:
+            values[spec.name] = spec.validate(value)
+        except ParameterError as error:
+            problems.append(str(error))
+    if problems:
+        raise ParameterError('; '.join(problems))
+    return values
+
+
+def parameters_under(node: Node, prefix: str) -> Dict[str, Any]:
+    """Return name -> value of every declared parameter whose name starts with ``prefix.``."""
+    return {f'{prefix}.{name}': parameter.value
+            for name, parameter in node.get_parameters_by_prefix(prefix).items()}

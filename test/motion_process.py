@@ -1,0 +1,99 @@
+"""Run the motion process in another process and talk to it over DDS, as a user would."""
+
+import contextlib
+import os
+import sys
+import threading
+from typing import Dict, Iterator, List, Optional
+
+from lifecycle_msgs.srv import GetState
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from ros_util import HERE, Process, RosPeer, wait_for, wait_future
+from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
+from sweetie_motion_msgs.msg import ResourceOwnership
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@contextlib.contextmanager
+def motion_process(config: str, namespace: str, *extra: str) -> Iterator[Process]:
+    """Start `sweetie-motion bringup` with ``config``; stop it with SIGINT at the end."""
+    path = config if os.path.isabs(config) else os.path.join(HERE, 'config', config)
+    if not os.path.exists(path):
+        path = config  # a name in the package's config/
+    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
+                       path, '--namespace', namespace, *extra], f'motion-{namespace}')
+    try:
+        yield process
+    except BaseException:
+        sys.stderr.write(f'\n----- output of the motion process -----\n{process.output()}\n')
+        raise
+    finally:
+        code = process.stop()
+        output = process.output()
+        os.unlink(process.log.name)
+        assert code == 0, f'motion process exited with {code}:\n{output}'
+        assert 'Traceback' not in output, output
+
+
+class MotionClient(RosPeer):
+    """A peer that watches the motion process's topics and calls its services."""
+
+    def __init__(self, namespace: str, domain_id: int) -> None:
+        super().__init__(f'test_client_{namespace}', domain_id)
+        self.ns = f'/{namespace}'
+        self.lock = threading.Lock()
+        self.joint_states: Optional[JointState] = None
+        self.reference: Optional[JointState] = None
+        self.owners: Dict[str, str] = {}
+        self.history: List[JointState] = []
+        node = self.node
+        node.create_subscription(JointState, f'{self.ns}/joint_states', self._on_state, 50)
+        node.create_subscription(JointState, f'{self.ns}/joint_states_ref', self._on_ref, 50)
+        node.create_subscription(ResourceOwnership, f'{self.ns}/resource_owners',
+                                 self._on_owners, LATCHED)
+        self.publishers = {}
+
+    def _on_state(self, msg):
+        with self.lock:
+            self.joint_states = msg
+
+    def _on_ref(self, msg):
+        with self.lock:
+            self.reference = msg
+            self.history.append(msg)
+
+    def _on_owners(self, msg):
+        with self.lock:
+            self.owners = dict(zip(msg.resources, msg.owners))
+
+    def wait_ready(self, nodes: List[str], timeout: float = 30.0) -> None:
+        """Wait until every node is active and joint states flow."""
+        for name in nodes:
+            client = self.node.create_client(GetState, f'{self.ns}/{name}/get_state')
+            assert client.wait_for_service(timeout_sec=timeout), f'{name} not discovered'
+            wait_for(lambda: wait_future(client.call_async(GetState.Request()), 10)
+                     .current_state.label == 'active', timeout, period=0.2,
+                     message=f'{name} active')
+        wait_for(lambda: self.joint_states is not None and self.reference is not None,
+                 timeout, message='joint_states and joint_states_ref')
+
+    def publish(self, topic: str, names: List[str], positions: List[float]) -> None:
+        """Publish a JointState on ``topic`` (relative to the namespace)."""
+        if topic not in self.publishers:
+            self.publishers[topic] = self.node.create_publisher(JointState,
+                                                                f'{self.ns}/{topic}', 10)
+        self.publishers[topic].publish(JointState(name=names, position=positions))
+
+    def call_bool(self, service: str, value: bool, timeout: float = 15.0):
+        """Call a std_srvs/SetBool service; return the response."""
+        client = self.node.create_client(SetBool, f'{self.ns}/{service}')
+        assert client.wait_for_service(timeout_sec=timeout), f'{service} not available'
+        return wait_future(client.call_async(SetBool.Request(data=value)), timeout)
+
+    def position(self, joint: str, which: str = 'measured') -> float:
+        """Return the newest position of ``joint`` in joint_states or joint_states_ref."""
+        with self.lock:
+            msg = self.joint_states if which == 'measured' else self.reference
+        return msg.position[list(msg.name).index(joint)]

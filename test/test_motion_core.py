@@ -1,0 +1,278 @@
+"""
+The motion process core in simulated time (no wall clock, no executor, no ROS).
+
+The cycle is stepped by hand; the virtual servo bus closes the loop. Covers the aggregator,
+the cycle's stage order, FollowJointState (R-FJS), TorqueMainSwitch (R-SYS-6) and takeovers.
+"""
+
+import time
+
+import numpy as np
+import pytest
+from sweetie_motion.controllers.base import ControllerCore
+from sweetie_motion.controllers.joint_state import FollowJointStateCore
+from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
+from sweetie_motion.core.cycle import SyncCycle
+from sweetie_motion.core.ports import ControllerOutput
+from sweetie_motion.core.smoothing import create_filter
+from sweetie_motion.errors import UnknownChainError
+from sweetie_motion.model import load_robot_description
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.servo.bus import BusInput, BusOutput
+from sweetie_motion.servo.virtual import VirtualServoBus
+
+PERIOD = 0.01
+
+
+@pytest.fixture(scope='module')
+def model():
+    m = load_robot_description('sweetie_bot.yaml')
+    m.configure()
+    return m
+
+
+class Sim:
+    """A motion process stepped by hand on the virtual robot."""
+
+    def __init__(self, model):
+        self.process = MotionProcess(model, PERIOD)
+        self.view = self.process.view
+        joints = self.process.servo_joints()
+        limits = self.view.velocity_limits()[self.view.get_joint_indices(joints)]
+        self.bus = VirtualServoBus(joints, limits, lag=0.03, delay=0)
+        indices = self.view.get_joint_indices(joints)
+        cycle = self.process.cycle
+        cycle.add_stage('input', BusInput(self.bus, indices,
+                                          self.view.get_joint_indices(
+                                              self.view.list_virtual_joints())))
+        cycle.add_stage('aggregator', self.process.aggregator)
+        cycle.add_stage('output', BusOutput(self.bus, indices))
+        self.now = 0.0
+        self.bus.receive(self.now)
+        self.refs = []
+
+    def idx(self, joint):
+        return self.view.get_joint_index(joint)
+
+    def fjs(self, name='fjs', chains=('leg1', 'head', 'nose'), delay=0.2, stay=True,
+            smoothing='critically_damped', order=10):
+        core = FollowJointStateCore(
+            name, self.view, self.process.arbiter, list(chains), delay, stay,
+            lambda joints: create_filter(smoothing, joints, PERIOD, {'transient_time': 0.2}))
+        self.process.cycle.add_stage('controller', core, order)
+        core.start(self.process.cycle.reference)
+        core.acquire()
+        return core
+
+    def step(self, n=1):
+        for _ in range(n):
+            self.now += PERIOD
+            tick = self.process.cycle.step(self.now)
+            self.refs.append(tick.reference.position.copy())
+        return tick
+
+
+def test_aggregator_takes_each_resource_from_its_current_owner_only(model):
+    sim = Sim(model)
+    aggregator = sim.process.aggregator
+    n = len(model.list_all_joints())
+    ref_p, ref_v = np.full(n, 0.5), np.full(n, 0.1)
+    legs = sim.view.get_group_indices('leg1')
+    head = sim.view.get_group_indices('head')
+    outputs = {'a': ControllerOutput(np.full(n, 1.0), np.full(n, 2.0),
+                                     frozenset({'leg1', 'head'})),
+               'b': ControllerOutput(np.full(n, -1.0), np.full(n, -2.0), frozenset({'head'}))}
+    owners = {'leg1': 'a', 'head': 'b', 'leg2': 'a', 'eyes': ''}
+    aggregator.merge(ref_p, ref_v, outputs, owners)
+    assert np.all(ref_p[legs] == 1.0) and np.all(ref_v[legs] == 2.0)
+    assert np.all(ref_p[head] == -1.0)   # 'a' still outputs head but lost it to 'b'
+    leg2 = sim.view.get_group_indices('leg2')
+    assert np.all(ref_p[leg2] == 0.5) and np.all(ref_v[leg2] == 0.0)  # a does not drive leg2
+    eyes = sim.view.get_group_indices('eyes')
+    assert np.all(ref_p[eyes] == 0.5) and np.all(ref_v[eyes] == 0.0)  # free: hold
+
+
+def test_cycle_runs_stages_in_role_order_and_survives_a_failing_stage():
+    calls, errors = [], []
+
+    class Stage:
+        """Records its calls."""
+
+        def __init__(self, name, fail=False):
+            self.name, self.fail = name, fail
+
+        def update(self, tick):
+            calls.append(self.name)
+            if self.fail:
+                raise RuntimeError('boom')
+
+    cycle = SyncCycle(PERIOD, 3, on_error=lambda stage, error: errors.append(stage))
+    cycle.add_stage('output', Stage('out'))
+    cycle.add_stage('controller', Stage('c2'), order=2)
+    cycle.add_stage('controller', Stage('c1', fail=True), order=1)
+    cycle.add_stage('input', Stage('in'))
+    cycle.add_stage('aggregator', Stage('agg'))
+    assert cycle.stages() == ['in', 'c1', 'c2', 'agg', 'out']
+    cycle.step(0.0)
+    cycle.step(0.01)
+    assert calls == ['in', 'c1', 'c2', 'agg', 'out'] * 2
+    assert errors == ['c1', 'c1'] and cycle.statistics.stage_errors == 2
+    with pytest.raises(ValueError, match='role'):
+        cycle.add_stage('middle', Stage('x'))
+
+
+def test_cycle_thread_ticks_and_measures_itself():
+    cycle = SyncCycle(0.002, 2)
+    ticks = []
+
+    class Counter:
+        name = 'counter'
+
+        def update(self, tick):
+            ticks.append(tick.now)
+
+    cycle.add_stage('controller', Counter())
+    cycle.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(ticks) < 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        cycle.stop()
+    assert len(ticks) >= 50
+    steps = np.diff(ticks)  # nominal tick times: whole periods apart (more when ticks were lost)
+    assert np.allclose(np.round(steps / 0.002), steps / 0.002, atol=1e-6) and np.all(steps > 0)
+    summary = cycle.statistics.summary()
+    assert summary['ticks'] >= 50 and summary['compute_max'] >= summary['compute_p50'] > 0
+    assert not cycle.running
+
+
+def test_virtual_servo_follows_with_lag_and_velocity_limit():
+    bus = VirtualServoBus(['a', 'b'], [1.0, 1.0], lag=0.05, delay=0)
+    bus.receive(0.0)
+    positions = []
+    for k in range(1, 301):
+        bus.send(k * PERIOD, np.array([1.0, 0.02]), np.zeros(2))
+        positions.append(bus.receive(k * PERIOD + PERIOD).position)
+    positions = np.array(positions)
+    speed = np.diff(positions[:, 0]) / PERIOD
+    assert speed.max() <= 1.0 + 1e-9                    # velocity-limited
+    assert abs(positions[-1, 0] - 1.0) < 1e-3
+    assert positions[:, 1].max() <= 0.02 + 1e-12        # small step: lag, no overshoot
+    assert 0.005 < positions[4, 1] < 0.02               # first-order lag, not instant
+
+
+def test_virtual_servo_blocked_and_free_joints():
+    bus = VirtualServoBus(['a', 'b'], [2.0, 2.0], delay=0)
+    bus.receive(0.0)
+    bus.block(['a'])
+    bus.set_torque(['b'], False)
+    assert bus.move_by_hand({'a': 0.3, 'b': 0.4, 'zz': 1}) == ['b']  # 'a' holds torque
+    for k in range(1, 20):
+        bus.send(k * PERIOD, np.array([1.0, 1.0]), np.zeros(2))
+        state = bus.receive(k * PERIOD)
+    assert state.position[0] == 0.0            # jammed
+    assert state.position[1] == pytest.approx(0.4)  # free: where the hand put it
+    status = {s.joint: s for s in bus.status()}
+    assert not status['a'].ok and 'blocked' in status['a'].message
+    assert not status['b'].torque
+
+
+def test_follow_joint_state_holds_during_the_activation_delay_then_follows(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.2)
+    fjs.set_input(['joint51', 'joint12', 'joint31', 'tail'], [-0.4, 0.6, 0.9, 1.0])
+    sim.step(10)
+    assert fjs.in_activation_delay and fjs.src_reset.value is not None
+    # input sent before activation is not obeyed
+    fjs.set_input(['joint51', 'joint12', 'joint31'], [-0.4, 0.6, 0.9])
+    sim.step(10)
+    ref = sim.refs[-1]
+    assert ref[sim.idx('joint51')] == pytest.approx(0.0, abs=1e-9)  # still holding
+    sim.step(80)
+    ref = sim.refs[-1]
+    assert ref[sim.idx('joint51')] == pytest.approx(-0.4, abs=1e-3)
+    assert ref[sim.idx('joint12')] == pytest.approx(0.6, abs=1e-3)
+    assert ref[sim.idx('joint31')] == 0.0      # leg3 is not this controller's
+    assert ref[sim.idx('joint52')] == 0.0      # not in the message: holds
+    measured = sim.process.cycle.measured.position
+    assert measured[sim.idx('joint12')] == pytest.approx(0.6, abs=0.01)
+
+
+def test_follow_joint_state_rejects_unknown_chains(model):
+    sim = Sim(model)
+    with pytest.raises(UnknownChainError, match='tail'):
+        sim.fjs(chains=['leg1', 'tail'])
+
+
+class Holder(ControllerCore):
+    """A controller that drives its joints to a fixed pose."""
+
+    def __init__(self, sim, name, chains, value):
+        super().__init__(name, sim.view, sim.process.arbiter, chains)
+        self.value = value
+
+    def update(self, tick):
+        position = tick.reference.position.copy()
+        position[self.indices] = self.value
+        self.emit(tick, position, np.zeros(len(position)))
+
+
+def test_takeover_stops_the_first_controller_and_release_returns_without_a_jump(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0)
+    fjs.set_input(['joint51'], [-0.3])
+    sim.step(60)
+    other = Holder(sim, 'other', ['head'], -0.8)
+    sim.process.cycle.add_stage('controller', other, 20)
+    other.acquire()
+    assert 'head' not in fjs.owned and fjs.operational  # stay_operational keeps it running
+    sim.step(100)
+    j51 = sim.idx('joint51')
+    assert sim.refs[-1][j51] == pytest.approx(-0.8)
+    assert sim.process.arbiter.owners()['head'] == 'other'
+    fjs.set_input(['joint51'], [0.1])          # input while not owning head: not driven
+    sim.step(5)
+    assert sim.refs[-1][j51] == pytest.approx(-0.8)
+    other.release()
+    sim.process.cycle.remove_stage(other)
+    before = sim.refs[-1][j51]
+    sim.step(1)
+    assert sim.process.arbiter.owners()['head'] == 'fjs'
+    assert abs(sim.refs[-1][j51] - before) < 1e-6   # continues from the current pose
+
+
+def test_controller_without_stay_operational_stops_when_everything_is_taken(model):
+    sim = Sim(model)
+    told = []
+    fjs = sim.fjs(chains=['head'], stay=False, delay=0.0)
+    fjs.on_not_operational = lambda: told.append(True)
+    other = Holder(sim, 'other', ['head'], 0.1)
+    other.acquire()
+    assert told == [True] and not fjs.operational
+
+
+def test_torque_off_feeds_the_measured_pose_and_torque_on_resumes_without_a_jump(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0)
+    switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
+                                  ['leg1', 'head', 'nose'], sim.bus)
+    sim.process.cycle.add_stage('controller', switch, 5)
+    fjs.set_input(['joint12'], [0.5])
+    sim.step(80)
+    ok, message = switch.set_torque_off(True)
+    assert ok and 'torque off' in message and switch.torque_off
+    assert not sim.bus.torque()[sim.bus.joints.index('joint12')]
+    sim.step(2)
+    for k in range(50):                         # a person moves the leg
+        sim.bus.move_by_hand({'joint12': 0.5 - 0.01 * k})
+        sim.step(1)
+    j12 = sim.idx('joint12')
+    assert sim.refs[-1][j12] == pytest.approx(0.02, abs=0.011)  # the reference follows
+    ok, message = switch.set_torque_off(False)
+    assert ok and 'torque on' in message and not switch.torque_off
+    held = sim.refs[-1][j12]
+    sim.step(30)
+    trace = np.array(sim.refs[-31:])[:, j12]
+    assert np.abs(np.diff(trace)).max() < 1e-6 and trace[-1] == pytest.approx(held)
+    assert sim.process.arbiter.owners()['leg1'] == 'fjs'
