@@ -31,7 +31,7 @@ setup:
 
 demo: setup
 	@mkdir -p $(ARTIFACTS)
-	$(VENV)/bin/sweetie-motion describe --png $(ARTIFACTS)/robot_tree.png
+	$(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
 
 test: setup
 	$(PY) -m pytest test

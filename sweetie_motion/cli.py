@@ -75,7 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
         'bringup', add_help=False,
         help='run the motion process (all components in one process); --help for options')
     bringup.set_defaults(run=_bringup, passthrough=True)
+
+    demo = commands.add_parser('demo', add_help=False,
+                               help='the main job on the virtual robot (what `make demo` runs)')
+    demo.set_defaults(run=_demo, passthrough=True)
     return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from sweetie_motion.demo import main as demo_main
+    return demo_main(args.rest)
 
 
 def _bringup(args: argparse.Namespace) -> int:

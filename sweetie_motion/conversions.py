@@ -4,6 +4,7 @@ All conversions between ROS messages and the core's arrays and dataclasses, in o
 The pure core never imports a message type; nodes call these functions at the edge.
 """
 
+from array import array
 from typing import List, Sequence
 
 from builtin_interfaces.msg import Duration, Time
@@ -38,6 +39,16 @@ def joint_state(names: Sequence[str], position: np.ndarray, velocity: np.ndarray
     msg.velocity = np.asarray(velocity, dtype=float).tolist()
     if effort is not None:
         msg.effort = np.asarray(effort, dtype=float).tolist()
+    return msg
+
+
+def fill_joint_state(msg: JointState, position: np.ndarray, velocity: np.ndarray,
+                     effort: np.ndarray = None) -> JointState:
+    """Replace the values of a JointState whose names are set (fast: no per-element checks)."""
+    msg.position = array('d', np.asarray(position, dtype=float).tobytes())
+    msg.velocity = array('d', np.asarray(velocity, dtype=float).tobytes())
+    if effort is not None:
+        msg.effort = array('d', np.asarray(effort, dtype=float).tobytes())
     return msg
 
 

@@ -10,6 +10,7 @@ joint of every resource the controller owns; joints without news hold their targ
 filter makes steps of the input smooth.
 """
 
+import math
 import threading
 from typing import Callable, Optional, Sequence, Tuple
 
@@ -39,6 +40,7 @@ class FollowJointStateCore(ControllerCore):
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
         self._local = {int(c): k for k, c in enumerate(self.indices)}
+        self._by_name = {name: k for k, name in enumerate(self.joints)}
         self._input: LatestValue[Tuple[np.ndarray, np.ndarray]] = LatestValue()
         self._applied = 0
         self._target = np.zeros(len(self.indices))
@@ -60,10 +62,11 @@ class FollowJointStateCore(ControllerCore):
         if len(positions) != len(names):
             raise ValueError(f'{len(names)} joint names but {len(positions)} positions')
         local, values = [], []
+        by_name = self._by_name
         for name, value in zip(names, positions):
-            index = self.model.get_joint_index(name)
-            if index in self._local and np.isfinite(value):
-                local.append(self._local[index])
+            k = by_name.get(name)
+            if k is not None and math.isfinite(value):
+                local.append(k)
                 values.append(float(value))
         if local:
             self._input.write((np.array(local, dtype=np.intp), np.array(values)))

@@ -7,7 +7,7 @@ even within the same tick. Joints of a free resource, or of an owner that produc
 tick, hold their last reference with zero velocity.
 """
 
-from typing import Callable, Dict, Mapping
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -21,32 +21,63 @@ class Aggregator:
 
     :param group_indices: resource -> canonical indices of its joints.
     :param owners: returns resource -> owner name ('' when free), e.g. ``Arbiter.owners``.
+    :param version: returns a number that changes whenever ownership changes, e.g.
+        ``lambda: arbiter.version``; the per-owner index sets are rebuilt only then.
     """
 
     name = 'aggregator'
 
     def __init__(self, group_indices: Mapping[str, np.ndarray],
-                 owners: Callable[[], Dict[str, str]]) -> None:
+                 owners: Callable[[], Dict[str, str]],
+                 version: Optional[Callable[[], int]] = None) -> None:
         self.group_indices = dict(group_indices)
         self._owners = owners
+        self._version = version
+        self._cached_version: Optional[int] = None
+        self._plan: List[Tuple[str, FrozenSet[str], np.ndarray]] = []
+
+    def _owner_plan(self, owners: Mapping[str, str]
+                    ) -> List[Tuple[str, FrozenSet[str], np.ndarray]]:
+        by_owner: Dict[str, List[str]] = {}
+        for resource in self.group_indices:
+            by_owner.setdefault(owners.get(resource, ''), []).append(resource)
+        return [(owner, frozenset(resources),
+                 np.concatenate([self.group_indices[r] for r in resources]))
+                for owner, resources in by_owner.items()]
 
     def merge(self, reference_position: np.ndarray, reference_velocity: np.ndarray,
-              outputs: Mapping[str, ControllerOutput], owners: Mapping[str, str]) -> None:
+              outputs: Mapping[str, ControllerOutput], owners: Mapping[str, str],
+              plan: Optional[List[Tuple[str, FrozenSet[str], np.ndarray]]] = None) -> None:
         """
         Write the owners' references into the reference arrays, in place.
 
         Free resources and owners without output this tick hold position, zero velocity.
+
+        :param plan: owner -> (resources, indices), precomputed from ``owners``.
         """
-        for resource, indices in self.group_indices.items():
-            output = outputs.get(owners.get(resource, ''))
-            if output is not None and resource in output.resources:
+        for owner, resources, indices in plan or self._owner_plan(owners):
+            output = outputs.get(owner) if owner else None
+            if output is None:
+                reference_velocity[indices] = 0.0
+            elif resources <= output.resources:
                 reference_position[indices] = output.position[indices]
                 reference_velocity[indices] = output.velocity[indices]
-            else:
-                reference_velocity[indices] = 0.0
+            else:  # the owner gained resources it did not drive yet this tick
+                for resource in resources:
+                    part = self.group_indices[resource]
+                    if resource in output.resources:
+                        reference_position[part] = output.position[part]
+                        reference_velocity[part] = output.velocity[part]
+                    else:
+                        reference_velocity[part] = 0.0
 
     def update(self, tick: Tick) -> None:
         """Merge this tick's controller outputs into ``tick.reference``."""
-        self.merge(tick.reference.position, tick.reference.velocity, tick.outputs,
-                   self._owners())
+        version = self._version() if self._version is not None else None
+        if version is None or version != self._cached_version:
+            owners = self._owners()
+            self._plan = self._owner_plan(owners)
+            self._cached_version = version
+        self.merge(tick.reference.position, tick.reference.velocity, tick.outputs, {},
+                   self._plan)
         tick.reference.stamp = tick.now

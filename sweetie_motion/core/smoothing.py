@@ -182,6 +182,7 @@ class Transient(SmoothingFilter):
         super().__init__(*args, **kwargs)
         self._offset = None
         self._elapsed = 0.0
+        self._longest = float(self.params['transient_time'].max(initial=0.0)) + self.period
 
     def reset(self, position, velocity):
         super().reset(position, velocity)
@@ -198,6 +199,10 @@ class Transient(SmoothingFilter):
             self._offset = (self._position - start, self._velocity - ref_velocity)
             self._elapsed = 0.0
         self._elapsed += self.period
+        if self._elapsed >= self._longest:  # faded out: follow exactly (the common case)
+            self._position = ref_position.copy()
+            self._velocity = ref_velocity.copy()
+            return self.state
         duration = self.params['transient_time']
         s = np.clip(self._elapsed / duration, 0.0, 1.0)
         d0, v0 = self._offset
@@ -251,18 +256,29 @@ class JerkLimited(SmoothingFilter):
         self._input.max_acceleration = self.params['max_acceleration'].tolist()
         self._input.max_jerk = self.params['max_jerk'].tolist()
         self._input.current_position = self._position.tolist()
-        self._input.current_velocity = np.clip(
-            self._velocity, -self.params['max_velocity'], self.params['max_velocity']).tolist()
+        limit = self.params['max_velocity']
+        self._input.current_velocity = np.minimum(np.maximum(self._velocity, -limit),
+                                                  limit).tolist()
         self._input.current_acceleration = [0.0] * n
+        self._target = None
+        self._finished = False
 
     def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
         from ruckig import Result
         if not hasattr(self, '_otg'):
             self.reset(self._position, self._velocity)
         limit = self.params['max_velocity']
-        self._input.target_position = np.asarray(ref_position, dtype=float).tolist()
-        self._input.target_velocity = np.clip(ref_velocity, -limit, limit).tolist()
+        target = np.asarray(ref_position, dtype=float)
+        target_velocity = np.minimum(np.maximum(ref_velocity, -limit), limit)
+        if (self._finished and not target_velocity.any()
+                and (target == self._target).all()):
+            self._velocity = np.zeros(len(self.joints))  # at rest on the target
+            return self.state
+        self._target = target
+        self._input.target_position = target.tolist()
+        self._input.target_velocity = target_velocity.tolist()
         result = self._otg.update(self._input, self._output)
+        self._finished = result == Result.Finished
         if result not in (Result.Working, Result.Finished):
             # cannot happen with valid limits; hold still rather than jump
             self._velocity = np.zeros(len(self.joints))

@@ -1,5 +1,5 @@
 """
-The motion process: every component as a lifecycle node in one MultiThreadedExecutor.
+The motion process: every component as a lifecycle node in one multi-threaded executor.
 
 `sweetie-motion bringup [--config FILE]` (and launch/sweetie_motion.launch.py) run
 :func:`main`: read the process config, configure the RobotModel, create the shared objects
@@ -13,10 +13,11 @@ import sys
 from typing import Dict, List, Optional, Sequence, Type
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
+from sweetie_motion.nodes.executor import MotionExecutor
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
 from sweetie_motion.nodes.process import MotionProcess
@@ -29,6 +30,10 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'follow_joint_state': FollowJointStateNode,
     'torque_main_switch': TorqueMainSwitchNode,
 }
+
+#: Python threads switch every 5 ms by default; the cycle thread must not wait that long
+#: for the GIL behind a busy callback once its tick has started [s]
+SWITCH_INTERVAL = 0.0005
 
 #: components whose type installs the servo bus are configured and activated first
 BUS_TYPES = ('virtual_robot',)
@@ -149,14 +154,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2
-    # Python threads switch every 5 ms by default; the cycle thread must not wait that long
-    # behind a busy callback.
-    sys.setswitchinterval(0.001)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     rclpy.init(args=['sweetie_motion'] + ros_args)
     bringup = executor = None
     try:
         bringup = MotionBringup(config)
-        executor = MultiThreadedExecutor(num_threads=max(2, args.threads))
+        executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:
             executor.add_node(node)
         log = bringup.motion.get_logger()

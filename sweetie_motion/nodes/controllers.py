@@ -224,20 +224,22 @@ class FollowJointStateNode(ControllerNode):
                                     values['controlled_chains'], values['activation_delay'],
                                     values['stay_operational'], self.make_filter)
         qos = QoSProfile(depth=5)
+        self._src_reset_pub = self.make_publisher(JointState, '~/out_joints_src_reset', 5)
         self._entities = [
-            self.create_subscription(JointState, '~/in_joints_ref', self._on_input, qos),
-            self.create_publisher(JointState, '~/out_joints_src_reset', 5),
-            self.create_timer(0.1, self._publish_src_reset),
-        ]
-        self._src_reset_pub = self._entities[1]
+            self.make_subscription(JointState, '~/in_joints_ref', self._on_input, qos),
+            self._src_reset_pub]
         if values['set_topic']:
-            self._entities.append(self.create_subscription(
+            self._entities.append(self.make_subscription(
                 JointState, values['set_topic'], self._on_input, qos))
         self._names = self.process.model.list_all_joints()
+        self._src_reset_timer = None
         return core
 
     def start_core(self) -> None:
         self.core.start(self.process.cycle.reference)
+        # offered only during the activation delay: no timer wakes the executor afterwards
+        self._src_reset_timer = self.create_timer(0.1, self._publish_src_reset)
+        self._entities.append(self._src_reset_timer)
 
     def _on_input(self, msg: JointState) -> None:
         if self.core is None:
@@ -249,7 +251,14 @@ class FollowJointStateNode(ControllerNode):
 
     def _publish_src_reset(self) -> None:
         core = self.core
-        if core is None or self.lifecycle_state != 'active' or not core.in_activation_delay:
+        if core is None or self.lifecycle_state != 'active':
+            return
+        if not core.in_activation_delay and core.src_reset.value is not None:
+            # a cancelled rclpy timer still wakes the executor: remove it altogether
+            timer, self._src_reset_timer = self._src_reset_timer, None
+            if timer is not None:
+                self._entities.remove(timer)
+                self.call_soon(lambda: self.destroy_timer(timer))
             return
         pose = core.src_reset.value
         if pose is not None:
@@ -282,7 +291,7 @@ class TorqueMainSwitchNode(ControllerNode):
             raise ParameterError('no servo bus in the process: configure the bus node first')
         core = TorqueMainSwitchCore(self.get_name(), self.process.view, self.process.arbiter,
                                     self.values['controlled_chains'], self.process.bus)
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
         self._entities = [
             self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
                                 callback_group=self._service_group),

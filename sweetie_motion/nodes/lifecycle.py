@@ -11,7 +11,9 @@ import traceback
 from typing import Any, Callable, List, Optional, Sequence
 
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.lifecycle.publisher import LifecyclePublisher
 from rclpy.parameter import Parameter
@@ -56,6 +58,9 @@ class ManagedNode(LifecycleNode):
             service.callback = self._guard_change_state(service.callback)
         self._declare_parameters()
         self.values: dict = {}
+        #: topic inputs need no mutual exclusion (they hand data over through LatestValue),
+        #: and a reentrant group keeps the MultiThreadedExecutor from re-polling them
+        self.input_group = ReentrantCallbackGroup()
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -167,6 +172,34 @@ class ManagedNode(LifecycleNode):
                 response.success = False
                 return response
         return change_state
+
+    # --- entities ------------------------------------------------------------------------------
+
+    def _incompatible_qos(self, topic: str):
+        def warn(event) -> None:
+            self.get_logger().warning(
+                f'{topic}: incompatible QoS with a peer (policy {event.last_policy_kind})',
+                throttle_duration_sec=10.0)
+        return warn
+
+    def make_publisher(self, msg_type, topic: str, qos) -> Publisher:
+        """
+        Create a publisher with one QoS event handler instead of rclpy's two.
+
+        Every waitable costs the executor time on each wake-up (its wait set is rebuilt in
+        Python), so entities of the motion process keep only the incompatible-QoS warning.
+        """
+        callbacks = PublisherEventCallbacks(incompatible_qos=self._incompatible_qos(topic),
+                                            use_default_callbacks=False)
+        return self.create_publisher(msg_type, topic, qos, event_callbacks=callbacks)
+
+    def make_subscription(self, msg_type, topic: str, callback, qos) -> Subscription:
+        """Create a subscription in a reentrant group with one QoS event handler."""
+        callbacks = SubscriptionEventCallbacks(
+            incompatible_qos=self._incompatible_qos(topic), use_default_callbacks=False)
+        return self.create_subscription(msg_type, topic, callback, qos,
+                                        callback_group=self.input_group,
+                                        event_callbacks=callbacks)
 
     def destroy_entities(self, entities: List[Any]) -> None:
         """Destroy the publishers, subscriptions, services, timers, action servers given."""

@@ -12,9 +12,10 @@ import time
 from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import numpy as np
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from sweetie_motion.conversions import joint_state
+from sweetie_motion.conversions import fill_joint_state, joint_state
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.nodes.lifecycle import ManagedNode
@@ -36,7 +37,9 @@ class _Snapshot:
         self.event = threading.Event()
 
     def update(self, tick: Tick) -> None:
-        self.poses.write((tick.measured.copy(), tick.reference.copy()))
+        # no copies: a finished tick's poses are never written again (the cycle copies them
+        # into the next tick)
+        self.poses.write((tick.measured, tick.reference))
         self.event.set()
 
 
@@ -65,10 +68,10 @@ class MotionCoreNode(ManagedNode):
 
     def configure_component(self) -> None:
         self.read_parameters()
-        self.pub_state = self.create_publisher(JointState, 'joint_states', 10)
-        self.pub_ref = self.create_publisher(JointState, 'joint_states_ref', 10)
-        self.pub_owners = self.create_publisher(ResourceOwnership, 'resource_owners', LATCHED)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.pub_state = self.make_publisher(JointState, 'joint_states', 10)
+        self.pub_ref = self.make_publisher(JointState, 'joint_states_ref', 10)
+        self.pub_owners = self.make_publisher(ResourceOwnership, 'resource_owners', LATCHED)
+        self.pub_diag = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
         self.diag_timer = self.create_timer(self.values['diagnostics_period'],
                                             self._publish_diagnostics)
         self._entities = [self.pub_state, self.pub_ref, self.pub_owners, self.pub_diag,
@@ -115,6 +118,9 @@ class MotionCoreNode(ManagedNode):
         rate = min(self.values['publish_rate'], 1.0 / self.process.period)
         interval = 1.0 / rate
         next_time = 0.0
+        # the names are set once: assigning a list of strings costs a check per element
+        state_msg = joint_state(self._names, np.zeros(0), np.zeros(0))
+        ref_msg = joint_state(self._names, np.zeros(0), np.zeros(0))
         while self._running.is_set():
             if not self._snapshot.event.wait(0.5):
                 continue
@@ -130,11 +136,12 @@ class MotionCoreNode(ManagedNode):
             if not self.context.ok():
                 return
             stamp = self.get_clock().now().to_msg()
+            state_msg.header.stamp = ref_msg.header.stamp = stamp
+            fill_joint_state(state_msg, measured.position, measured.velocity, measured.effort)
+            fill_joint_state(ref_msg, reference.position, reference.velocity)
             try:
-                self.pub_state.publish(joint_state(self._names, measured.position,
-                                                   measured.velocity, measured.effort, stamp))
-                self.pub_ref.publish(joint_state(self._names, reference.position,
-                                                 reference.velocity, None, stamp))
+                self.pub_state.publish(state_msg)
+                self.pub_ref.publish(ref_msg)
             except Exception as error:  # noqa: B902 -- e.g. the context shutting down
                 if self._running.is_set():
                     self.get_logger().warning(f'publishing joint states failed: {error}')

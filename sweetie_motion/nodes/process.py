@@ -29,7 +29,7 @@ class MotionProcess:
         self.arbiter = Arbiter(groups)
         self.cycle = SyncCycle(period, len(model.list_all_joints()), on_error=self._stage_error)
         self.aggregator = Aggregator({g: model.get_group_indices(g) for g in groups},
-                                     self.arbiter.owners)
+                                     self.arbiter.owners, lambda: self.arbiter.version)
         self.bus: Optional[ServoBus] = None
         self.error_listeners: List[Callable[[str, BaseException], None]] = []
 

@@ -51,8 +51,8 @@ class VirtualRobotNode(ManagedNode):
         virtual = view.get_joint_indices(view.list_virtual_joints())
         self._input = BusInput(self.bus, indices, virtual)
         self._output = BusOutput(self.bus, indices)
-        self._entities = [self.create_subscription(JointState, '~/move_by_hand',
-                                                   self._move_by_hand, 10)]
+        self._entities = [self.make_subscription(JointState, '~/move_by_hand',
+                                                 self._move_by_hand, 10)]
 
     def activate_component(self) -> None:
         self.process.cycle.add_stage('input', self._input)

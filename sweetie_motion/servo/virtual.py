@@ -46,11 +46,15 @@ class VirtualServoBus(ServoBus):
         self._position = (np.zeros(n) if initial_position is None
                           else np.array(initial_position, dtype=float))
         self._velocity = np.zeros(n)
+        self._effort = np.zeros(n)  # no torque sensing in the simulation
+        self._effort.setflags(write=False)
         self._command: Deque[Tuple[np.ndarray, np.ndarray]] = deque(maxlen=self.delay + 1)
         self._torque = np.ones(n, dtype=bool)
         self._blocked = np.zeros(n, dtype=bool)
         self._hand: Dict[int, float] = {}
         self._last: Optional[float] = None
+        self._decay_dt, self._decay = 0.0, 1.0
+        self._all_hold = True  # every servo has torque and none is blocked
 
     def _indices(self, joints: Iterable[str]) -> List[int]:
         joints = list(joints)
@@ -71,25 +75,30 @@ class VirtualServoBus(ServoBus):
             if self._last is not None and now > self._last:
                 self._advance(now - self._last)
             self._last = now
-            return BusState(self._position.copy(), self._velocity.copy(),
-                            np.zeros(len(self.joints)), now)
+            return BusState(self._position.copy(), self._velocity.copy(), self._effort, now)
 
     def _advance(self, dt: float) -> None:
         start = self._position.copy()
         if len(self._command) > self.delay:
             target, feed_forward = self._command[0]
+            if dt != self._decay_dt:
+                self._decay_dt, self._decay = dt, float(np.exp(-dt / self.lag))
             # exact first-order lag towards a target moving at the feed-forward velocity,
             # then the servo's velocity limit
-            desired = target + feed_forward * dt + (self._position - target) * np.exp(
-                -dt / self.lag)
+            step = target + feed_forward * dt - target * self._decay - self._position * (
+                1.0 - self._decay)
             reach = self.velocity_limits * dt
-            moved = self._position + np.clip(desired - self._position, -reach, reach)
-            hold = self._torque & ~self._blocked
-            self._position = np.where(hold, moved, self._position)
-        for index, value in self._hand.items():
-            if not self._torque[index] and not self._blocked[index]:
-                self._position[index] = value
-        self._hand.clear()
+            step = np.minimum(np.maximum(step, -reach), reach)
+            if self._all_hold:
+                self._position = self._position + step
+            else:
+                self._position = np.where(self._torque & ~self._blocked,
+                                          self._position + step, self._position)
+        if self._hand:
+            for index, value in self._hand.items():
+                if not self._torque[index] and not self._blocked[index]:
+                    self._position[index] = value
+            self._hand.clear()
         self._velocity = (self._position - start) / dt
 
     def set_torque(self, joints: Iterable[str], on: bool) -> None:
@@ -97,6 +106,7 @@ class VirtualServoBus(ServoBus):
         indices = self._indices(joints)
         with self._lock:
             self._torque[indices] = on
+            self._all_hold = bool(self._torque.all() and not self._blocked.any())
             if on:
                 # a servo switched on holds where it is: forget older commands
                 self._command.clear()
@@ -135,6 +145,7 @@ class VirtualServoBus(ServoBus):
         indices = self._indices(joints)
         with self._lock:
             self._blocked[indices] = blocked
+            self._all_hold = bool(self._torque.all() and not self._blocked.any())
 
     def blocked(self) -> List[str]:
         """Return the blocked joints."""
