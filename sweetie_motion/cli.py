@@ -55,6 +55,167 @@ def describe_robot(robot: str, png: Optional[str]) -> int:
     return 0
 
 
+# --- stored trajectories -------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace):
+    from sweetie_motion.client import MotionClient
+    return MotionClient(args.namespace, timeout=args.timeout)
+
+
+def _read_goal_file(path: str):
+    """Read a trajectory from our YAML format or the old robot's JSON format."""
+    from sweetie_motion.storage.files import load_goal_file
+    from sweetie_motion.storage.migration import load_ros1_json
+    return load_ros1_json(path) if path.endswith('.json') else load_goal_file(path)
+
+
+def list_trajectories(args: argparse.Namespace) -> int:
+    """Print the stored trajectories with their joints, points and durations."""
+    with _client(args) as client:
+        rows = []
+        for name in client.list():
+            goal = client.load(name)
+            rows.append([name, len(goal.points), len(goal.joints()),
+                         f'{goal.duration:.2f}', ' '.join(goal.joints()[:6]) +
+                         (' ...' if len(goal.joints()) > 6 else '')])
+    if not rows:
+        print('no stored trajectories')
+        return 0
+    print(_table(rows, ['name', 'points', 'joints', 'duration [s]', 'first joints']))
+    return 0
+
+
+def show_trajectory(args: argparse.Namespace) -> int:
+    """Print a stored trajectory as YAML; optionally plot it."""
+    from sweetie_motion.storage.files import dump_goal
+    with _client(args) as client:
+        goal = client.load(args.name)
+    print(dump_goal(goal, args.name), end='')
+    if args.png:
+        from sweetie_motion.plots import plot_trajectory
+        print(f'plot: {plot_trajectory(goal, args.png, args.name)}', file=sys.stderr)
+    return 0
+
+
+def play_trajectory(args: argparse.Namespace) -> int:
+    """Play a stored trajectory by name, showing progress and the result."""
+    tty = sys.stdout.isatty()
+    last = [-1.0]
+
+    def progress(elapsed: float, duration: float, fraction: float) -> None:
+        if tty:
+            bar = '#' * int(fraction * 30)
+            print(f'\r{args.name}: [{bar:<30}] {elapsed:5.2f} / {duration:.2f} s',
+                  end='', flush=True)
+        elif fraction - last[0] >= 0.25 or fraction >= 1.0 > last[0]:
+            last[0] = fraction
+            print(f'{args.name}: {elapsed:5.2f} / {duration:.2f} s ({fraction:.0%})',
+                  flush=True)
+    with _client(args) as client:
+        code, message = client.play(args.name, args.speed, args.backward, progress)
+    if tty:
+        print()
+    print(f'{"succeeded" if code == 0 else "FAILED"} (error_code {code}): {message}')
+    return 0 if code == 0 else 1
+
+
+def save_trajectory(args: argparse.Namespace) -> int:
+    """Store a trajectory from a file or the controller's last executed goal."""
+    with _client(args) as client:
+        goal = client.last_goal(args.controller) if args.last else _read_goal_file(args.file)
+        client.save(args.name, goal)
+    print(f'saved {args.name!r}: {len(goal.points)} points, {goal.duration:.2f} s')
+    return 0
+
+
+def delete_trajectory(args: argparse.Namespace) -> int:
+    """Delete a stored trajectory."""
+    with _client(args) as client:
+        client.delete(args.name)
+    print(f'deleted {args.name!r}')
+    return 0
+
+
+def import_trajectories(args: argparse.Namespace) -> int:
+    """Import trajectory files (old JSON or our YAML), reporting per file what happened."""
+    from pathlib import Path
+    from sweetie_motion.model import load_robot_description
+    from sweetie_motion.storage.files import check_name, TrajectoryFileError
+    from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
+    from sweetie_motion.storage.store import TrajectoryStore
+    from sweetie_motion.trajectory.validation import GoalError, validate_goal
+    model = load_robot_description(args.robot)
+    model.configure()
+    if args.name and len(args.paths) != 1:
+        print('--name needs exactly one file', file=sys.stderr)
+        return 2
+    target = TrajectoryStore(args.dir) if args.dir else None
+    if target is not None:
+        target.load()
+    client = None if target is not None else _client(args)
+    stored = failed = 0
+    try:
+        for path in args.paths:
+            name = args.name or Path(path).stem
+            prefix = f'{path}:'
+            try:
+                check_name(name)
+                goal = _read_goal_file(path)
+                if not goal.points:
+                    print(f'{prefix} skipped: it has no points')
+                    failed += 1
+                    continue
+                goal, moved = clamp_to_limits(goal, model) if args.clamp else (goal, [])
+                for violation in moved:
+                    print(f'{prefix} clamped {violation} to '
+                          f'{min(max(violation.value, violation.lower), violation.upper):.4g}')
+                validate_goal(goal, model)
+                if target is not None:
+                    target.save(name, goal)
+                else:
+                    client.save(name, goal)
+            except GoalError as error:
+                hint = ' (use --clamp to move them into the limits)' if 'limits' in str(
+                    error) else ''
+                print(f'{prefix} not imported: {error}{hint}')
+                failed += 1
+                continue
+            except (MigrationError, TrajectoryFileError, SweetieMotionError) as error:
+                print(f'{prefix} not imported: {error}')
+                failed += 1
+                continue
+            stored += 1
+            print(f'{prefix} imported as {name!r}: {len(goal.points)} points, '
+                  f'{len(goal.joints())} joints'
+                  + (f' + {len(goal.support_chains())} support flags'
+                     if goal.support_chains() else '') + f', {goal.duration:.2f} s'
+                  + (f', {len(moved)} waypoint(s) clamped' if moved else ''))
+    finally:
+        if client is not None:
+            client.close()
+    print(f'{stored} imported, {failed} not imported')
+    return 0 if failed == 0 else 1
+
+
+def export_trajectories(args: argparse.Namespace) -> int:
+    """Write stored trajectories as YAML files into a folder (or one to standard output)."""
+    from pathlib import Path
+    from sweetie_motion.storage.files import dump_goal, write_atomically
+    with _client(args) as client:
+        names = args.names or client.list()
+        if args.out == '-':
+            for name in names:
+                print(dump_goal(client.load(name), name), end='')
+            return 0
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            write_atomically(out / f'{name}.yaml', dump_goal(client.load(name), name))
+            print(f'{name} -> {out / (name + ".yaml")}')
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of `sweetie-motion`."""
     parser = argparse.ArgumentParser(
@@ -75,6 +236,49 @@ def build_parser() -> argparse.ArgumentParser:
         'bringup', add_help=False,
         help='run the motion process (all components in one process); --help for options')
     bringup.set_defaults(run=_bringup, passthrough=True)
+
+    def motion_command(name: str, help_text: str, run) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument('--namespace', default='sweetie_bot',
+                             help='robot namespace of the motion process')
+        command.add_argument('--timeout', type=float, default=15.0,
+                             help='seconds to wait for the motion process to answer')
+        command.set_defaults(run=run)
+        return command
+
+    motion_command('list', 'list the stored trajectories', list_trajectories)
+    show = motion_command('show', 'print a stored trajectory as YAML', show_trajectory)
+    show.add_argument('name')
+    show.add_argument('--png', help='also plot it (positions and velocities) into this PNG')
+    play = motion_command('play', 'play a stored trajectory by name', play_trajectory)
+    play.add_argument('name')
+    play.add_argument('--speed', type=float, default=1.0, help='time scale (2 = twice as fast)')
+    play.add_argument('--backward', action='store_true', help='play it backwards')
+    save = motion_command('save', 'store a trajectory from a file or the last executed goal',
+                          save_trajectory)
+    save.add_argument('name')
+    source = save.add_mutually_exclusive_group(required=True)
+    source.add_argument('--file', help='a trajectory file (our YAML or the old JSON)')
+    source.add_argument('--last', action='store_true',
+                        help='the last goal the trajectory controller executed (MoveIt)')
+    save.add_argument('--controller', default='joint_trajectory',
+                      help='the controller whose last goal --last takes')
+    delete = motion_command('delete', 'delete a stored trajectory', delete_trajectory)
+    delete.add_argument('name')
+    importer = motion_command('import', 'import trajectory files (the old robot\'s JSON or '
+                              'our YAML)', import_trajectories)
+    importer.add_argument('paths', nargs='+', metavar='PATH')
+    importer.add_argument('--clamp', action='store_true',
+                          help='move waypoints outside the position limits into them')
+    importer.add_argument('--name', help='store under this name (one file only)')
+    importer.add_argument('--dir', help='write the files into this folder instead of the '
+                          'running storage node')
+    importer.add_argument('--robot', default='sweetie_bot.yaml',
+                          help='robot description whose limits apply')
+    exporter = motion_command('export', 'write stored trajectories as YAML files',
+                              export_trajectories)
+    exporter.add_argument('names', nargs='*', help='trajectories (default: all)')
+    exporter.add_argument('--out', default='-', help='folder, or - for standard output')
 
     demo = commands.add_parser('demo', add_help=False,
                                help='the main job on the virtual robot (what `make demo` runs)')

@@ -10,6 +10,8 @@ from typing import List, Sequence
 from builtin_interfaces.msg import Duration, Time
 import numpy as np
 from sensor_msgs.msg import JointState
+from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
+from sweetie_motion.trajectory.validation import GoalError, ResultCode
 
 
 def seconds_to_duration(seconds: float) -> Duration:
@@ -58,3 +60,79 @@ def joint_state_positions(msg: JointState) -> List[float]:
         raise ValueError(f'JointState has {len(msg.name)} names but {len(msg.position)} '
                          'positions')
     return list(msg.position)
+
+
+# --- trajectory goals ----------------------------------------------------------------------------
+
+
+def goal_from_msg(msg) -> TrajectoryGoal:
+    """
+    Convert a control_msgs FollowJointTrajectory Goal into a :class:`TrajectoryGoal`.
+
+    :raises GoalError: INVALID_GOAL for what this package does not execute (multi-DOF
+        trajectories).
+    """
+    if msg.multi_dof_trajectory.joint_names or msg.multi_dof_trajectory.points:
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        'multi-DOF trajectories are not supported (multi_dof_trajectory must '
+                        'be empty)')
+    trajectory = msg.trajectory
+    points = [TrajectoryPoint(duration_to_seconds(p.time_from_start), list(p.positions),
+                              list(p.velocities), list(p.accelerations), list(p.effort))
+              for p in trajectory.points]
+
+    def tolerances(entries):
+        return [JointTolerance(t.name, t.position, t.velocity, t.acceleration) for t in entries]
+    return TrajectoryGoal(list(trajectory.joint_names), points,
+                          tolerances(msg.path_tolerance), tolerances(msg.goal_tolerance),
+                          duration_to_seconds(msg.goal_time_tolerance),
+                          trajectory.header.frame_id,
+                          time_to_seconds(trajectory.header.stamp))
+
+
+def goal_to_msg(goal: TrajectoryGoal):
+    """Convert a :class:`TrajectoryGoal` into a control_msgs FollowJointTrajectory Goal."""
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTolerance as JointToleranceMsg
+    from trajectory_msgs.msg import JointTrajectoryPoint
+    msg = FollowJointTrajectory.Goal()
+    msg.trajectory.header.frame_id = goal.frame_id
+    msg.trajectory.joint_names = list(goal.joint_names)
+    msg.trajectory.points = [JointTrajectoryPoint(
+        positions=p.positions, velocities=p.velocities, accelerations=p.accelerations,
+        effort=p.effort, time_from_start=seconds_to_duration(p.time)) for p in goal.points]
+    msg.path_tolerance = [JointToleranceMsg(name=t.name, position=t.position,
+                                            velocity=t.velocity, acceleration=t.acceleration)
+                          for t in goal.path_tolerance]
+    msg.goal_tolerance = [JointToleranceMsg(name=t.name, position=t.position,
+                                            velocity=t.velocity, acceleration=t.acceleration)
+                          for t in goal.goal_tolerance]
+    msg.goal_time_tolerance = seconds_to_duration(goal.goal_time_tolerance)
+    return msg
+
+
+def goal_to_bytes(goal: TrajectoryGoal) -> bytes:
+    """Serialize a goal as a FollowJointTrajectory Goal message (CDR)."""
+    from rclpy.serialization import serialize_message
+    return serialize_message(goal_to_msg(goal))
+
+
+def goal_from_bytes(blob: bytes) -> TrajectoryGoal:
+    """
+    Deserialize a FollowJointTrajectory Goal message (CDR).
+
+    :raises GoalError: INVALID_GOAL when the bytes are not such a message.
+    """
+    from control_msgs.action import FollowJointTrajectory
+    from rclpy.serialization import deserialize_message
+    try:
+        msg = deserialize_message(bytes(blob), FollowJointTrajectory.Goal)
+    except Exception as error:  # noqa: B902 -- rclpy raises a bare RCLError subclass
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        f'not a serialized FollowJointTrajectory goal: {error}') from None
+    return goal_from_msg(msg)
+
+
+def byte_array_value(blob: bytes) -> List[bytes]:
+    """Return ``blob`` as rclpy holds a BYTE_ARRAY parameter value (1-byte bytes objects)."""
+    return [blob[k:k + 1] for k in range(len(blob))]

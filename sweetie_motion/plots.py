@@ -107,3 +107,29 @@ def plot_joint_series(path: Union[str, Path], time: Sequence[float],
     figure.savefig(path, dpi=100)
     pyplot.close(figure)
     return path
+
+
+def plot_trajectory(goal, path: Union[str, Path], title: str = 'trajectory',
+                    interpolation: str = 'akima', samples: int = 400) -> Path:
+    """
+    Plot each joint of a trajectory as the controller interpolates it: positions, keyframes.
+
+    :param goal: a :class:`sweetie_motion.trajectory.goal.TrajectoryGoal`.
+    """
+    from sweetie_motion.trajectory.spline import build_spline
+    joints = goal.joints()
+    columns = [goal.joint_names.index(j) for j in joints]
+    times = np.array([p.time for p in goal.points])
+    positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
+    velocities = accelerations = None
+    if goal.points and goal.points[0].velocities:
+        velocities = np.array([[p.velocities[c] for c in columns] for p in goal.points])
+        if goal.points[0].accelerations:
+            accelerations = np.array([[p.accelerations[c] for c in columns]
+                                      for p in goal.points])
+    spline = build_spline(times, positions, velocities, accelerations, interpolation)
+    grid = np.linspace(0.0, max(spline.duration, 1e-3), samples)
+    sampled = np.array([spline.sample(t)[0] for t in grid])
+    series = {j: {'interpolated': sampled[:, k]} for k, j in enumerate(joints)}
+    keyframes = {j: (times, positions[:, k]) for k, j in enumerate(joints)}
+    return plot_joint_series(path, grid, series, title, keyframes=keyframes)

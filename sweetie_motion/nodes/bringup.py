@@ -21,6 +21,8 @@ from sweetie_motion.nodes.executor import MotionExecutor
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
 from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.storage import TrajectoryStorageNode
+from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
 from sweetie_motion.process_config import load_process_config, ProcessConfig
 
@@ -29,6 +31,8 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'virtual_robot': VirtualRobotNode,
     'follow_joint_state': FollowJointStateNode,
     'torque_main_switch': TorqueMainSwitchNode,
+    'joint_trajectory': JointTrajectoryNode,
+    'trajectory_storage': TrajectoryStorageNode,
 }
 
 #: Python threads switch every 5 ms by default; the cycle thread must not wait that long

@@ -1,0 +1,216 @@
+"""
+Python client API of a running motion process: stored trajectories and playback by name.
+
+    from sweetie_motion.client import MotionClient
+    with MotionClient('sweetie_bot') as robot:
+        print(robot.list())
+        code, message = robot.play('greeting', speed=1.5)
+
+The client owns an rclpy node spun in a background thread (or uses a node you give it, which
+you spin). Storage goes through the parameters of the ``trajectory_storage`` node, playback
+through the ``play_trajectory`` action and execution through FollowJointTrajectory: the same
+plain ROS 2 interfaces any other tool uses.
+"""
+
+import threading
+import time
+from typing import Callable, List, Optional, Tuple
+
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.storage.files import check_name
+from sweetie_motion.trajectory.goal import TrajectoryGoal
+
+
+class ClientError(SweetieMotionError):
+    """The motion process did not answer, or refused a request (the reason is the message)."""
+
+
+class MotionClient:
+    """
+    Talk to the motion process in ``namespace``.
+
+    :param node: an rclpy node to use (you spin it); default: an own node in its own thread.
+    :param timeout: how long to wait for services and answers [s].
+    """
+
+    def __init__(self, namespace: str = 'sweetie_bot', node=None, timeout: float = 15.0,
+                 storage_node: str = 'trajectory_storage',
+                 trajectory_namespace: str = 'joint_trajectory',
+                 play_action: str = 'play_trajectory',
+                 controller: str = 'joint_trajectory') -> None:
+        import rclpy
+        from rclpy.action import ActionClient
+        from rclpy.parameter_client import AsyncParameterClient
+        from control_msgs.action import FollowJointTrajectory
+        from sweetie_motion_msgs.action import PlayTrajectory
+        self.ns = '/' + namespace.strip('/')
+        self.timeout = timeout
+        self.prefix = trajectory_namespace + '.'
+        self._own = node is None
+        self._executor = None
+        if self._own:
+            from rclpy.context import Context
+            from rclpy.executors import SingleThreadedExecutor
+            self._context = Context()
+            rclpy.init(context=self._context)
+            node = rclpy.create_node('sweetie_motion_client', context=self._context)
+            self._executor = SingleThreadedExecutor(context=self._context)
+            self._executor.add_node(node)
+            self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+            self._thread.start()
+        self.node = node
+        self._parameters = AsyncParameterClient(node, f'{self.ns}/{storage_node}')
+        self._play = ActionClient(node, PlayTrajectory, f'{self.ns}/{play_action}')
+        self._follow = ActionClient(node, FollowJointTrajectory,
+                                    f'{self.ns}/{controller}/follow_joint_trajectory')
+        self._play_type = PlayTrajectory
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the node (and its context, if the client created them)."""
+        if self._own:
+            import rclpy
+            self._executor.shutdown()
+            self.node.destroy_node()
+            rclpy.try_shutdown(context=self._context)
+
+    def __enter__(self) -> 'MotionClient':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _wait(self, future, what: str, timeout: Optional[float] = None):
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise ClientError(f'no answer from the motion process: {what}')
+            time.sleep(0.01)
+        return future.result()
+
+    def _storage_ready(self) -> None:
+        if not self._parameters.wait_for_services(timeout_sec=self.timeout):
+            raise ClientError(f'trajectory storage of {self.ns} is not running '
+                              '(start the motion process first)')
+
+    # --- storage -------------------------------------------------------------------------------
+
+    def list(self) -> List[str]:
+        """Return the names of the stored trajectories."""
+        self._storage_ready()
+        response = self._wait(self._parameters.list_parameters(
+            prefixes=[self.prefix.rstrip('.')], depth=0), 'list trajectories')
+        names = [n[len(self.prefix):] for n in response.result.names
+                 if n.startswith(self.prefix)]
+        return sorted(names)
+
+    def load(self, name: str) -> TrajectoryGoal:
+        """
+        Return a stored trajectory.
+
+        :raises ClientError: unknown name or storage not running.
+        """
+        from sweetie_motion.conversions import goal_from_bytes
+        check_name(name)
+        self._storage_ready()
+        response = self._wait(self._parameters.get_parameters([self.prefix + name]),
+                              f'load {name}')
+        value = response.values[0] if response.values else None
+        blob = bytes(b''.join(value.byte_array_value)) if value is not None and \
+            isinstance(value.byte_array_value, list) else (value.byte_array_value
+                                                           if value is not None else b'')
+        if not blob:
+            raise ClientError(f'no stored trajectory named {name!r}')
+        return goal_from_bytes(blob)
+
+    def save(self, name: str, goal: TrajectoryGoal) -> None:
+        """
+        Store a trajectory (written to its file before this returns).
+
+        :raises ClientError: with the storage node's reason when refused.
+        """
+        from rclpy.parameter import Parameter
+        from sweetie_motion.conversions import byte_array_value, goal_to_bytes
+        check_name(name)
+        self._storage_ready()
+        parameter = Parameter(self.prefix + name, Parameter.Type.BYTE_ARRAY,
+                              byte_array_value(goal_to_bytes(goal)))
+        response = self._wait(self._parameters.set_parameters([parameter]), f'save {name}')
+        result = response.results[0]
+        if not result.successful:
+            raise ClientError(f'saving {name!r} refused: {result.reason}')
+
+    def delete(self, name: str) -> None:
+        """
+        Delete a stored trajectory.
+
+        :raises ClientError: unknown, built-in, or refused.
+        """
+        check_name(name)
+        if name not in self.list():
+            raise ClientError(f'no stored trajectory named {name!r}')
+        response = self._wait(self._parameters.delete_parameters([self.prefix + name]),
+                              f'delete {name}')
+        result = response.results[0]
+        if not result.successful:
+            raise ClientError(f'deleting {name!r} refused: {result.reason}')
+
+    # --- motion --------------------------------------------------------------------------------
+
+    def play(self, name: str, speed: float = 1.0, backward: bool = False,
+             feedback: Optional[Callable[[float, float, float], None]] = None,
+             timeout: Optional[float] = None) -> Tuple[int, str]:
+        """
+        Play a stored trajectory by name and wait for the result.
+
+        :param feedback: called with (time_from_start, duration, progress).
+        :return: (error_code, error_string) of PlayTrajectory.Result (0 = success).
+        """
+        if not self._play.wait_for_server(timeout_sec=self.timeout):
+            raise ClientError(f'play_trajectory of {self.ns} is not available')
+        goal = self._play_type.Goal(name=name, speed_scale=float(speed), backward=backward)
+
+        def on_feedback(message) -> None:
+            if feedback is not None:
+                f = message.feedback
+                feedback(f.time_from_start, f.duration, f.progress)
+        handle = self._wait(self._play.send_goal_async(goal, feedback_callback=on_feedback),
+                            f'play {name}')
+        if not handle.accepted:
+            raise ClientError(f'play {name!r} was rejected')
+        result = self._wait(handle.get_result_async(), f'result of {name}',
+                            timeout=timeout if timeout is not None else 3600.0)
+        return result.result.error_code, result.result.error_string
+
+    def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
+                ) -> Tuple[int, str]:
+        """Execute a goal on the trajectory controller; return (error_code, error_string)."""
+        from sweetie_motion.conversions import goal_to_msg
+        if not self._follow.wait_for_server(timeout_sec=self.timeout):
+            raise ClientError('the trajectory controller is not available')
+        handle = self._wait(self._follow.send_goal_async(goal_to_msg(goal)), 'send goal')
+        if not handle.accepted:
+            raise ClientError('the goal was rejected')
+        result = self._wait(handle.get_result_async(), 'goal result',
+                            timeout=timeout if timeout is not None else 3600.0)
+        return result.result.error_code, result.result.error_string
+
+    def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:
+        """Return the last goal the trajectory controller accepted (e.g. from MoveIt)."""
+        from control_msgs.action import FollowJointTrajectory
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from sweetie_motion.conversions import goal_from_msg
+        box = []
+        subscription = self.node.create_subscription(
+            FollowJointTrajectory.Goal, f'{self.ns}/{controller}/last_goal', box.append,
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        try:
+            deadline = time.monotonic() + self.timeout
+            while not box and time.monotonic() < deadline:
+                time.sleep(0.02)
+        finally:
+            self.node.destroy_subscription(subscription)
+        if not box:
+            raise ClientError(f'{controller} has executed no goal yet')
+        return goal_from_msg(box[0])

@@ -1,0 +1,327 @@
+"""
+The FollowJointTrajectory controller (R-FJT-1..5; AnimationJointTrajectory of the old robot).
+
+The action side (another thread) validates a goal, builds its spline once and swaps it in; the
+cycle samples it each tick, checks the path tolerance against the measured pose, passes the
+reference through the smoothing filter and emits it; at the end it checks the goal tolerance
+within goal_time_tolerance. A new goal preempts the running one without a jump (the filter
+blends from where the motion is); cancel holds the pose, decelerating through the filter.
+When a goal has ended and the motion has settled, the controller gives its resources back, so
+that a background controller (FollowJointState) takes over from the held pose.
+"""
+
+from dataclasses import dataclass, field
+import threading
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.controllers.base import ControllerCore
+from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.core.smoothing import SmoothingFilter
+from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
+from sweetie_motion.trajectory.spline import build_spline, JointSpline
+from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
+from sweetie_motion.trajectory.validation import GoalError, ResultCode, validate_goal
+
+#: a goal's motion counts as settled below this speed [rad/s]
+SETTLED_VELOCITY = 1e-3
+#: resources are given back at the latest this long after a goal ended [s]
+SETTLE_TIMEOUT = 2.0
+
+
+@dataclass
+class Outcome:
+    """How a goal ended: 'succeeded', 'aborted' or 'canceled', with code and message."""
+
+    status: str
+    code: ResultCode
+    message: str
+
+
+@dataclass
+class Feedback:
+    """One feedback sample of a running goal (arrays in the goal's joint order)."""
+
+    time_from_start: float
+    desired_position: np.ndarray
+    desired_velocity: np.ndarray
+    desired_acceleration: np.ndarray
+    actual_position: np.ndarray
+    actual_velocity: np.ndarray
+
+
+@dataclass(eq=False)
+class ExecutingGoal:
+    """
+    A validated goal with its spline, ready for the cycle.
+
+    The action side reads :attr:`outcome`, :attr:`feedback` and :attr:`support`; only the
+    cycle writes them.
+    """
+
+    goal: TrajectoryGoal
+    joints: List[str]
+    indices: np.ndarray
+    local: np.ndarray
+    spline: JointSpline
+    tolerances: Tolerances
+    resources: FrozenSet[str]
+    support: List[Tuple[str, np.ndarray, np.ndarray]]
+    start_delay: float = 0.0
+    started_at: Optional[float] = None
+    outcome: Optional[Outcome] = None
+    feedback: LatestValue = field(default_factory=LatestValue)
+    finished: threading.Event = field(default_factory=threading.Event)
+    cancel_requested: bool = False
+
+    @property
+    def duration(self) -> float:
+        """Return the duration of the motion, approach included [s]."""
+        return self.spline.duration
+
+    def end(self, status: str, code: ResultCode, message: str) -> None:
+        """Record the outcome (the first one wins) and wake whoever waits for it."""
+        if self.outcome is None:
+            self.outcome = Outcome(status, ResultCode(code), message)
+            self.finished.set()
+
+
+class JointTrajectoryCore(ControllerCore):
+    """
+    The trajectory controller core (a cycle stage of role 'controller').
+
+    :param make_filter: creates the smoothing filter for a list of joint names.
+    :param defaults: default tolerances.
+    :param interpolation: 'akima' or 'cubic' for position-only keyframes.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
+                 chains: Sequence[str], make_filter: Callable[[Sequence[str]], SmoothingFilter],
+                 defaults: ToleranceDefaults, interpolation: str = 'akima',
+                 stay_operational: bool = True) -> None:
+        super().__init__(name, model, arbiter, chains, stay_operational)
+        self.filter = make_filter(self.joints)
+        self.defaults = defaults
+        self.interpolation = interpolation
+        self._local = {int(c): k for k, c in enumerate(self.indices)}
+        self._lock = threading.Lock()
+        self._pending: Optional[ExecutingGoal] = None
+        self._cancel: Optional[ExecutingGoal] = None
+        self._active: Optional[ExecutingGoal] = None
+        self._settling: Optional[Tuple[ExecutingGoal, float]] = None
+        self._hold = np.zeros(len(self.indices))
+        self._started = False
+        #: the latest full poses the cycle saw (reference, measured), for the action side
+        self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
+        #: chain -> support weight of the running goal (``support/<chain>`` keyframes)
+        self.support: LatestValue[Dict[str, float]] = LatestValue()
+        self.on_ownership = self._ownership_changed
+
+    # --- action side ---------------------------------------------------------------------------
+
+    def prepare(self, goal: TrajectoryGoal) -> ExecutingGoal:
+        """
+        Validate ``goal`` and build its spline from the current pose.
+
+        :raises GoalError: with the result code and message for the client.
+        """
+        validate_goal(goal, self.model, self.joints)
+        poses = self.poses.value
+        if poses is None:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'controller {self.name} is not running (no pose yet)')
+        reference, measured = poses
+        joints = goal.joints()
+        columns = [goal.joint_names.index(j) for j in joints]
+        indices = self.model.get_joint_indices(joints)
+        tolerances = Tolerances(joints, goal, self.defaults)
+        times = np.array([p.time for p in goal.points])
+        positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
+        has_velocity = bool(goal.points[0].velocities)
+        has_acceleration = has_velocity and bool(goal.points[0].accelerations)
+        velocities = accelerations = None
+        if has_velocity:
+            velocities = np.array([[p.velocities[c] for c in columns] for p in goal.points])
+        if has_acceleration:
+            accelerations = np.array([[p.accelerations[c] for c in columns]
+                                      for p in goal.points])
+        start_position = reference.position[indices]
+        start_velocity = reference.velocity[indices]
+        if times[0] > 0:
+            # the motion starts where the robot is: the current pose is the knot at t = 0
+            times = np.concatenate([[0.0], times])
+            positions = np.vstack([start_position, positions])
+            if has_velocity:
+                velocities = np.vstack([start_velocity, velocities])
+            if has_acceleration:
+                accelerations = np.vstack([np.zeros(len(joints)), accelerations])
+        else:
+            violation = tolerances.start_violation(positions[0], measured.position[indices])
+            if violation is not None:
+                raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
+                                f'the trajectory starts away from the current pose: '
+                                f'{violation}')
+        spline = build_spline(times, positions, velocities, accelerations, self.interpolation,
+                              start_velocity=start_velocity if times[0] == 0 and
+                              goal.points[0].time > 0 else None)
+        support = []
+        for chain in goal.support_chains():
+            column = goal.joint_names.index(SUPPORT_PREFIX + chain)
+            support.append((chain, np.array([p.time for p in goal.points]),
+                            np.array([p.positions[column] for p in goal.points])))
+        resources = frozenset(self.model.get_joints_groups(joints))
+        local = np.array([self._local[int(i)] for i in indices], dtype=np.intp)
+        return ExecutingGoal(goal, joints, indices, local, spline, tolerances, resources,
+                             support)
+
+    def start(self, executing: ExecutingGoal) -> None:
+        """Make ``executing`` the next goal (the running one is preempted at the next tick)."""
+        with self._lock:
+            previous, self._pending = self._pending, executing
+        if previous is not None:
+            previous.end('aborted', ResultCode.INVALID_GOAL,
+                         'preempted by a newer goal before it started')
+        self.acquire(executing.resources)
+
+    def cancel(self, executing: ExecutingGoal) -> None:
+        """Stop ``executing``: the robot decelerates and holds; the goal ends as canceled."""
+        executing.cancel_requested = True
+        with self._lock:
+            if self._pending is executing:
+                self._pending = None
+                executing.end('canceled', ResultCode.SUCCESSFUL, 'canceled before it started')
+                return
+            self._cancel = executing
+
+    def running_goal(self) -> Optional[ExecutingGoal]:
+        """Return the goal being executed (or about to be), None when idle."""
+        with self._lock:
+            return self._pending or self._active
+
+    def _ownership_changed(self, lost: FrozenSet[str], gained: FrozenSet[str]) -> None:
+        if not lost:
+            return
+        owners = self.arbiter.owners()
+        with self._lock:
+            goals = [g for g in (self._active, self._pending) if g is not None]
+        for executing in goals:
+            taken = sorted(executing.resources & lost)
+            if taken:
+                by = ', '.join(f'{r} to {owners.get(r) or "nobody"}' for r in taken)
+                executing.end('aborted', ResultCode.INVALID_GOAL,
+                              f'lost resource(s) {by} during the motion')
+
+    # --- cycle side ----------------------------------------------------------------------------
+
+    def reset(self, reference: JointVector) -> None:
+        """Start holding the current pose (on activation)."""
+        self._hold = reference.position[self.indices].copy()
+        self.filter.reset(self._hold, reference.velocity[self.indices])
+        self._started = True
+
+    def update(self, tick: Tick) -> None:
+        """Sample the running goal, check tolerances, smooth, emit; manage goal ends."""
+        self.poses.write((tick.reference, tick.measured))
+        if not self._started:
+            self.reset(tick.reference)
+        gained = self.take_gained()
+        if gained:
+            local = np.array([self._local[int(i)] for i in self.owned_indices(gained)])
+            position, velocity = self.filter.state
+            position[local] = tick.reference.position[self.indices[local]]
+            velocity[local] = tick.reference.velocity[self.indices[local]]
+            self._hold[local] = position[local]
+            self.filter.reset(position, velocity)
+        with self._lock:
+            pending, self._pending = self._pending, None
+            cancel, self._cancel = self._cancel, None
+        active = self._active
+        if pending is not None:
+            if active is not None:
+                active.end('aborted', ResultCode.INVALID_GOAL,
+                           'preempted by a newer goal (the motion switched to it)')
+            active = self._active = pending
+            active.started_at = tick.now
+            self._settling = None
+            self._blend()
+        if cancel is not None and cancel is active:
+            cancel.end('canceled', ResultCode.SUCCESSFUL, 'canceled: holding the pose')
+        target = self._hold.copy()
+        target_velocity = np.zeros(len(target))
+        if active is not None and active.outcome is None:
+            self._follow(tick, active, target, target_velocity)
+        if active is not None and active.outcome is not None:
+            self._finish(tick, active)
+        idx = self.indices
+        position, velocity = self.filter.update(tick.measured.position[idx],
+                                                tick.measured.velocity[idx], target,
+                                                target_velocity)
+        out_position = tick.reference.position.copy()
+        out_velocity = np.zeros(len(out_position))
+        out_position[idx] = position
+        out_velocity[idx] = velocity
+        self.emit(tick, out_position, out_velocity)
+        self._release_when_settled(tick, velocity)
+
+    def _blend(self) -> None:
+        # a new motion starts from where the filter is: no jump, the offset fades out
+        position, velocity = self.filter.state
+        self.filter.reset(position, velocity)
+
+    def _follow(self, tick: Tick, active: ExecutingGoal, target: np.ndarray,
+                target_velocity: np.ndarray) -> None:
+        t = tick.now - active.started_at
+        desired, desired_velocity, desired_acceleration = active.spline.sample(t)
+        target[active.local] = desired
+        target_velocity[active.local] = desired_velocity
+        actual = tick.measured.position[active.indices]
+        actual_velocity = tick.measured.velocity[active.indices]
+        active.feedback.write(Feedback(t, desired, desired_velocity, desired_acceleration,
+                                       actual, actual_velocity))
+        if active.support:
+            self.support.write({chain: float(values[max(0, int(np.searchsorted(
+                times, t, side='right')) - 1)]) for chain, times, values in active.support})
+        if t <= active.duration:
+            violation = active.tolerances.path_violation(desired, actual, desired_velocity,
+                                                         actual_velocity)
+            if violation is not None:
+                active.end('aborted', ResultCode.PATH_TOLERANCE_VIOLATED,
+                           f'path tolerance violated at t = {t:.2f} s: {violation}')
+            return
+        violation = active.tolerances.goal_violation(desired, actual, actual_velocity)
+        if violation is None:
+            active.end('succeeded', ResultCode.SUCCESSFUL,
+                       f'reached the goal at t = {t:.2f} s (duration {active.duration:.2f} s)')
+        elif t > active.duration + active.tolerances.goal_time:
+            active.end('aborted', ResultCode.GOAL_TOLERANCE_VIOLATED,
+                       f'goal not reached {active.tolerances.goal_time:.2f} s after the end: '
+                       f'{violation}')
+
+    def _finish(self, tick: Tick, active: ExecutingGoal) -> None:
+        # the goal ended (this tick or earlier): hold where the reference is now
+        position, velocity = self.filter.state
+        self._hold = position.copy()
+        if active.outcome.status != 'succeeded':
+            self.filter.reset(position, velocity)  # decelerate from the current motion
+        self._active = None
+        self._settling = (active, tick.now)
+
+    def _release_when_settled(self, tick: Tick, velocity: np.ndarray) -> None:
+        if self._settling is None:
+            return
+        executing, since = self._settling
+        if np.abs(velocity).max(initial=0.0) < SETTLED_VELOCITY or \
+                tick.now - since > SETTLE_TIMEOUT:
+            self._settling = None
+            with self._lock:
+                busy = self._pending is not None
+            if not busy:
+                self.release_resources(executing.resources)
+
+    def release_resources(self, resources: FrozenSet[str]) -> None:
+        """Give resources back after a goal, keeping the controller operational."""
+        self.arbiter.release(self, resources)

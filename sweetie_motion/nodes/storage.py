@@ -1,0 +1,112 @@
+"""
+The trajectory_storage node: trajectories as BYTE_ARRAY parameters, mirrored to YAML files.
+
+Each trajectory is the parameter ``<trajectory_namespace>.<name>`` (default
+``joint_trajectory.<name>``) holding a serialized control_msgs FollowJointTrajectory Goal, so
+``ros2 param get/set/dump/load/delete`` work on it. Every accepted change is first written to
+its YAML file atomically: a set that succeeded is on disk. Invalid names, values that are not
+goals and invalid goals are refused with the reason; built-in (library) trajectories can be
+overridden but not deleted.
+"""
+
+from pathlib import Path
+from typing import List
+
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.parameter import Parameter
+from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.parameters import ParameterSpec
+from sweetie_motion.paths import config_path
+from sweetie_motion.storage.files import check_name
+from sweetie_motion.storage.store import TrajectoryStore
+
+DEFAULT_STORAGE_DIR = '~/.local/share/sweetie_motion/trajectories'
+
+
+class TrajectoryStorageNode(ManagedNode):
+    """The parameter server of stored trajectories (R-STORE-1/2/4)."""
+
+    PARAMETERS = (
+        ParameterSpec('storage_dir', DEFAULT_STORAGE_DIR,
+                      'Folder of the saved trajectories (one YAML file each).', read_only=True),
+        ParameterSpec('library_dirs', [str(config_path('trajectories'))],
+                      'Read-only folders of built-in trajectories, loaded first.',
+                      read_only=True, array_of=str),
+        ParameterSpec('trajectory_namespace', 'joint_trajectory',
+                      'Parameter namespace of the trajectories.', read_only=True),
+    )
+
+    def __init__(self, process=None, name: str = 'trajectory_storage', **kwargs) -> None:
+        super().__init__(name, allow_undeclared_parameters=True, **kwargs)
+        self.store = None
+        self.prefix = ''
+        self.add_on_set_parameters_callback(self._on_set)
+
+    def accepts_parameter(self, name: str) -> bool:
+        return bool(self.prefix) and name.startswith(self.prefix)
+
+    def configure_component(self) -> None:
+        ns = self.get_parameter('trajectory_namespace').value
+        check_name(ns)
+        self.prefix = ns + '.'
+        values = self.read_parameters()
+        self.store = TrajectoryStore(values['storage_dir'], values['library_dirs'])
+        report = self.store.load()
+        for problem in report.problems:
+            self.get_logger().warning(problem)
+        if report.removed_temporaries:
+            self.get_logger().info(
+                f'removed {len(report.removed_temporaries)} temporary file(s) of an '
+                'interrupted save')
+        self._publishing = True
+        try:
+            for name in report.loaded:
+                parameter = self.prefix + name
+                value = byte_array_value(goal_to_bytes(self.store.get(name)))
+                if self.has_parameter(parameter):
+                    self.set_parameters([Parameter(parameter, Parameter.Type.BYTE_ARRAY,
+                                                   value)])
+                else:
+                    self.declare_parameter(parameter, value)
+        finally:
+            self._publishing = False
+        self.get_logger().info(
+            f'{len(report.loaded)} trajectories from {self.store.directory}'
+            + (f' and {len(self.store.library)} library folder(s)' if self.store.library
+               else '') + (f'; {len(report.problems)} problem(s)' if report.problems else ''))
+
+    def cleanup_component(self) -> None:
+        self.store = None
+
+    def _on_set(self, parameters: List[Parameter]) -> SetParametersResult:
+        if getattr(self, '_publishing', False) or not self.prefix:
+            return SetParametersResult(successful=True)
+        for parameter in parameters:
+            if not parameter.name.startswith(self.prefix):
+                continue
+            name = parameter.name[len(self.prefix):]
+            try:
+                self._apply(name, parameter)
+            except (SweetieMotionError, OSError) as error:
+                self.get_logger().warning(f'refused {parameter.name}: {error}')
+                return SetParametersResult(successful=False, reason=str(error))
+        return SetParametersResult(successful=True)
+
+    def _apply(self, name: str, parameter: Parameter) -> None:
+        check_name(name)
+        if self.store is None:
+            raise SweetieMotionError('trajectory_storage is not configured')
+        if parameter.type_ == Parameter.Type.NOT_SET:
+            self.store.delete(name)
+            self.get_logger().info(f'deleted trajectory {name!r}')
+            return
+        if parameter.type_ != Parameter.Type.BYTE_ARRAY:
+            raise SweetieMotionError(
+                f'{parameter.name} must be a byte array (a serialized FollowJointTrajectory '
+                f'goal), got {parameter.type_.name}')
+        goal = goal_from_bytes(b''.join(parameter.value))
+        path = self.store.save(name, goal)
+        self.get_logger().info(f'saved trajectory {name!r} ({len(goal.points)} points) to '
+                               f'{Path(path).name}')

@@ -1,0 +1,135 @@
+"""
+A joint trajectory goal as plain data (the pure twin of control_msgs FollowJointTrajectory.Goal).
+
+Everything that stores, edits, validates or plays trajectories works on these dataclasses;
+:mod:`sweetie_motion.conversions` converts them to and from messages at the ROS edge.
+Times are seconds from the start of the trajectory.
+"""
+
+from dataclasses import dataclass, field, replace
+import math
+from typing import Dict, List, Optional, Sequence
+
+#: Joint names starting with this prefix are contact flags of a chain, not joints.
+SUPPORT_PREFIX = 'support/'
+
+
+@dataclass
+class TrajectoryPoint:
+    """
+    One waypoint.
+
+    :param time: time from the start [s].
+    :param positions: [rad or m], one per joint of the goal.
+    :param velocities: empty or one per joint [rad/s].
+    :param accelerations: empty or one per joint [rad/s^2].
+    :param effort: empty or one per joint.
+    """
+
+    time: float
+    positions: List[float]
+    velocities: List[float] = field(default_factory=list)
+    accelerations: List[float] = field(default_factory=list)
+    effort: List[float] = field(default_factory=list)
+
+
+@dataclass
+class JointTolerance:
+    """A tolerance of one joint: 0 = the server's default, -1 = no limit."""
+
+    name: str
+    position: float = 0.0
+    velocity: float = 0.0
+    acceleration: float = 0.0
+
+
+@dataclass
+class TrajectoryGoal:
+    """
+    A FollowJointTrajectory goal.
+
+    :param joint_names: joints (and ``support/<chain>`` pseudo-joints), in point order.
+    :param goal_time_tolerance: 0 = the server's default [s].
+    :param frame_id: header frame of the trajectory (kept, not interpreted).
+    :param start_time: header stamp of the trajectory [s]; 0 = start now.
+    """
+
+    joint_names: List[str]
+    points: List[TrajectoryPoint]
+    path_tolerance: List[JointTolerance] = field(default_factory=list)
+    goal_tolerance: List[JointTolerance] = field(default_factory=list)
+    goal_time_tolerance: float = 0.0
+    frame_id: str = ''
+    start_time: float = 0.0
+
+    @property
+    def duration(self) -> float:
+        """Return the time of the last point [s] (0 without points)."""
+        return self.points[-1].time if self.points else 0.0
+
+    def joints(self) -> List[str]:
+        """Return the real joints (without the support pseudo-joints)."""
+        return [j for j in self.joint_names if not j.startswith(SUPPORT_PREFIX)]
+
+    def support_chains(self) -> List[str]:
+        """Return the chains named by ``support/<chain>`` pseudo-joints."""
+        return [j[len(SUPPORT_PREFIX):] for j in self.joint_names if j.startswith(SUPPORT_PREFIX)]
+
+    def column(self, joint: str) -> List[float]:
+        """Return the positions of one joint across all points."""
+        k = self.joint_names.index(joint)
+        return [p.positions[k] for p in self.points]
+
+    def subset(self, joints: Sequence[str]) -> 'TrajectoryGoal':
+        """Return a goal restricted to ``joints`` (in the given order), tolerances included."""
+        keep = [self.joint_names.index(j) for j in joints]
+
+        def pick(values: List[float]) -> List[float]:
+            return [values[k] for k in keep] if values else []
+        points = [TrajectoryPoint(p.time, pick(p.positions), pick(p.velocities),
+                                  pick(p.accelerations), pick(p.effort)) for p in self.points]
+        wanted = set(joints)
+        return replace(self, joint_names=list(joints), points=points,
+                       path_tolerance=[t for t in self.path_tolerance if t.name in wanted],
+                       goal_tolerance=[t for t in self.goal_tolerance if t.name in wanted])
+
+    def scaled(self, speed: float) -> 'TrajectoryGoal':
+        """
+        Return the goal played ``speed`` times as fast (times divided, rates multiplied).
+
+        :raises ValueError: speed not positive and finite.
+        """
+        if not (speed > 0 and math.isfinite(speed)):
+            raise ValueError(f'speed scale must be > 0, got {speed}')
+        points = [TrajectoryPoint(p.time / speed, list(p.positions),
+                                  [v * speed for v in p.velocities],
+                                  [a * speed * speed for a in p.accelerations], list(p.effort))
+                  for p in self.points]
+        return replace(self, points=points)
+
+    def reversed(self) -> 'TrajectoryGoal':
+        """Return the goal played backwards (last keyframe first)."""
+        if not self.points:
+            return replace(self)
+        end = self.duration
+        points = [TrajectoryPoint(end - p.time, list(p.positions), [-v for v in p.velocities],
+                                  list(p.accelerations), list(p.effort))
+                  for p in reversed(self.points)]
+        return replace(self, points=points)
+
+    def shifted(self, delay: float) -> 'TrajectoryGoal':
+        """Return the goal with every point ``delay`` seconds later."""
+        points = [replace(p, time=p.time + delay) for p in self.points]
+        return replace(self, points=points)
+
+    def first_pose(self) -> Dict[str, float]:
+        """Return joint -> position of the first point (real joints only)."""
+        if not self.points:
+            return {}
+        return {j: v for j, v in zip(self.joint_names, self.points[0].positions)
+                if not j.startswith(SUPPORT_PREFIX)}
+
+    def tolerance(self, kind: str, joint: str) -> Optional[JointTolerance]:
+        """Return the path or goal tolerance entry of ``joint`` (None if absent)."""
+        entries = self.path_tolerance if kind == 'path' else self.goal_tolerance
+        return next((t for t in entries if t.name == joint), None)

@@ -1,0 +1,166 @@
+"""
+Validation of trajectory goals, with the result code and the message a client should get.
+
+Every rule raises :class:`GoalError` carrying a control_msgs FollowJointTrajectory result code
+and a precise error string (which joint, which point, which value).
+"""
+
+from dataclasses import dataclass
+from enum import IntEnum
+import math
+from typing import Iterable, List, Optional, Set
+
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
+
+#: tolerance in the limit checks: keyframes saved at a limit survive a float round trip
+LIMIT_EPSILON = 1e-6
+
+
+class ResultCode(IntEnum):
+    """Result codes of control_msgs/action/FollowJointTrajectory (same values)."""
+
+    SUCCESSFUL = 0
+    INVALID_GOAL = -1
+    INVALID_JOINTS = -2
+    OLD_HEADER_TIMESTAMP = -3
+    PATH_TOLERANCE_VIOLATED = -4
+    GOAL_TOLERANCE_VIOLATED = -5
+
+
+class GoalError(SweetieMotionError):
+    """A goal is refused or failed: the result code and the message for the client."""
+
+    def __init__(self, code: ResultCode, message: str) -> None:
+        self.code = ResultCode(code)
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class LimitViolation:
+    """A keyframe outside the position limits of its joint."""
+
+    joint: str
+    point: int
+    value: float
+    lower: float
+    upper: float
+
+    def __str__(self) -> str:
+        side = f'> upper limit {self.upper:.4g}' if self.value > self.upper else \
+            f'< lower limit {self.lower:.4g}'
+        return f'{self.joint} point {self.point} = {self.value:.4g} {side}'
+
+
+def check_structure(goal: TrajectoryGoal) -> None:
+    """
+    Check what needs no robot model: points, sizes, numbers, times, tolerances.
+
+    :raises GoalError: INVALID_GOAL with the reason.
+    """
+    names = goal.joint_names
+    if not goal.points:
+        raise GoalError(ResultCode.INVALID_GOAL, 'the trajectory has no points')
+    if not names:
+        raise GoalError(ResultCode.INVALID_GOAL, 'the trajectory has no joint names')
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        f'duplicate joint names: {", ".join(duplicates)}')
+    n = len(names)
+    previous = -math.inf
+    for k, point in enumerate(goal.points):
+        if len(point.positions) != n:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'point {k} has {len(point.positions)} positions for {n} joints')
+        for field in ('velocities', 'accelerations', 'effort'):
+            values = getattr(point, field)
+            if values and len(values) != n:
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'point {k} has {len(values)} {field} for {n} joints')
+        for field in ('velocities', 'accelerations'):
+            if bool(getattr(point, field)) != bool(getattr(goal.points[0], field)):
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'point {k}: {field} must be given for every point or none')
+        for field in ('positions', 'velocities', 'accelerations', 'effort'):
+            for name, value in zip(names, getattr(point, field)):
+                if not math.isfinite(value):
+                    raise GoalError(ResultCode.INVALID_GOAL,
+                                    f'point {k}: {field[:-1] if field != "effort" else field} '
+                                    f'of {name} is {value}')
+        if not math.isfinite(point.time) or point.time < 0:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'point {k}: time_from_start {point.time} is negative or not finite')
+        if point.time <= previous:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'point {k}: time_from_start {point.time:.4f} s is not after point '
+                            f'{k - 1} ({previous:.4f} s): times must increase strictly')
+        previous = point.time
+    if not math.isfinite(goal.goal_time_tolerance) or goal.goal_time_tolerance < 0:
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        f'goal_time_tolerance {goal.goal_time_tolerance} must be >= 0')
+    for kind, entries in (('path', goal.path_tolerance), ('goal', goal.goal_tolerance)):
+        for entry in entries:
+            for field in ('position', 'velocity', 'acceleration'):
+                value = getattr(entry, field)
+                if not math.isfinite(value) or (value < 0 and value != -1):
+                    raise GoalError(
+                        ResultCode.INVALID_GOAL,
+                        f'{kind}_tolerance of {entry.name}: {field} {value} is invalid '
+                        '(0 = default, -1 = no limit, else > 0)')
+
+
+def check_limits(goal: TrajectoryGoal, model: RobotModelView) -> List[LimitViolation]:
+    """Return every keyframe outside its joint's URDF position limits."""
+    lower, upper = model.position_limits()
+    violations = []
+    for column, name in enumerate(goal.joint_names):
+        index = model.get_joint_index(name)
+        if index < 0:
+            continue
+        lo, hi = float(lower[index]), float(upper[index])
+        for k, point in enumerate(goal.points):
+            value = point.positions[column]
+            if value < lo - LIMIT_EPSILON or value > hi + LIMIT_EPSILON:
+                violations.append(LimitViolation(name, k, value, lo, hi))
+    return violations
+
+
+def validate_goal(goal: TrajectoryGoal, model: RobotModelView,
+                  controlled: Optional[Iterable[str]] = None) -> None:
+    """
+    Validate a goal for execution.
+
+    :param controlled: joints the executing controller may drive (default: any joint).
+    :raises GoalError: INVALID_JOINTS for unknown or foreign joints; INVALID_GOAL for
+        structure, numbers, times, tolerances and position limits.
+    """
+    chains = set(model.list_chains())
+    unknown = []
+    for name in goal.joint_names:
+        if name.startswith(SUPPORT_PREFIX):
+            if name[len(SUPPORT_PREFIX):] not in chains:
+                unknown.append(name)
+        elif model.get_joint_index(name) < 0:
+            unknown.append(name)
+    if unknown:
+        raise GoalError(ResultCode.INVALID_JOINTS, f'unknown joint(s): {", ".join(unknown)}')
+    if controlled is not None:
+        allowed: Set[str] = set(controlled)
+        foreign = [j for j in goal.joints() if j not in allowed]
+        if foreign:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'joint(s) {", ".join(foreign)} are not driven by this controller')
+    check_structure(goal)
+    for kind, entries in (('path', goal.path_tolerance), ('goal', goal.goal_tolerance)):
+        strangers = [t.name for t in entries if model.get_joint_index(t.name) < 0
+                     and not t.name.startswith(SUPPORT_PREFIX)]
+        if strangers:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'{kind}_tolerance names unknown joint(s): {", ".join(strangers)}')
+    violations = check_limits(goal, model)
+    if violations:
+        more = f' (and {len(violations) - 1} more)' if len(violations) > 1 else ''
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        f'waypoint outside the position limits: {violations[0]}{more}')
