@@ -74,7 +74,7 @@ def list_trajectories(args: argparse.Namespace) -> int:
     """Print the stored trajectories with their joints, points and durations."""
     with _client(args) as client:
         rows = []
-        for name in client.list():
+        for name in client.names():
             goal = client.load(name)
             rows.append([name, len(goal.points), len(goal.joints()),
                          f'{goal.duration:.2f}', ' '.join(goal.joints()[:6]) +
@@ -113,11 +113,12 @@ def play_trajectory(args: argparse.Namespace) -> int:
             print(f'{args.name}: {elapsed:5.2f} / {duration:.2f} s ({fraction:.0%})',
                   flush=True)
     with _client(args) as client:
-        code, message = client.play(args.name, args.speed, args.backward, progress)
+        outcome = client.play(args.name, args.speed, args.backward, progress)
     if tty:
         print()
-    print(f'{"succeeded" if code == 0 else "FAILED"} (error_code {code}): {message}')
-    return 0 if code == 0 else 1
+    print(f'{"succeeded" if outcome.succeeded else "FAILED"} (error_code '
+          f'{outcome.error_code}): {outcome.error_string}')
+    return 0 if outcome.succeeded else 1
 
 
 def save_trajectory(args: argparse.Namespace) -> int:
@@ -203,7 +204,7 @@ def export_trajectories(args: argparse.Namespace) -> int:
     from pathlib import Path
     from sweetie_motion.storage.files import dump_goal, write_atomically
     with _client(args) as client:
-        names = args.names or client.list()
+        names = args.names or client.names()
         if args.out == '-':
             for name in names:
                 print(dump_goal(client.load(name), name), end='')
@@ -265,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help='the controller whose last goal --last takes')
     delete = motion_command('delete', 'delete a stored trajectory', delete_trajectory)
     delete.add_argument('name')
-    importer = motion_command('import', 'import trajectory files (the old robot\'s JSON or '
+    importer = motion_command('import', "import trajectory files (the old robot's JSON or "
                               'our YAML)', import_trajectories)
     importer.add_argument('paths', nargs='+', metavar='PATH')
     importer.add_argument('--clamp', action='store_true',

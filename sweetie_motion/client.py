@@ -3,7 +3,7 @@ Python client API of a running motion process: stored trajectories and playback 
 
     from sweetie_motion.client import MotionClient
     with MotionClient('sweetie_bot') as robot:
-        print(robot.list())
+        print(robot.names())
         code, message = robot.play('greeting', speed=1.5)
 
 The client owns an rclpy node spun in a background thread (or uses a node you give it, which
@@ -14,11 +14,19 @@ plain ROS 2 interfaces any other tool uses.
 
 import threading
 import time
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.storage.files import check_name
 from sweetie_motion.trajectory.goal import TrajectoryGoal
+
+
+class MotionResult(NamedTuple):
+    """How a motion ended: success flag, the action's error_code and error_string."""
+
+    succeeded: bool
+    error_code: int
+    error_string: str
 
 
 class ClientError(SweetieMotionError):
@@ -72,6 +80,7 @@ class MotionClient:
         if self._own:
             import rclpy
             self._executor.shutdown()
+            self._thread.join(5.0)  # a spinning thread at interpreter exit aborts the process
             self.node.destroy_node()
             rclpy.try_shutdown(context=self._context)
 
@@ -96,7 +105,7 @@ class MotionClient:
 
     # --- storage -------------------------------------------------------------------------------
 
-    def list(self) -> List[str]:
+    def names(self) -> List[str]:
         """Return the names of the stored trajectories."""
         self._storage_ready()
         response = self._wait(self._parameters.list_parameters(
@@ -148,7 +157,7 @@ class MotionClient:
         :raises ClientError: unknown, built-in, or refused.
         """
         check_name(name)
-        if name not in self.list():
+        if name not in self.names():
             raise ClientError(f'no stored trajectory named {name!r}')
         response = self._wait(self._parameters.delete_parameters([self.prefix + name]),
                               f'delete {name}')
@@ -160,12 +169,12 @@ class MotionClient:
 
     def play(self, name: str, speed: float = 1.0, backward: bool = False,
              feedback: Optional[Callable[[float, float, float], None]] = None,
-             timeout: Optional[float] = None) -> Tuple[int, str]:
+             timeout: Optional[float] = None) -> MotionResult:
         """
         Play a stored trajectory by name and wait for the result.
 
         :param feedback: called with (time_from_start, duration, progress).
-        :return: (error_code, error_string) of PlayTrajectory.Result (0 = success).
+        :return: the outcome with PlayTrajectory.Result's error_code and error_string.
         """
         if not self._play.wait_for_server(timeout_sec=self.timeout):
             raise ClientError(f'play_trajectory of {self.ns} is not available')
@@ -181,11 +190,11 @@ class MotionClient:
             raise ClientError(f'play {name!r} was rejected')
         result = self._wait(handle.get_result_async(), f'result of {name}',
                             timeout=timeout if timeout is not None else 3600.0)
-        return result.result.error_code, result.result.error_string
+        return _outcome(result)
 
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
-                ) -> Tuple[int, str]:
-        """Execute a goal on the trajectory controller; return (error_code, error_string)."""
+                ) -> MotionResult:
+        """Execute a goal on the trajectory controller and wait for the outcome."""
         from sweetie_motion.conversions import goal_to_msg
         if not self._follow.wait_for_server(timeout_sec=self.timeout):
             raise ClientError('the trajectory controller is not available')
@@ -194,7 +203,7 @@ class MotionClient:
             raise ClientError('the goal was rejected')
         result = self._wait(handle.get_result_async(), 'goal result',
                             timeout=timeout if timeout is not None else 3600.0)
-        return result.result.error_code, result.result.error_string
+        return _outcome(result)
 
     def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:
         """Return the last goal the trajectory controller accepted (e.g. from MoveIt)."""
@@ -214,3 +223,12 @@ class MotionClient:
         if not box:
             raise ClientError(f'{controller} has executed no goal yet')
         return goal_from_msg(box[0])
+
+
+def _outcome(response) -> MotionResult:
+    from action_msgs.msg import GoalStatus
+    succeeded = response.status == GoalStatus.STATUS_SUCCEEDED
+    message = response.result.error_string
+    if not succeeded and not message:
+        message = f'the goal ended with status {response.status} and no reason'
+    return MotionResult(succeeded, response.result.error_code, message)

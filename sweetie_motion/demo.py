@@ -4,7 +4,9 @@
 1. prints the robot's chains, groups and joints and draws its kinematic tree;
 2. starts the motion process (a separate process, as on a robot) on the virtual robot;
 3. drives the head and a leg through FollowJointState for a few seconds from this process, with
-   a live status line (cycle rate, jitter, resource owners), and plots reference vs measured.
+   a live status line (cycle rate, jitter, resource owners), and plots reference vs measured;
+4. plays the stored animation ``greeting`` by name (the play_trajectory action), with progress
+   and result, and plots the played joints.
 
 Everything stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST unless set).
 """
@@ -106,8 +108,10 @@ class DemoClient:
 def start_motion_process(namespace: str, log: Path) -> subprocess.Popen:
     """Start `sweetie-motion bringup` on the virtual robot as a separate process."""
     stream = open(log, 'w', encoding='utf-8')
+    store = log.parent / 'trajectories'  # the demo's saves stay in the demo's folder
     return subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
-                             '--namespace', namespace], stdout=stream,
+                             '--namespace', namespace, '--storage-dir', str(store)],
+                            stdout=stream,
                             stderr=subprocess.STDOUT, env=os.environ.copy())
 
 
@@ -148,6 +152,49 @@ def drive_with_follow_joint_state(client: DemoClient, seconds: float, out: Path)
                              'FollowJointState on the virtual robot: reference vs measured')
 
 
+def play_by_name(client: DemoClient, name: str, out: Path) -> bool:
+    """Play a stored trajectory by name with a progress line; plot what was played."""
+    from sweetie_motion.client import MotionClient
+    from sweetie_motion.plots import plot_joint_series
+    api = MotionClient(client.ns, node=client.node)
+    goal = api.load(name)
+    print(f'\nplaying {name!r} by name: {len(goal.points)} keyframes, '
+          f'{len(goal.joints())} joints, {goal.duration:.1f} s')
+    with client.lock:
+        client.samples.clear()
+    tty = sys.stdout.isatty()
+    shown = [-1.0]
+
+    def progress(elapsed: float, duration: float, fraction: float) -> None:
+        if tty:
+            bar = '#' * int(fraction * 30)
+            print(f'\r  [{bar:<30}] {elapsed:5.2f} / {duration:.2f} s', end='', flush=True)
+        elif fraction - shown[0] >= 0.2 or (fraction >= 0.999 and shown[0] < 0.999):
+            shown[0] = fraction
+            print(f'  {elapsed:5.2f} / {duration:.2f} s ({fraction:.0%})', flush=True)
+    outcome = api.play(name, feedback=progress)
+    if tty:
+        print()
+    print(f'  result: {"succeeded" if outcome.succeeded else "FAILED"} '
+          f'(error_code {outcome.error_code}): {outcome.error_string}')
+    time.sleep(0.3)
+    with client.lock:
+        samples = list(client.samples)
+    if not samples:
+        return outcome.succeeded
+    t0 = samples[0][0]
+    names = list(samples[0][1].name)
+    series = {}
+    for joint in goal.joints():
+        k = names.index(joint)
+        series[joint] = {'reference': [s[2].position[k] for s in samples],
+                         'measured': [s[1].position[k] for s in samples]}
+    path = plot_joint_series(out, [s[0] - t0 for s in samples], series,
+                             f'{name!r} played by name on the virtual robot')
+    print(f'  played joints: {path}')
+    return outcome.succeeded
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the demo; return the exit code."""
     import argparse
@@ -173,7 +220,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         plot = drive_with_follow_joint_state(client, args.seconds,
                                              out / 'follow_joint_state.png')
         print(f'reference vs measured: {plot}')
-        return 0
+        ok = play_by_name(client, 'greeting', out / 'greeting.png')
+        return 0 if ok else 1
     finally:
         if client is not None:
             client.close()

@@ -9,19 +9,14 @@ import time
 
 import numpy as np
 import pytest
+from sim_process import PERIOD, Sim
 from sweetie_motion.controllers.base import ControllerCore
-from sweetie_motion.controllers.joint_state import FollowJointStateCore
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
 from sweetie_motion.core.cycle import SyncCycle
 from sweetie_motion.core.ports import ControllerOutput
-from sweetie_motion.core.smoothing import create_filter
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.model import load_robot_description
-from sweetie_motion.nodes.process import MotionProcess
-from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
-
-PERIOD = 0.01
 
 
 @pytest.fixture(scope='module')
@@ -29,47 +24,6 @@ def model():
     m = load_robot_description('sweetie_bot.yaml')
     m.configure()
     return m
-
-
-class Sim:
-    """A motion process stepped by hand on the virtual robot."""
-
-    def __init__(self, model):
-        self.process = MotionProcess(model, PERIOD)
-        self.view = self.process.view
-        joints = self.process.servo_joints()
-        limits = self.view.velocity_limits()[self.view.get_joint_indices(joints)]
-        self.bus = VirtualServoBus(joints, limits, lag=0.03, delay=0)
-        indices = self.view.get_joint_indices(joints)
-        cycle = self.process.cycle
-        cycle.add_stage('input', BusInput(self.bus, indices,
-                                          self.view.get_joint_indices(
-                                              self.view.list_virtual_joints())))
-        cycle.add_stage('aggregator', self.process.aggregator)
-        cycle.add_stage('output', BusOutput(self.bus, indices))
-        self.now = 0.0
-        self.bus.receive(self.now)
-        self.refs = []
-
-    def idx(self, joint):
-        return self.view.get_joint_index(joint)
-
-    def fjs(self, name='fjs', chains=('leg1', 'head', 'nose'), delay=0.2, stay=True,
-            smoothing='critically_damped', order=10):
-        core = FollowJointStateCore(
-            name, self.view, self.process.arbiter, list(chains), delay, stay,
-            lambda joints: create_filter(smoothing, joints, PERIOD, {'transient_time': 0.2}))
-        self.process.cycle.add_stage('controller', core, order)
-        core.start(self.process.cycle.reference)
-        core.acquire()
-        return core
-
-    def step(self, n=1):
-        for _ in range(n):
-            self.now += PERIOD
-            tick = self.process.cycle.step(self.now)
-            self.refs.append(tick.reference.position.copy())
-        return tick
 
 
 def test_aggregator_takes_each_resource_from_its_current_owner_only(model):

@@ -38,7 +38,7 @@ class Outcome:
     """How a goal ended: 'succeeded', 'aborted' or 'canceled', with code and message."""
 
     status: str
-    code: ResultCode
+    code: int
     message: str
 
 
@@ -77,16 +77,18 @@ class ExecutingGoal:
     feedback: LatestValue = field(default_factory=LatestValue)
     finished: threading.Event = field(default_factory=threading.Event)
     cancel_requested: bool = False
+    #: what the action side should tell the user (e.g. velocity limits exceeded)
+    warnings: List[str] = field(default_factory=list)
 
     @property
     def duration(self) -> float:
         """Return the duration of the motion, approach included [s]."""
         return self.spline.duration
 
-    def end(self, status: str, code: ResultCode, message: str) -> None:
+    def end(self, status: str, code: int, message: str) -> None:
         """Record the outcome (the first one wins) and wake whoever waits for it."""
         if self.outcome is None:
-            self.outcome = Outcome(status, ResultCode(code), message)
+            self.outcome = Outcome(status, int(code), message)
             self.finished.set()
 
 
@@ -175,8 +177,19 @@ class JointTrajectoryCore(ControllerCore):
                             np.array([p.positions[column] for p in goal.points])))
         resources = frozenset(self.model.get_joints_groups(joints))
         local = np.array([self._local[int(i)] for i in indices], dtype=np.intp)
-        return ExecutingGoal(goal, joints, indices, local, spline, tolerances, resources,
-                             support)
+        executing = ExecutingGoal(goal, joints, indices, local, spline, tolerances, resources,
+                                  support)
+        executing.warnings = self._speed_warnings(spline, joints, indices)
+        return executing
+
+    def _speed_warnings(self, spline: JointSpline, joints: List[str],
+                        indices: np.ndarray) -> List[str]:
+        """Name the joints the trajectory drives faster than their URDF velocity limit."""
+        limits = self.model.velocity_limits()[indices]
+        grid = np.linspace(0.0, spline.duration, 200)
+        peak = np.max(np.abs([spline.sample(t)[1] for t in grid]), axis=0)
+        return [f'{j} needs {p:.2f} rad/s (URDF limit {lim:.2f})'
+                for j, p, lim in zip(joints, peak, limits) if p > 1.05 * lim]
 
     def start(self, executing: ExecutingGoal) -> None:
         """Make ``executing`` the next goal (the running one is preempted at the next tick)."""
@@ -255,7 +268,9 @@ class JointTrajectoryCore(ControllerCore):
         if active is not None and active.outcome is None:
             self._follow(tick, active, target, target_velocity)
         if active is not None and active.outcome is not None:
-            self._finish(tick, active)
+            self._finish(tick, active)  # ended now or before: hold from here on
+            target = self._hold.copy()
+            target_velocity[:] = 0.0
         idx = self.indices
         position, velocity = self.filter.update(tick.measured.position[idx],
                                                 tick.measured.velocity[idx], target,
@@ -302,11 +317,13 @@ class JointTrajectoryCore(ControllerCore):
                        f'{violation}')
 
     def _finish(self, tick: Tick, active: ExecutingGoal) -> None:
-        # the goal ended (this tick or earlier): hold where the reference is now
         position, velocity = self.filter.state
-        self._hold = position.copy()
-        if active.outcome.status != 'succeeded':
-            self.filter.reset(position, velocity)  # decelerate from the current motion
+        if active.outcome.status == 'succeeded':
+            self._hold[active.local] = active.spline.end  # exactly the last keyframe
+        else:
+            # stopped on the way: hold where the motion is, decelerating through the filter
+            self._hold = position.copy()
+            self.filter.reset(position, velocity)
         self._active = None
         self._settling = (active, tick.now)
 

@@ -133,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--no-autostart', action='store_true',
                         help='leave every node unconfigured (drive them with lifecycle '
                              'services)')
+    parser.add_argument('--storage-dir',
+                        help='override storage_dir of the trajectory_storage component')
     parser.add_argument('--threads', type=int, default=4,
                         help='threads of the MultiThreadedExecutor')
     return parser
@@ -155,6 +157,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             config.period = args.period
         if args.no_autostart:
             config.autostart = False
+        if args.storage_dir:
+            for component in config.components:
+                if component.type_name == 'trajectory_storage':
+                    component.parameters['storage_dir'] = args.storage_dir
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2

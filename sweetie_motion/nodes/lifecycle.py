@@ -22,7 +22,7 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.params import declare_table, read_table
+from sweetie_motion.nodes.params import declare_table, empty_array_type, read_table
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 
 
@@ -50,13 +50,23 @@ class ManagedNode(LifecycleNode):
 
     def __init__(self, node_name: str, *, parameters: Optional[dict] = None,
                  **kwargs: Any) -> None:
-        overrides = [Parameter(k, value=v) for k, v in (parameters or {}).items()]
+        parameters = dict(parameters or {})
+        # rclpy types an override by its value, and [] has none: empty lists are set after
+        # the table is declared
+        empty = [k for k, v in parameters.items() if isinstance(v, (list, tuple)) and not v]
+        overrides = [Parameter(k, value=v) for k, v in parameters.items() if k not in empty]
+        #: names set by the process config for this node: checked for typos at configure
+        self.configured_names = set(parameters)
         super().__init__(node_name, parameter_overrides=overrides,
                          automatically_declare_parameters_from_overrides=True, **kwargs)
         service = getattr(self, '_service_change_state', None)
         if service is not None:
             service.callback = self._guard_change_state(service.callback)
         self._declare_parameters()
+        for name in empty:
+            spec = next((s for s in self.PARAMETERS if s.name == name), None)
+            if spec is not None and spec.kind is list:
+                self.set_parameters([Parameter(name, empty_array_type(spec), [])])
         self.values: dict = {}
         #: topic inputs need no mutual exclusion (they hand data over through LatestValue),
         #: and a reentrant group keeps the MultiThreadedExecutor from re-polling them
@@ -83,8 +93,10 @@ class ManagedNode(LifecycleNode):
         :raises ParameterError: naming every problem.
         """
         values = read_table(self, self.PARAMETERS)
+        # only names given to this node by the process config are checked: command-line
+        # overrides (--ros-args -p) apply to every node of the process
         known = {spec.name for spec in self.PARAMETERS} | BUILTIN_PARAMETERS
-        unknown = [name for name in self.get_parameters_by_prefix('')
+        unknown = [name for name in self.configured_names
                    if name not in known and not self.accepts_parameter(name)]
         if unknown:
             raise ParameterError(f'unknown parameter(s) {", ".join(sorted(unknown))}')
@@ -105,7 +117,7 @@ class ManagedNode(LifecycleNode):
     def cleanup_component(self) -> None:
         """Release what configure created."""
 
-    def _run(self, step: str, action: Callable[[], None]) -> TransitionCallbackReturn:
+    def _transition(self, step: str, action: Callable[[], None]) -> TransitionCallbackReturn:
         try:
             action()
         except (SweetieMotionError, ValueError) as error:
@@ -117,36 +129,36 @@ class ManagedNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
-        result = self._run('configure', self.configure_component)
+        result = self._transition('configure', self.configure_component)
         if result != TransitionCallbackReturn.SUCCESS:
-            self._run('cleanup after failed configure', self.cleanup_component)
+            self._transition('cleanup after failed configure', self.cleanup_component)
         return result
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        result = self._run('activate', self.activate_component)
+        result = self._transition('activate', self.activate_component)
         if result == TransitionCallbackReturn.SUCCESS:
             return super().on_activate(state)
         return result
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        result = self._run('deactivate', self.deactivate_component)
+        result = self._transition('deactivate', self.deactivate_component)
         super().on_deactivate(state)
         return result
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        return self._run('cleanup', self.cleanup_component)
+        return self._transition('cleanup', self.cleanup_component)
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         if state.label == 'active':
-            self._run('deactivate', self.deactivate_component)
+            self._transition('deactivate', self.deactivate_component)
         if state.label in ('active', 'inactive'):
-            self._run('cleanup', self.cleanup_component)
+            self._transition('cleanup', self.cleanup_component)
         return TransitionCallbackReturn.SUCCESS
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.get_logger().error(f'error processing in state {state.label}; cleaning up')
-        self._run('deactivate', self.deactivate_component)
-        self._run('cleanup', self.cleanup_component)
+        self._transition('deactivate', self.deactivate_component)
+        self._transition('cleanup', self.cleanup_component)
         return TransitionCallbackReturn.SUCCESS
 
     @property

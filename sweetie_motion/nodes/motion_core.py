@@ -14,6 +14,7 @@ from typing import Optional
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from sweetie_motion.conversions import fill_joint_state, joint_state
 from sweetie_motion.core.cycle import Tick
@@ -135,7 +136,11 @@ class MotionCoreNode(ManagedNode):
             measured, reference = poses
             if not self.context.ok():
                 return
-            stamp = self.get_clock().now().to_msg()
+            # the stamp is the tick's time on the ROS clock, not the (later) publishing time
+            now = self.get_clock().now()
+            age = max(0.0, time.monotonic() - reference.stamp)
+            stamp = Time(nanoseconds=now.nanoseconds - int(age * 1e9),
+                         clock_type=now.clock_type).to_msg()
             state_msg.header.stamp = ref_msg.header.stamp = stamp
             fill_joint_state(state_msg, measured.position, measured.velocity, measured.effort)
             fill_joint_state(ref_msg, reference.position, reference.velocity)
@@ -143,7 +148,7 @@ class MotionCoreNode(ManagedNode):
                 self.pub_state.publish(state_msg)
                 self.pub_ref.publish(ref_msg)
             except Exception as error:  # noqa: B902 -- e.g. the context shutting down
-                if self._running.is_set():
+                if self._running.is_set() and self.context.ok():
                     self.get_logger().warning(f'publishing joint states failed: {error}')
 
     def _publish_owners(self, owners) -> None:

@@ -44,7 +44,7 @@ def declare_table(node: Node, specs: Sequence[ParameterSpec]) -> None:
         default = spec.default
         if spec.kind is list and not default:
             # rclpy cannot infer the type of an empty list: pass the type explicitly
-            node.declare_parameter(spec.name, _empty_type(spec), descriptor(spec))
+            node.declare_parameter(spec.name, empty_array_type(spec), descriptor(spec))
         else:
             node.declare_parameter(spec.name, default, descriptor(spec))
     table = {spec.name: spec for spec in specs}
@@ -63,7 +63,8 @@ def declare_table(node: Node, specs: Sequence[ParameterSpec]) -> None:
     node.add_on_set_parameters_callback(on_set)
 
 
-def _empty_type(spec: ParameterSpec) -> Parameter.Type:
+def empty_array_type(spec: ParameterSpec) -> Parameter.Type:
+    """Return the rclpy type of an array parameter (rclpy cannot infer it from [])."""
     return {str: Parameter.Type.STRING_ARRAY, float: Parameter.Type.DOUBLE_ARRAY,
             int: Parameter.Type.INTEGER_ARRAY, bool: Parameter.Type.BOOL_ARRAY}[spec.element]
 

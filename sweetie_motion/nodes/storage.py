@@ -12,7 +12,7 @@ overridden but not deleted.
 from pathlib import Path
 from typing import List
 
-from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.errors import SweetieMotionError
@@ -69,7 +69,10 @@ class TrajectoryStorageNode(ManagedNode):
                     self.set_parameters([Parameter(parameter, Parameter.Type.BYTE_ARRAY,
                                                    value)])
                 else:
-                    self.declare_parameter(parameter, value)
+                    # dynamic typing: a trajectory can be deleted (ros2 param delete)
+                    self.declare_parameter(parameter, value, ParameterDescriptor(
+                        description=f'trajectory {name!r}: a serialized control_msgs '
+                        'FollowJointTrajectory goal', dynamic_typing=True))
         finally:
             self._publishing = False
         self.get_logger().info(

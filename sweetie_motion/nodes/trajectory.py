@@ -32,7 +32,7 @@ from sweetie_motion.storage.files import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
-from sweetie_motion.trajectory.validation import GoalError, ResultCode
+from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -82,7 +82,8 @@ class JointTrajectoryNode(ControllerNode):
     def __init__(self, process: MotionProcess, name: str = 'joint_trajectory', **kwargs) -> None:
         super().__init__(process, name, **kwargs)
         self._action_group = ReentrantCallbackGroup()
-        self._goals: Dict[object, Tuple[ExecutingGoal, Future, object]] = {}
+        #: goal id -> (goal handle, executing goal, its done future, feedback publisher)
+        self._goals: Dict[bytes, Tuple[object, ExecutingGoal, Future, object]] = {}
         self._goals_lock = threading.Lock()
         self._last_support = None
         self._storage_client: Optional[AsyncParameterClient] = None
@@ -143,7 +144,7 @@ class JointTrajectoryNode(ControllerNode):
 
     def deactivate_component(self) -> None:
         if self.core is not None:
-            for executing, _, _ in list(self._goals.values()):
+            for _, executing, _, _ in list(self._goals.values()):
                 executing.end('aborted', ResultCode.INVALID_GOAL,
                               f'controller {self.get_name()} was deactivated')
         super().deactivate_component()
@@ -157,19 +158,23 @@ class JointTrajectoryNode(ControllerNode):
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
         executing = self.core.prepare(goal)
+        if executing.warnings:
+            self.get_logger().warning('faster than the velocity limits: ' +
+                                      '; '.join(executing.warnings))
         self.core.start(executing)
         return executing
 
     async def _run(self, goal_handle, executing: ExecutingGoal, feedback) -> ExecutingGoal:
         """Wait (without holding an executor thread) until the goal has an outcome."""
         done = Future()
+        key = bytes(goal_handle.goal_id.uuid)
         with self._goals_lock:
-            self._goals[goal_handle] = (executing, done, feedback)
+            self._goals[key] = (goal_handle, executing, done, feedback)
         try:
             await done
         finally:
             with self._goals_lock:
-                self._goals.pop(goal_handle, None)
+                self._goals.pop(key, None)
         return executing
 
     @staticmethod
@@ -183,12 +188,28 @@ class JointTrajectoryNode(ControllerNode):
             goal_handle.abort()
 
     async def _execute(self, goal_handle):
+        try:
+            return await self._execute_goal(goal_handle)
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            return self._internal_error(goal_handle, FollowJointTrajectory.Result(), error)
+
+    def _internal_error(self, goal_handle, result, error: Exception):
+        import traceback
+        self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
+        if goal_handle.is_active:
+            goal_handle.abort()
+        result.error_code = int(ResultCode.INVALID_GOAL)
+        result.error_string = f'internal error of {self.get_name()}: ' \
+                              f'{type(error).__name__}: {error}'
+        return result
+
+    async def _execute_goal(self, goal_handle):
         result = FollowJointTrajectory.Result()
         try:
             goal = goal_from_msg(goal_handle.request)
             executing = self._start(goal)
         except GoalError as error:
-            self.get_logger().warning(f'goal refused ({error.code.name}): {error}')
+            self.get_logger().warning(f'goal refused ({error.code_name}): {error}')
             goal_handle.abort()
             result.error_code, result.error_string = int(error.code), str(error)
             return result
@@ -222,8 +243,8 @@ class JointTrajectoryNode(ControllerNode):
     def _monitor(self) -> None:
         """Goal bookkeeping at feedback_rate: cancel requests, feedback, results, support."""
         with self._goals_lock:
-            goals = list(self._goals.items())
-        for goal_handle, (executing, done, feedback) in goals:
+            goals = list(self._goals.values())
+        for goal_handle, executing, done, feedback in goals:
             if goal_handle.is_cancel_requested and not executing.cancel_requested:
                 self.core.cancel(executing)
             if executing.outcome is not None:
@@ -272,14 +293,14 @@ class JointTrajectoryNode(ControllerNode):
             while not client.services_are_ready() and time.monotonic() < deadline:
                 await self._sleep(0.1)
             if not client.services_are_ready():
-                raise GoalError(PlayTrajectory.Result.CONTROLLER_UNAVAILABLE,
+                raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE,
                                 f'trajectory storage node {self.values["storage_node"]!r} '
                                 'is not available')
         parameter = f'{self.values["trajectory_namespace"]}.{name}'
         response = await client.get_parameters([parameter])
         value = response.values[0] if response and response.values else None
         if value is None or not value.byte_array_value:
-            raise GoalError(PlayTrajectory.Result.NOT_FOUND,
+            raise GoalError(PlayCode.NOT_FOUND,
                             f'no stored trajectory named {name!r}')
         return goal_from_bytes(bytes(b''.join(value.byte_array_value)
                                      if isinstance(value.byte_array_value, list)
@@ -315,6 +336,12 @@ class JointTrajectoryNode(ControllerNode):
         return goal.shifted(max(duration, 0.3) - goal.points[0].time)
 
     async def _play(self, goal_handle):
+        try:
+            return await self._play_goal(goal_handle)
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            return self._internal_error(goal_handle, PlayTrajectory.Result(), error)
+
+    async def _play_goal(self, goal_handle):
         request = goal_handle.request
         result = PlayTrajectory.Result()
         speed = request.speed_scale if request.speed_scale > 0 else 1.0
@@ -323,11 +350,11 @@ class JointTrajectoryNode(ControllerNode):
                 raise GoalError(ResultCode.INVALID_GOAL, f'speed_scale {speed} is invalid')
             goal = await self._load(request.name)
             if request.backward:
-                goal = goal.reversed()
+                goal = goal.backward()
             goal = self._approach(goal.scaled(speed))
             executing = self._start(goal)
         except (GoalError, TrajectoryFileError) as error:
-            code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))
+            code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))  # file errors: -1
             self.get_logger().warning(f'play {request.name!r} refused: {error}')
             goal_handle.abort()
             result.error_code, result.error_string = code, str(error)
@@ -343,8 +370,7 @@ class JointTrajectoryNode(ControllerNode):
         self._finish_handle(goal_handle, executing)
         outcome = executing.outcome
         result.error_code = int(outcome.code) if outcome.status != 'canceled' else \
-            PlayTrajectory.Result.CANCELED
+            int(PlayCode.CANCELED)
         result.error_string = outcome.message
         self.get_logger().info(f'play {request.name!r} {outcome.status}: {outcome.message}')
         return result
-

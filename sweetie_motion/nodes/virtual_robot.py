@@ -6,6 +6,7 @@ posing the robot would; servos with torque on resist. The dynamic parameter ``bl
 jams servos to make tolerance violations real.
 """
 
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from sweetie_motion.conversions import joint_state_positions
@@ -24,9 +25,10 @@ class VirtualRobotNode(ManagedNode):
                       low=0.001, high=5.0),
         ParameterSpec('delay', 1, 'Command delay of the simulated servos [cycles].',
                       low=0, high=100),
-        ParameterSpec('velocity_scale', 1.0,
-                      'Simulated servo speed as a fraction of the URDF velocity limits.',
-                      low=0.01, high=10.0),
+        ParameterSpec('max_velocity', 6.0,
+                      'Top speed of the simulated servos [rad/s] (a HerkuleX DRS-0101 turns '
+                      'about 7 rad/s unloaded); 0 = the URDF velocity limits.',
+                      low=0.0, high=100.0),
         ParameterSpec('blocked_joints', [], 'Joints whose servos are jammed (they stop '
                       'moving), to test tolerance handling. Changes apply at once.',
                       dynamic=True, check=unique, array_of=str),
@@ -43,7 +45,9 @@ class VirtualRobotNode(ManagedNode):
         values = self.read_parameters()
         joints = self.process.servo_joints()
         view = self.process.view
-        limits = view.velocity_limits()[view.get_joint_indices(joints)] * values['velocity_scale']
+        limits = view.velocity_limits()[view.get_joint_indices(joints)]
+        if values['max_velocity'] > 0:
+            limits = np.full(len(joints), values['max_velocity'])
         self.bus = VirtualServoBus(joints, limits, lag=values['lag'], delay=values['delay'])
         self._apply_blocked(values['blocked_joints'])
         self.process.bus = self.bus

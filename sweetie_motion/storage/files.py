@@ -28,7 +28,7 @@ import yaml
 FORMAT = 'sweetie_motion/trajectory 1'
 SUFFIX = '.yaml'
 #: trajectory names: one ROS parameter name component (no dots, slashes, or leading digits)
-NAME_PATTERN = re.compile(r'^[A-Za-z][A-Za-z0-9_]{0,63}$')
+NAME_PATTERN = re.compile(r'[A-Za-z][A-Za-z0-9_]{0,63}')
 
 try:  # the C loader and dumper are several times faster; fall back when libyaml is missing
     _Loader: Any = yaml.CSafeLoader
@@ -51,7 +51,7 @@ def check_name(name: str) -> str:
 
     :raises TrajectoryFileError: with what is wrong.
     """
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise TrajectoryFileError(
             f'invalid trajectory name {name!r}: use letters, digits and underscores, starting '
             'with a letter (at most 64 characters)')
@@ -232,4 +232,4 @@ def name_of(path: Path) -> Optional[str]:
     if path.suffix != SUFFIX or is_temporary(path):
         return None
     name = path.stem
-    return name if NAME_PATTERN.match(name) else None
+    return name if NAME_PATTERN.fullmatch(name) else None

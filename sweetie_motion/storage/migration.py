@@ -41,10 +41,9 @@ def goal_from_ros1(document: Any, where: str = 'goal') -> TrajectoryGoal:
 
     :raises MigrationError: naming what is missing or malformed.
     """
-    if not isinstance(document, Mapping) or not isinstance(document.get('trajectory'),
-                                                             Mapping):
+    trajectory = document.get('trajectory') if isinstance(document, Mapping) else None
+    if not isinstance(trajectory, Mapping):
         raise MigrationError(f'{where}: not a FollowJointTrajectoryGoal (no "trajectory")')
-    trajectory = document['trajectory']
     names = trajectory.get('joint_names')
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise MigrationError(f'{where}: trajectory.joint_names must be a list of names')

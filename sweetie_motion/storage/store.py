@@ -139,8 +139,9 @@ class TrajectoryStore:
             if candidate.is_file():
                 try:
                     goal = load_goal_file(candidate)
-                except TrajectoryFileError:
-                    continue
+                    check_structure(goal)
+                except (TrajectoryFileError, GoalError):
+                    continue  # load() skips it too
                 with self._lock:
                     self._goals[name], self._origin[name] = goal, candidate
                 break

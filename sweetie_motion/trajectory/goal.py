@@ -68,7 +68,7 @@ class TrajectoryGoal:
         return self.points[-1].time if self.points else 0.0
 
     def joints(self) -> List[str]:
-        """Return the real joints (without the support pseudo-joints)."""
+        """Return the names of the real joints: the support pseudo-joints left out."""
         return [j for j in self.joint_names if not j.startswith(SUPPORT_PREFIX)]
 
     def support_chains(self) -> List[str]:
@@ -107,12 +107,12 @@ class TrajectoryGoal:
                   for p in self.points]
         return replace(self, points=points)
 
-    def reversed(self) -> 'TrajectoryGoal':
-        """Return the goal played backwards (last keyframe first)."""
+    def backward(self) -> 'TrajectoryGoal':
+        """Return the goal played backwards (last keyframe first, the same lead-in time)."""
         if not self.points:
             return replace(self)
-        end = self.duration
-        points = [TrajectoryPoint(end - p.time, list(p.positions), [-v for v in p.velocities],
+        mirror = self.points[0].time + self.duration
+        points = [TrajectoryPoint(mirror - p.time, list(p.positions), [-v for v in p.velocities],
                                   list(p.accelerations), list(p.effort))
                   for p in reversed(self.points)]
         return replace(self, points=points)

@@ -60,7 +60,7 @@ class JointSpline:
         if len(times) < 2 or t >= times[-1]:
             zero = np.zeros(len(self.end))
             return self.end.copy(), zero, zero.copy()
-        if t <= times[0]:
+        if t < times[0]:
             zero = np.zeros(len(self.end))
             return self.coefficients[0, 0].copy(), zero, zero.copy()
         segment = int(np.searchsorted(times, t, side='right')) - 1

@@ -104,4 +104,3 @@ class Tolerances:
     def start_violation(self, start: np.ndarray, current: np.ndarray) -> Optional[Violation]:
         """Return the joint whose first keyframe is farther than its path tolerance."""
         return self._first('position', current - start, self.path_position)
-

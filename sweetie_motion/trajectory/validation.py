@@ -29,12 +29,30 @@ class ResultCode(IntEnum):
     GOAL_TOLERANCE_VIOLATED = -5
 
 
+class PlayCode(IntEnum):
+    """The extra result codes of sweetie_motion_msgs/action/PlayTrajectory."""
+
+    NOT_FOUND = -10
+    CONTROLLER_UNAVAILABLE = -11
+    CANCELED = -12
+
+
 class GoalError(SweetieMotionError):
     """A goal is refused or failed: the result code and the message for the client."""
 
-    def __init__(self, code: ResultCode, message: str) -> None:
-        self.code = ResultCode(code)
+    def __init__(self, code: int, message: str) -> None:
+        self.code = int(code)
         super().__init__(message)
+
+    @property
+    def code_name(self) -> str:
+        """Return the name of the result code ('INVALID_GOAL', 'NOT_FOUND', ...)."""
+        for enum in (ResultCode, PlayCode):
+            try:
+                return enum(self.code).name
+            except ValueError:
+                continue
+        return str(self.code)
 
 
 @dataclass(frozen=True)
@@ -83,12 +101,12 @@ def check_structure(goal: TrajectoryGoal) -> None:
             if bool(getattr(point, field)) != bool(getattr(goal.points[0], field)):
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'point {k}: {field} must be given for every point or none')
-        for field in ('positions', 'velocities', 'accelerations', 'effort'):
+        for field, label in (('positions', 'position'), ('velocities', 'velocity'),
+                             ('accelerations', 'acceleration'), ('effort', 'effort')):
             for name, value in zip(names, getattr(point, field)):
                 if not math.isfinite(value):
                     raise GoalError(ResultCode.INVALID_GOAL,
-                                    f'point {k}: {field[:-1] if field != "effort" else field} '
-                                    f'of {name} is {value}')
+                                    f'point {k}: {label} of {name} is {value}')
         if not math.isfinite(point.time) or point.time < 0:
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'point {k}: time_from_start {point.time} is negative or not finite')

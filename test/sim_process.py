@@ -1,0 +1,76 @@
+"""A motion process stepped by hand on the virtual robot (simulated time, no ROS)."""
+
+from sweetie_motion.controllers.joint_state import FollowJointStateCore
+from sweetie_motion.core.smoothing import create_filter
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.servo.bus import BusInput, BusOutput
+from sweetie_motion.servo.virtual import VirtualServoBus
+
+PERIOD = 0.01
+
+
+class Sim:
+    """A motion process stepped by hand on the virtual robot."""
+
+    def __init__(self, model):
+        self.process = MotionProcess(model, PERIOD)
+        self.view = self.process.view
+        joints = self.process.servo_joints()
+        limits = self.view.velocity_limits()[self.view.get_joint_indices(joints)]
+        self.bus = VirtualServoBus(joints, limits, lag=0.03, delay=0)
+        indices = self.view.get_joint_indices(joints)
+        cycle = self.process.cycle
+        cycle.add_stage('input', BusInput(self.bus, indices,
+                                          self.view.get_joint_indices(
+                                              self.view.list_virtual_joints())))
+        cycle.add_stage('aggregator', self.process.aggregator)
+        cycle.add_stage('output', BusOutput(self.bus, indices))
+        self.now = 0.0
+        self.bus.receive(self.now)
+        self.refs = []
+
+    def idx(self, joint):
+        return self.view.get_joint_index(joint)
+
+    def fjs(self, name='fjs', chains=('leg1', 'head', 'nose'), delay=0.2, stay=True,
+            smoothing='critically_damped', order=10):
+        core = FollowJointStateCore(
+            name, self.view, self.process.arbiter, list(chains), delay, stay,
+            lambda joints: create_filter(smoothing, joints, PERIOD, {'transient_time': 0.2}))
+        self.process.cycle.add_stage('controller', core, order)
+        core.start(self.process.cycle.reference)
+        core.acquire()
+        return core
+
+    def step(self, n=1):
+        for _ in range(n):
+            self.now += PERIOD
+            tick = self.process.cycle.step(self.now)
+            self.refs.append(tick.reference.position.copy())
+        return tick
+
+    def trajectory_controller(self, name='trajectory', chains=('leg1', 'leg2', 'leg3', 'leg4',
+                                                               'head', 'nose', 'eyes'),
+                              smoothing='transient', defaults=None, order=20):
+        """Add a JointTrajectoryCore to the cycle and return it."""
+        from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore
+        from sweetie_motion.trajectory.tolerances import ToleranceDefaults
+        core = JointTrajectoryCore(
+            name, self.view, self.process.arbiter, list(chains),
+            lambda joints: create_filter(smoothing, joints, PERIOD,
+                                         {'transient_time': 0.25}),
+            defaults or ToleranceDefaults())
+        self.process.cycle.add_stage('controller', core, order)
+        core.operational = True
+        self.step(1)
+        return core
+
+    def run_goal(self, core, goal, limit=20.0):
+        """Prepare, start and step until the goal has an outcome; return it."""
+        executing = core.prepare(goal)
+        core.start(executing)
+        steps = 0
+        while executing.outcome is None and steps < limit / PERIOD:
+            self.step(1)
+            steps += 1
+        return executing

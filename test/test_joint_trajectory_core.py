@@ -1,0 +1,208 @@
+"""The trajectory controller core in simulated time on the virtual robot (R-FJT)."""
+
+import numpy as np
+import pytest
+from sim_process import PERIOD, Sim
+from sweetie_motion.model import load_robot_description
+from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
+from sweetie_motion.trajectory.tolerances import ToleranceDefaults
+from sweetie_motion.trajectory.validation import GoalError, ResultCode
+
+
+@pytest.fixture(scope='module')
+def model():
+    m = load_robot_description('sweetie_bot.yaml')
+    m.configure()
+    return m
+
+
+def goal(joints, rows, times, **kwargs):
+    return TrajectoryGoal(list(joints), [TrajectoryPoint(t, list(r)) for t, r in
+                                         zip(times, rows)], **kwargs)
+
+
+def trace(sim, joint):
+    return np.array(sim.refs)[:, sim.idx(joint)]
+
+
+def test_a_trajectory_is_followed_and_succeeds(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    g = goal(['joint12', 'joint51'], [[0.5, -0.3], [0.0, -0.6]], [1.0, 2.0])
+    executing = sim.run_goal(core, g)
+    assert executing.outcome.status == 'succeeded', executing.outcome.message
+    assert executing.outcome.code == ResultCode.SUCCESSFUL
+    ref = trace(sim, 'joint12')
+    assert ref.max() == pytest.approx(0.5, abs=0.01)       # passes the keyframe, no overshoot
+    assert sim.process.cycle.measured.position[sim.idx('joint51')] == pytest.approx(-0.6,
+                                                                                    abs=0.05)
+    assert np.abs(np.diff(ref)).max() < 0.05               # smooth: no jump anywhere
+
+
+def test_first_point_later_than_zero_starts_from_the_current_pose(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    sim.run_goal(core, goal(['joint12'], [[0.4]], [0.8]))
+    before = len(sim.refs)
+    executing = sim.run_goal(core, goal(['joint12'], [[-0.4]], [1.0]))
+    assert executing.outcome.status == 'succeeded'
+    ref = trace(sim, 'joint12')[before - 1:]
+    assert abs(ref[1] - ref[0]) < 0.02 and ref[0] == pytest.approx(0.4, abs=0.01)
+
+
+def test_start_far_from_the_current_pose_is_rejected_naming_the_joint(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    with pytest.raises(GoalError) as caught:
+        core.prepare(goal(['joint12', 'joint13'], [[0.0, 0.9], [0.0, 0.0]], [0.0, 1.0]))
+    assert caught.value.code == ResultCode.PATH_TOLERANCE_VIOLATED
+    assert 'joint13' in str(caught.value)
+
+
+def test_small_start_offset_blends_in_without_a_jump(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    before = len(sim.refs)
+    executing = sim.run_goal(core, goal(['joint12'], [[0.2], [0.2]], [0.0, 1.0]))
+    assert executing.outcome.status == 'succeeded'
+    ref = trace(sim, 'joint12')[before - 1:]
+    assert np.abs(np.diff(ref)).max() < 0.03
+
+
+def test_blocked_joint_aborts_with_path_tolerance_violated(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    sim.bus.block(['joint23'])
+    executing = sim.run_goal(core, goal(['joint23'], [[1.2], [0.0]], [1.0, 2.0]))
+    assert executing.outcome.status == 'aborted'
+    assert executing.outcome.code == ResultCode.PATH_TOLERANCE_VIOLATED
+    assert 'joint23' in executing.outcome.message
+
+
+def test_goal_not_reached_in_time_is_goal_tolerance_violated(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller(defaults=ToleranceDefaults(path=0.0, goal=0.02,
+                                                                goal_time=0.3))
+    sim.step(1)
+    executing = core.prepare(goal(['joint23'], [[0.5]], [1.0]))
+    core.start(executing)
+    for _ in range(70):
+        sim.step(1)
+    sim.bus.block(['joint23'])   # jams before the end, about 0.1 rad short
+    while executing.outcome is None:
+        sim.step(1)
+    assert executing.outcome.code == ResultCode.GOAL_TOLERANCE_VIOLATED
+    assert 'joint23' in executing.outcome.message
+
+
+def test_goal_tolerance_from_the_goal_overrides_the_default(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller(defaults=ToleranceDefaults(path=0.0, goal=0.001,
+                                                                goal_time=0.2))
+    sim.bus.block(['joint23'])
+    loose = goal(['joint23'], [[0.05]], [0.5],
+                 goal_tolerance=[JointTolerance('joint23', position=0.1)])
+    assert sim.run_goal(core, loose).outcome.status == 'succeeded'
+    unlimited = goal(['joint23'], [[0.5]], [0.5],
+                     goal_tolerance=[JointTolerance('joint23', position=-1)])
+    assert sim.run_goal(core, unlimited).outcome.status == 'succeeded'
+
+
+def test_preemption_aborts_the_old_goal_and_switches_without_a_jump(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    first = core.prepare(goal(['joint12'], [[1.0]], [2.0]))
+    core.start(first)
+    sim.step(80)                                  # moving fast in the middle
+    second = core.prepare(goal(['joint12'], [[-0.5]], [1.5]))
+    core.start(second)
+    sim.step(1)
+    assert first.outcome.status == 'aborted' and 'preempted' in first.outcome.message
+    while second.outcome is None:
+        sim.step(1)
+    assert second.outcome.status == 'succeeded'
+    ref = trace(sim, 'joint12')
+    velocity = np.diff(ref) / PERIOD
+    acceleration = np.diff(velocity) / PERIOD
+    assert np.abs(np.diff(ref)).max() < 0.03      # no jump
+    assert np.abs(acceleration).max() < 30.0      # bounded acceleration through the switch
+
+
+def test_cancel_decelerates_and_holds(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    executing = core.prepare(goal(['joint12'], [[1.2]], [2.0]))
+    core.start(executing)
+    sim.step(100)
+    core.cancel(executing)
+    sim.step(1)
+    assert executing.outcome.status == 'canceled'
+    sim.step(100)
+    ref = trace(sim, 'joint12')
+    after = ref[-60:]
+    assert np.abs(np.diff(after)).max() < 1e-4    # holds still
+    assert 0.3 < after[-1] < 1.0                  # stopped on the way, not at the end
+    assert np.abs(np.diff(ref)).max() < 0.03
+
+
+def test_losing_a_chain_aborts_the_goal_with_a_clear_message(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    fjs = sim.fjs(name='joint_state', chains=['head', 'nose'], delay=0.0, order=30)
+    executing = core.prepare(goal(['joint51', 'joint12'], [[-0.5, 0.5]], [2.0]))
+    core.start(executing)
+    sim.step(20)
+    fjs.acquire()
+    assert executing.outcome.status == 'aborted'
+    assert 'head' in executing.outcome.message and 'joint_state' in executing.outcome.message
+
+
+def test_two_controllers_on_disjoint_chains_run_at_once(model):
+    sim = Sim(model)
+    body = sim.trajectory_controller('body', chains=['leg1', 'leg2', 'leg3', 'leg4'])
+    head = sim.trajectory_controller('head', chains=['head', 'nose', 'eyes'], order=21)
+    a = body.prepare(goal(['joint12', 'joint22'], [[0.5, -0.5], [0.0, 0.0]], [1.0, 2.0]))
+    b = head.prepare(goal(['joint52', 'eyes_yaw'], [[0.6, 0.3], [-0.6, 0.0]], [0.8, 1.6]))
+    body.start(a)
+    head.start(b)
+    for _ in range(400):
+        sim.step(1)
+        if a.outcome and b.outcome:
+            break
+    assert a.outcome.status == 'succeeded' and b.outcome.status == 'succeeded'
+    assert trace(sim, 'joint52').max() == pytest.approx(0.6, abs=0.02)
+    assert trace(sim, 'joint12').max() == pytest.approx(0.5, abs=0.02)
+
+
+def test_support_flags_are_reported_not_driven(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    g = goal(['joint12', 'support/leg1', 'support/leg2'],
+             [[0.0, 1, 1], [0.3, 0, 1], [0.0, 1, 1]], [0.0, 0.5, 1.0])
+    executing = core.prepare(g)
+    core.start(executing)
+    seen = []
+    while executing.outcome is None:
+        sim.step(1)
+        seen.append(dict(core.support.value or {}))
+    assert {'leg1': 0.0, 'leg2': 1.0} in seen and seen[-1] == {'leg1': 1.0, 'leg2': 1.0}
+    assert executing.outcome.status == 'succeeded'
+
+
+def test_resources_return_to_the_background_controller_after_the_goal(model):
+    sim = Sim(model)
+    fjs = sim.fjs(name='background', delay=0.0, order=5)
+    core = sim.trajectory_controller()
+    executing = core.prepare(goal(['joint12'], [[0.4]], [0.6]))
+    core.start(executing)
+    sim.step(5)
+    assert sim.process.arbiter.owners()['leg1'] == 'trajectory'
+    while executing.outcome is None:
+        sim.step(1)
+    assert executing.outcome.status == 'succeeded'
+    sim.step(100)
+    assert sim.process.arbiter.owners()['leg1'] == 'background'
+    ref = trace(sim, 'joint12')
+    assert ref[-1] == pytest.approx(0.4, abs=0.01)   # the background controller holds the pose
+    assert np.abs(np.diff(ref[-100:])).max() < 1e-3  # no jump at the hand-over
+    assert fjs.operational

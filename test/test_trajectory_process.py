@@ -1,0 +1,444 @@
+"""
+Stored motions through real DDS from another process (R-FJT, R-STORE).
+
+The tests use the motion process the way MoveIt 2, ``ros2 action send_goal``, ``ros2 param``
+and the old robot's files do.
+"""
+
+import math
+import os
+from pathlib import Path
+import time
+
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance
+from motion_process import motion_process, MotionClient
+import numpy as np
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.action import ActionClient
+from rclpy.parameter import Parameter
+from ros_util import HERE, wait_for, wait_future
+from sweetie_motion.conversions import byte_array_value, goal_to_bytes
+from sweetie_motion.storage.files import load_goal_file
+from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+from sweetie_motion_msgs.action import PlayTrajectory
+from sweetie_motion_msgs.msg import SupportState
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NS = 'pony_fjt'
+SAMPLES = Path(HERE) / 'data' / 'sweetie_movements'
+Result = FollowJointTrajectory.Result
+
+
+def write_config(tmp: Path, storage: Path) -> str:
+    text = (Path(HERE) / 'config' / 'trajectory_test.yaml').read_text()
+    path = tmp / 'trajectory_test.yaml'
+    path.write_text(text.replace('STORAGE_DIR', str(storage)))
+    return str(path)
+
+
+@pytest.fixture(scope='module')
+def pony(tmp_path_factory):
+    from conftest import next_domain_id
+    domain = next_domain_id()
+    previous = os.environ.get('ROS_DOMAIN_ID')
+    os.environ['ROS_DOMAIN_ID'] = str(domain)
+    tmp = tmp_path_factory.mktemp('fjt')
+    storage = tmp / 'store'
+    try:
+        with motion_process(write_config(tmp, storage), NS) as process:
+            with MotionClient(NS, domain) as client:
+                client.wait_ready(['motion', 'virtual_robot', 'trajectory_storage',
+                                   'follow_joint_state', 'joint_trajectory', 'head_trajectory'])
+                client.process = process
+                client.storage = storage
+                client.fjt = ActionClient(client.node, FollowJointTrajectory,
+                                          f'/{NS}/joint_trajectory/follow_joint_trajectory')
+                client.head = ActionClient(client.node, FollowJointTrajectory,
+                                           f'/{NS}/head_trajectory/follow_joint_trajectory')
+                client.play = ActionClient(client.node, PlayTrajectory,
+                                           f'/{NS}/play_trajectory')
+                for action in (client.fjt, client.head, client.play):
+                    assert action.wait_for_server(timeout_sec=20)
+                yield client
+    finally:
+        os.environ['ROS_DOMAIN_ID'] = previous or ''
+
+
+def duration(seconds):
+    ns = int(round(seconds * 1e9))
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def fjt_goal(joints, rows, times, velocities=None, accelerations=None, **fields):
+    goal = FollowJointTrajectory.Goal()
+    goal.trajectory.joint_names = list(joints)
+    for k, (row, t) in enumerate(zip(rows, times)):
+        point = JointTrajectoryPoint(positions=[float(v) for v in row],
+                                     time_from_start=duration(t))
+        if velocities is not None:
+            point.velocities = [float(v) for v in velocities[k]]
+        if accelerations is not None:
+            point.accelerations = [float(v) for v in accelerations[k]]
+        goal.trajectory.points.append(point)
+    for key, value in fields.items():
+        setattr(goal, key, value)
+    return goal
+
+
+def send(client, action, goal, feedback=None):
+    handle = wait_future(action.send_goal_async(goal, feedback_callback=feedback), 10)
+    assert handle.accepted
+    return handle
+
+
+def run(client, action, goal, timeout=30.0, feedback=None):
+    handle = send(client, action, goal, feedback)
+    return wait_future(handle.get_result_async(), timeout)
+
+
+def back_to_zero(pony, joints):
+    result = run(pony, pony.fjt, fjt_goal(joints, [[0.0] * len(joints)], [1.0]))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+
+
+def references(pony, since, joint):
+    """Return (stamps, positions, velocities) of joint_states_ref after ``since``."""
+    with pony.lock:
+        history = list(pony.history)
+    rows = [(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9,
+             m.position[list(m.name).index(joint)], m.velocity[list(m.name).index(joint)])
+            for m in history if m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 >= since]
+    return tuple(np.array([r[k] for r in rows]) for k in range(3))
+
+
+def ros_now(pony):
+    return pony.node.get_clock().now().nanoseconds * 1e-9
+
+
+# --- validation: every rule gets its code and a precise message ---------------------------------
+
+BAD_GOALS = [
+    ('unknown joint', lambda: fjt_goal(['joint12', 'tail'], [[0, 0]], [1]),
+     Result.INVALID_JOINTS, 'tail'),
+    ('duplicate names', lambda: fjt_goal(['joint12', 'joint12'], [[0, 0]], [1]),
+     Result.INVALID_GOAL, 'duplicate joint names: joint12'),
+    ('size mismatch', lambda: fjt_goal(['joint12', 'joint13'], [[0]], [1]),
+     Result.INVALID_GOAL, 'point 0 has 1 positions for 2 joints'),
+    ('NaN', lambda: fjt_goal(['joint12'], [[0.1], [math.nan]], [1, 2]),
+     Result.INVALID_GOAL, 'point 1: position of joint12 is nan'),
+    ('infinity', lambda: fjt_goal(['joint12'], [[math.inf]], [1]),
+     Result.INVALID_GOAL, 'joint12 is inf'),
+    ('times not increasing', lambda: fjt_goal(['joint12'], [[0.1], [0.2]], [1, 1]),
+     Result.INVALID_GOAL, 'point 1: time_from_start 1.0000 s is not after point 0'),
+    ('no points', lambda: fjt_goal(['joint12'], [], []),
+     Result.INVALID_GOAL, 'the trajectory has no points'),
+    ('outside the limits', lambda: fjt_goal(['joint51'], [[0.0], [0.5]], [1, 2]),
+     Result.INVALID_GOAL, 'joint51 point 1 = 0.5 > upper limit 0.26'),
+    ('bad tolerance', lambda: fjt_goal(['joint12'], [[0.1]], [1], path_tolerance=[
+        JointTolerance(name='joint12', position=-2.0)]),
+     Result.INVALID_GOAL, 'path_tolerance of joint12: position -2.0 is invalid'),
+    ('start far away', lambda: fjt_goal(['joint12'], [[1.0], [0.0]], [0, 1]),
+     Result.PATH_TOLERANCE_VIOLATED, 'joint12'),
+]
+
+
+@pytest.mark.parametrize('label, make, code, message', BAD_GOALS,
+                         ids=[g[0] for g in BAD_GOALS])
+def test_invalid_goals_get_the_right_code_and_message(pony, label, make, code, message):
+    result = run(pony, pony.fjt, make())
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.error_code == code
+    assert message in result.result.error_string
+
+
+def test_a_joint_of_another_controller_is_invalid_joints(pony):
+    result = run(pony, pony.head, fjt_goal(['joint12'], [[0.1]], [1]))
+    assert result.result.error_code == Result.INVALID_JOINTS
+    assert 'not driven by this controller' in result.result.error_string
+
+
+def test_multi_dof_goals_are_refused(pony):
+    goal = fjt_goal(['joint12'], [[0.1]], [1])
+    goal.multi_dof_trajectory.joint_names = ['base']
+    result = run(pony, pony.fjt, goal)
+    assert result.result.error_code == Result.INVALID_GOAL
+    assert 'multi-DOF' in result.result.error_string
+
+
+# --- execution -----------------------------------------------------------------------------------
+
+
+def test_moveit_like_goal_succeeds_within_the_planned_duration(pony):
+    joints = ['joint21', 'joint22', 'joint23', 'joint24', 'joint25']
+    start = [pony.position(j) for j in joints]
+    target = [0.2, -0.6, 0.9, -0.4, 0.1]
+    total, steps = 1.6, 17
+    times = np.linspace(0.0, total, steps)
+    s = times / total   # quintic time scaling: what a time-parameterized plan looks like
+    blend = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
+    rate = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / total
+    accel = (60 * s - 180 * s ** 2 + 120 * s ** 3) / total ** 2
+    delta = np.subtract(target, start)
+    rows = np.outer(1 - blend, start) + np.outer(blend, target)
+    goal = fjt_goal(joints, rows, times, np.outer(rate, delta), np.outer(accel, delta),
+                    goal_time_tolerance=Duration())  # empty tolerances, goal time 0
+    begin = time.monotonic()
+    result = run(pony, pony.fjt, goal)
+    elapsed = time.monotonic() - begin
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    assert result.result.error_code == Result.SUCCESSFUL
+    assert elapsed <= total * 1.1 + 0.5
+    for joint, value in zip(joints, target):
+        assert pony.position(joint) == pytest.approx(value, abs=0.05)
+    back_to_zero(pony, joints)
+
+
+def test_feedback_reports_desired_actual_and_error(pony):
+    samples = []
+    result = run(pony, pony.fjt, fjt_goal(['joint31', 'joint33'], [[0.3, 0.6], [0.0, 0.0]],
+                                          [0.8, 1.6]),
+                 feedback=lambda msg: samples.append(msg.feedback))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED
+    assert len(samples) >= 10
+    middle = samples[len(samples) // 2]
+    assert list(middle.joint_names) == ['joint31', 'joint33']
+    assert len(middle.desired.positions) == len(middle.actual.positions) == 2
+    assert middle.error.positions[1] == pytest.approx(
+        middle.desired.positions[1] - middle.actual.positions[1])
+
+
+def test_blocked_joint_aborts_with_path_tolerance_violated(pony):
+    client = pony.node.create_client(SetParameters, f'/{NS}/virtual_robot/set_parameters')
+    assert client.wait_for_service(timeout_sec=10)
+
+    def block(joints):
+        request = SetParameters.Request(parameters=[Parameter(
+            'blocked_joints', Parameter.Type.STRING_ARRAY, joints).to_parameter_msg()])
+        assert wait_future(client.call_async(request), 10).results[0].successful
+
+    block(['joint43'])
+    try:
+        result = run(pony, pony.fjt, fjt_goal(['joint43'], [[1.0], [0.0]], [1.0, 2.0]))
+        assert result.result.error_code == Result.PATH_TOLERANCE_VIOLATED
+        assert 'joint43' in result.result.error_string
+        tight = fjt_goal(['joint43'], [[0.2]], [0.5],
+                         path_tolerance=[JointTolerance(name='joint43', position=-1.0)],
+                         goal_tolerance=[JointTolerance(name='joint43', position=0.01)],
+                         goal_time_tolerance=duration(0.3))
+        result = run(pony, pony.fjt, tight)
+        assert result.result.error_code == Result.GOAL_TOLERANCE_VIOLATED
+        assert 'joint43' in result.result.error_string
+    finally:
+        block([])
+    back_to_zero(pony, ['joint43'])
+
+
+def test_preemption_switches_without_a_jump(pony):
+    since = ros_now(pony)
+    first = send(pony, pony.fjt, fjt_goal(['joint12'], [[1.0], [0.0]], [1.5, 3.0]))
+    time.sleep(0.8)
+    second = run(pony, pony.fjt, fjt_goal(['joint12'], [[-0.4]], [1.2]))
+    old = wait_future(first.get_result_async(), 10)
+    assert old.status == GoalStatus.STATUS_ABORTED
+    assert 'preempted' in old.result.error_string
+    assert second.status == GoalStatus.STATUS_SUCCEEDED
+    stamps, positions, velocities = references(pony, since, 'joint12')
+    assert len(stamps) > 150
+    assert positions.max() > 0.3                     # the first motion was under way
+    assert np.abs(np.diff(positions)).max() < 0.05   # no jump
+    assert np.abs(velocities).max() < 1.57           # within the joint's velocity limit
+    dt = np.diff(stamps)
+    acceleration = np.diff(velocities)[dt > 0.005] / dt[dt > 0.005]
+    assert np.abs(acceleration).max() < 30.0         # bounded through the switch
+    back_to_zero(pony, ['joint12'])
+
+
+def test_cancel_decelerates_and_holds(pony):
+    handle = send(pony, pony.fjt, fjt_goal(['joint13'], [[1.4]], [2.5]))
+    time.sleep(1.0)
+    wait_future(handle.cancel_goal_async(), 10)
+    result = wait_future(handle.get_result_async(), 10)
+    assert result.status == GoalStatus.STATUS_CANCELED
+    time.sleep(0.6)
+    held = pony.position('joint13', 'reference')
+    time.sleep(0.5)
+    assert pony.position('joint13', 'reference') == pytest.approx(held, abs=1e-3)
+    assert 0.2 < held < 1.3
+    back_to_zero(pony, ['joint13'])
+
+
+def test_two_controllers_on_disjoint_chains_at_once(pony):
+    body = send(pony, pony.fjt, fjt_goal(['joint12', 'joint22'], [[0.5, -0.5], [0.0, 0.0]],
+                                         [1.0, 2.0]))
+    head = send(pony, pony.head, fjt_goal(['joint52', 'eyes_yaw'], [[0.6, 0.4], [0.0, 0.0]],
+                                          [0.8, 1.6]))
+    for handle in (body, head):
+        result = wait_future(handle.get_result_async(), 15)
+        assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+
+
+# --- storage -------------------------------------------------------------------------------------
+
+
+def set_parameter(pony, name, value):
+    client = pony.node.create_client(SetParameters, f'/{NS}/trajectory_storage/set_parameters')
+    assert client.wait_for_service(timeout_sec=10)
+    request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+    return wait_future(client.call_async(request), 10).results[0]
+
+
+def goal_value(goal: TrajectoryGoal) -> ParameterValue:
+    return ParameterValue(type=ParameterType.PARAMETER_BYTE_ARRAY,
+                          byte_array_value=byte_array_value(goal_to_bytes(goal)))
+
+
+def test_trajectories_are_parameters_mirrored_to_files(pony):
+    assert {'greeting', 'nod', 'look_around', 'bow', 'dance'} <= set(pony_client(pony).names())
+    goal = TrajectoryGoal(['joint51', 'joint53'], [TrajectoryPoint(0.0, [0.0, 0.0]),
+                                                   TrajectoryPoint(0.7, [-0.2, 0.3])])
+    result = set_parameter(pony, 'joint_trajectory.my_nod', goal_value(goal))
+    assert result.successful, result.reason
+    stored = load_goal_file(pony.storage / 'my_nod.yaml')
+    assert stored.joint_names == ['joint51', 'joint53'] and stored.points[1].time == 0.7
+    assert pony_client(pony).load('my_nod').points[1].positions == [-0.2, 0.3]
+    deleted = set_parameter(pony, 'joint_trajectory.my_nod',
+                            ParameterValue(type=ParameterType.PARAMETER_NOT_SET))
+    assert deleted.successful, deleted.reason
+    assert not (pony.storage / 'my_nod.yaml').exists()
+
+
+@pytest.mark.parametrize('name', ['joint_trajectory.a.b', 'joint_trajectory.a/../../x',
+                                  'joint_trajectory...', 'joint_trajectory.1abc'])
+def test_bad_names_are_refused(pony, name):
+    goal = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.5, [-0.1])])
+    result = set_parameter(pony, name, goal_value(goal))
+    assert not result.successful
+    assert list(pony.storage.iterdir()) == [] or all(
+        p.suffix == '.yaml' and p.stem.isidentifier() for p in pony.storage.iterdir())
+
+
+def test_values_that_are_not_goals_are_refused(pony):
+    junk = ParameterValue(type=ParameterType.PARAMETER_BYTE_ARRAY,
+                          byte_array_value=[b'x'] * 20)
+    result = set_parameter(pony, 'joint_trajectory.junk', junk)
+    assert not result.successful and 'FollowJointTrajectory' in result.reason
+    text = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value='hello')
+    assert not set_parameter(pony, 'joint_trajectory.junk', text).successful
+    invalid = TrajectoryGoal(['joint51'], [TrajectoryPoint(1.0, [0.0]),
+                                           TrajectoryPoint(0.5, [0.1])])
+    result = set_parameter(pony, 'joint_trajectory.junk', goal_value(invalid))
+    assert not result.successful and 'times must increase' in result.reason
+    assert not (pony.storage / 'junk.yaml').exists()
+
+
+def test_built_in_trajectories_cannot_be_deleted(pony):
+    result = set_parameter(pony, 'joint_trajectory.greeting',
+                           ParameterValue(type=ParameterType.PARAMETER_NOT_SET))
+    assert not result.successful and 'built-in' in result.reason
+
+
+def pony_client(pony):
+    from sweetie_motion.client import MotionClient as Api
+    if not hasattr(pony, 'api'):
+        pony.api = Api(NS, node=pony.node)
+    return pony.api
+
+
+# --- play by name --------------------------------------------------------------------------------
+
+
+def test_play_by_name_with_progress_speed_and_backward(pony):
+    progress = []
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='nod', speed_scale=2.0),
+                 feedback=lambda m: progress.append(m.feedback.progress))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    assert progress and progress == sorted(progress) and progress[-1] > 0.9
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='shake_head', backward=True))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+
+
+def test_play_unknown_name_is_not_found(pony):
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='moonwalk'))
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.error_code == PlayTrajectory.Result.NOT_FOUND
+    assert 'moonwalk' in result.result.error_string
+
+
+def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
+    for _ in range(30):
+        pony.publish('joint_states_set', ['joint51', 'joint53'], [-0.9, 0.8])
+        time.sleep(0.05)
+    wait_for(lambda: abs(pony.position('joint53') - 0.8) < 0.02, 10, message='head posed')
+    since = ros_now(pony)
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='nod'))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    stamps, positions, _ = references(pony, since, 'joint53')
+    assert np.abs(np.diff(positions)).max() < 0.05
+    assert positions[-1] == pytest.approx(0.0, abs=0.05)
+
+
+def test_support_flags_of_a_trajectory_are_published(pony):
+    seen = []
+    pony.node.create_subscription(SupportState, f'/{NS}/support_state', seen.append, 10)
+    time.sleep(0.5)
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='greeting', speed_scale=2.0))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    wait_for(lambda: seen, 5, message='SupportState')
+    states = [dict(zip(m.name, m.support)) for m in seen]
+    assert {'leg1': 0.0, 'leg2': 1.0, 'leg3': 1.0, 'leg4': 1.0} in states
+
+
+def test_record_as_stores_the_executed_goal(pony):
+    client = pony.node.create_client(SetParameters, f'/{NS}/joint_trajectory/set_parameters')
+    assert client.wait_for_service(timeout_sec=10)
+
+    def record(name):
+        request = SetParameters.Request(parameters=[Parameter(
+            'record_as', Parameter.Type.STRING, name).to_parameter_msg()])
+        assert wait_future(client.call_async(request), 10).results[0].successful
+    record('planned')
+    try:
+        result = run(pony, pony.fjt, fjt_goal(['joint41'], [[0.3], [0.0]], [0.6, 1.2]))
+        assert result.status == GoalStatus.STATUS_SUCCEEDED
+        wait_for(lambda: (pony.storage / 'planned.yaml').exists(), 10, message='recorded')
+    finally:
+        record('')
+    assert load_goal_file(pony.storage / 'planned.yaml').joint_names == ['joint41']
+    last = pony_client(pony).last_goal()
+    assert last.joint_names == ['joint41'] and len(last.points) == 2
+
+
+def test_the_old_robots_animations_import_and_play(pony):
+    import subprocess
+    import sys
+    files = sorted(str(p) for p in SAMPLES.glob('*.json'))
+    assert len(files) == 10
+    run_cli = [sys.executable, '-m', 'sweetie_motion.cli', 'import', '--namespace', NS]
+    plain = subprocess.run(run_cli + files, capture_output=True, text=True, timeout=120)
+    report = plain.stdout
+    assert 'crouch_front.json: not imported' in report and 'joint51 point' in report
+    assert 'head_suprised.json: not imported' in report and 'joint54 point 1' in report
+    assert 'default.json: skipped: it has no points' in report
+    assert '7 imported, 3 not imported' in report, report
+    clamped = subprocess.run(run_cli + ['--clamp'] + files, capture_output=True, text=True,
+                             timeout=120)
+    assert 'crouch_front.json: clamped joint51 point' in clamped.stdout
+    assert '9 imported, 1 not imported' in clamped.stdout, clamped.stdout
+    played = []
+    for path in files:
+        name = Path(path).stem
+        if name == 'default':
+            continue
+        result = run(pony, pony.play, PlayTrajectory.Goal(name=name),
+                     timeout=60)
+        assert result.status == GoalStatus.STATUS_SUCCEEDED, \
+            f'{name}: {result.result.error_string}'
+        played.append(name)
+    assert len(played) == 9
