@@ -11,7 +11,6 @@ ARTIFACTS := artifacts
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 5 )))
 export ROS_DOMAIN_ID
-export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: all setup demo test lint bench editor lock clean help
 
@@ -31,16 +30,27 @@ setup:
 
 demo: setup
 	@mkdir -p $(ARTIFACTS)
-	$(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
 
 test: setup
-	$(PY) -m pytest test
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest test
 
 lint: setup
 	$(PY) -m pytest test/test_flake8.py test/test_pep257.py
 
 bench: setup
 	$(PY) bench/run_all.py
+
+# The editor next to the virtual robot; without a display it renders a screenshot instead.
+editor: setup
+	@mkdir -p $(ARTIFACTS)
+	@if [ -n "$$DISPLAY" ]; then \
+		$(VENV)/bin/sweetie-motion editor --with-robot; \
+	else \
+		echo "no display: rendering the editor offscreen into $(ARTIFACTS)/editor.png"; \
+		QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion editor --with-robot \
+			--screenshot $(ARTIFACTS)/editor.png --quit-after 8; \
+	fi
 
 lock:
 	$(VENV)/bin/uv pip compile --python $(PY) --generate-hashes \

@@ -38,6 +38,7 @@ setup(
     entry_points={
         'console_scripts': [
             'sweetie-motion = sweetie_motion.cli:main',
+            'trajectory_editor = sweetie_motion.editor.app:main',
         ],
     },
 )

@@ -281,10 +281,19 @@ def build_parser() -> argparse.ArgumentParser:
     exporter.add_argument('names', nargs='*', help='trajectories (default: all)')
     exporter.add_argument('--out', default='-', help='folder, or - for standard output')
 
+    editor = commands.add_parser('editor', add_help=False,
+                                 help='the trajectory editor (Qt); --help for options')
+    editor.set_defaults(run=_editor, passthrough=True)
+
     demo = commands.add_parser('demo', add_help=False,
                                help='the main job on the virtual robot (what `make demo` runs)')
     demo.set_defaults(run=_demo, passthrough=True)
     return parser
+
+
+def _editor(args: argparse.Namespace) -> int:
+    from sweetie_motion.editor.app import main as editor_main
+    return editor_main(args.rest)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -22,23 +22,18 @@ def _pyplot():
     return pyplot
 
 
-def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],
-                        pose: Optional[Mapping[str, float]] = None,
-                        title: Optional[str] = None) -> Path:
+def draw_kinematic_tree(axes, model: RobotModel, pose: Optional[Mapping[str, float]] = None,
+                        title: Optional[str] = None, labels: bool = True) -> None:
     """
-    Draw the robot's link tree in 3D, chains in colour, joints labelled; write a PNG.
+    Draw the robot's link tree into 3D matplotlib axes: chains in colour, virtual joints dotted.
 
-    :param pose: joint name -> position [rad]; default the zero pose.
-    :return: the path written.
+    :param pose: joint name -> position [rad]; joints not given are at zero.
     """
-    pyplot = _pyplot()
     tree = model.urdf_tree()
     positions = model.link_positions(pose)
     chain_color = {chain: _COLORS[i % len(_COLORS)]
                    for i, chain in enumerate(model.list_chains())}
     info_of = {name: model.get_joint_info(name) for name in model.list_all_joints()}
-    figure = pyplot.figure(figsize=(9, 7))
-    axes = figure.add_subplot(projection='3d')
     drawn = set()
     for joint in tree.joints.values():
         if joint.parent not in positions or joint.child not in positions:
@@ -53,7 +48,8 @@ def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],
                   linestyle=':' if info and info.virtual else '-', label=label)
         if info:
             axes.scatter(*b, color=color, s=12)
-            axes.text(*b, f' {joint.name}', fontsize=6)
+            if labels:
+                axes.text(*b, f' {joint.name}', fontsize=6)
     points = np.array(list(positions.values()))
     centre = (points.max(axis=0) + points.min(axis=0)) / 2
     radius = max(float((points.max(axis=0) - points.min(axis=0)).max()) / 2, 0.05)
@@ -63,8 +59,22 @@ def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],
     axes.set_xlabel('x [m]')
     axes.set_ylabel('y [m]')
     axes.set_zlabel('z [m]')
-    axes.legend(loc='upper left', fontsize=8)
+    axes.legend(loc='upper left', fontsize=7)
     axes.set_title(title or f'{tree.name}: kinematic tree (dotted: virtual joints)')
+
+
+def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],
+                        pose: Optional[Mapping[str, float]] = None,
+                        title: Optional[str] = None) -> Path:
+    """
+    Draw the robot's link tree in 3D into a PNG file.
+
+    :param pose: joint name -> position [rad]; default the zero pose.
+    :return: the path written.
+    """
+    pyplot = _pyplot()
+    figure = pyplot.figure(figsize=(9, 7))
+    draw_kinematic_tree(figure.add_subplot(projection='3d'), model, pose, title)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

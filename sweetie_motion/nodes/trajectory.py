@@ -29,19 +29,13 @@ from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
 from sweetie_motion.storage.files import check_name, TrajectoryFileError
-from sweetie_motion.trajectory.goal import TrajectoryGoal
+from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectoryPoint
-
-#: the approach to a stored trajectory's first keyframe moves at this fraction of the
-#: velocity limits
-APPROACH_SPEED = 0.5
-#: a pose closer than this to the first keyframe needs no approach [rad]
-APPROACH_EPSILON = 0.005
 
 
 class JointTrajectoryNode(ControllerNode):
@@ -318,22 +312,16 @@ class JointTrajectoryNode(ControllerNode):
         poses = self.core.poses.value if self.core is not None else None
         if poses is None or not goal.points:
             return goal
-        reference = poses[0]
         view = self.process.view
-        limits = view.velocity_limits()
-        duration = 0.0
-        for joint, target in goal.first_pose().items():
-            index = view.get_joint_index(joint)
-            distance = abs(target - reference.position[index])
-            if distance > APPROACH_EPSILON:
-                speed = APPROACH_SPEED * (limits[index] if math.isfinite(limits[index])
-                                          else 1.0)
-                duration = max(duration, 1.5 * distance / speed)
+        names = view.list_all_joints()
+        current = dict(zip(names, poses[0].position))
+        limits = dict(zip(names, view.velocity_limits()))
+        duration = approach_time(goal.first_pose(), current, limits)
         if duration == 0.0:
             return goal
         # the first keyframe moves to t = approach; the controller interpolates from the
         # current pose, which it puts at t = 0
-        return goal.shifted(max(duration, 0.3) - goal.points[0].time)
+        return goal.shifted(duration - goal.points[0].time)
 
     async def _play(self, goal_handle):
         try:

@@ -8,7 +8,7 @@ Times are seconds from the start of the trajectory.
 
 from dataclasses import dataclass, field, replace
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 #: Joint names starting with this prefix are contact flags of a chain, not joints.
 SUPPORT_PREFIX = 'support/'
@@ -133,3 +133,32 @@ class TrajectoryGoal:
         """Return the path or goal tolerance entry of ``joint`` (None if absent)."""
         entries = self.path_tolerance if kind == 'path' else self.goal_tolerance
         return next((t for t in entries if t.name == joint), None)
+
+
+#: the approach to a trajectory's first keyframe moves at this fraction of the velocity limits
+APPROACH_SPEED = 0.5
+#: a pose closer than this to the first keyframe needs no approach [rad]
+APPROACH_EPSILON = 0.005
+#: the shortest approach [s]
+APPROACH_MINIMUM = 0.3
+
+
+def approach_time(target: Mapping[str, float], current: Mapping[str, float],
+                  velocity_limits: Mapping[str, float]) -> float:
+    """
+    Return how long a smooth approach from ``current`` to ``target`` should take [s].
+
+    0 when every joint is already there; otherwise enough time for the slowest joint at
+    :data:`APPROACH_SPEED` of its velocity limit (a cubic blend peaks at 1.5 times the mean
+    speed), at least :data:`APPROACH_MINIMUM`.
+    """
+    duration = 0.0
+    for joint, value in target.items():
+        if joint not in current:
+            continue
+        distance = abs(value - current[joint])
+        if distance > APPROACH_EPSILON:
+            limit = velocity_limits.get(joint, 1.0)
+            speed = APPROACH_SPEED * (limit if math.isfinite(limit) and limit > 0 else 1.0)
+            duration = max(duration, 1.5 * distance / speed)
+    return max(duration, APPROACH_MINIMUM) if duration > 0 else 0.0

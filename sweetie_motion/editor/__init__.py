@@ -1,0 +1,1 @@
+"""The trajectory editor: a PyQt5 application that is a separate rclpy node (R-EDIT)."""

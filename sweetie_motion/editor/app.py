@@ -1,0 +1,98 @@
+"""
+`sweetie-motion editor` / `trajectory_editor`: start the trajectory editor.
+
+    sweetie-motion editor [--with-robot] [--screenshot FILE --quit-after S] [--ros-args ...]
+
+``--with-robot`` also starts the motion process on the virtual robot (everything on this
+machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=offscreen)
+``--screenshot`` and ``--quit-after`` render the window to a PNG and exit.
+"""
+
+import argparse
+import os
+from pathlib import Path
+import subprocess
+import sys
+from typing import List, Optional
+
+
+def load_poses(path: Optional[str] = None) -> dict:
+    """Return the named poses of config/poses.yaml (or ``path``)."""
+    import yaml
+    from sweetie_motion.paths import config_path
+    try:
+        with open(path or config_path('poses.yaml'), encoding='utf-8') as stream:
+            document = yaml.safe_load(stream) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    poses = document.get('poses') or {}
+    return {str(name): {str(j): float(v) for j, v in (pose or {}).items()}
+            for name, pose in poses.items()}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the editor until its window closes."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args: List[str] = []
+    if '--ros-args' in argv:
+        split = argv.index('--ros-args')
+        argv, ros_args = argv[:split], argv[split:]
+    parser = argparse.ArgumentParser(prog='sweetie-motion editor', description=__doc__)
+    parser.add_argument('--with-robot', action='store_true',
+                        help='also start the motion process on the virtual robot')
+    parser.add_argument('--namespace', default='sweetie_bot', help='robot namespace')
+    parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
+    parser.add_argument('--quit-after', type=float, help='close after this many seconds')
+    args = parser.parse_args(argv)
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    robot = None
+    if args.with_robot:
+        os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        robot = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
+                                  '--namespace', args.namespace])
+    try:
+        return run(['trajectory_editor', *(ros_args or ['--ros-args']), '-p',
+                    f'namespace:={args.namespace}'], args.screenshot, args.quit_after)
+    finally:
+        if robot is not None:
+            robot.send_signal(2)
+            robot.wait(10)
+
+
+def run(ros_args: List[str], screenshot: Optional[str] = None,
+        quit_after: Optional[float] = None) -> int:
+    """Create the application, the bridge and the window; run the Qt loop."""
+    from PyQt5.QtCore import QTimer
+    from PyQt5.QtWidgets import QApplication
+    from sweetie_motion.editor.bridge import EditorBridge
+    from sweetie_motion.editor.window import EditorWindow
+    from sweetie_motion.errors import SweetieMotionError
+    from sweetie_motion.model import load_robot_description
+    app = QApplication.instance() or QApplication(['trajectory_editor'])
+    bridge = EditorBridge(ros_args)
+    model = None
+    try:
+        model = load_robot_description(bridge.parameter('robot_description'))
+        model.configure()
+    except SweetieMotionError as error:
+        print(f'trajectory editor: no robot model ({error}); limits and the robot view are '
+              'off', file=sys.stderr)
+        model = None
+    window = EditorWindow(bridge, model, load_poses())
+    window.show()
+    if quit_after is not None:
+        def finish() -> None:
+            if screenshot:
+                Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+                window.grab().save(screenshot)
+                print(f'screenshot: {screenshot}')
+            window.close()
+        QTimer.singleShot(int(quit_after * 1000), finish)
+    try:
+        return app.exec_()
+    finally:
+        bridge.close()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

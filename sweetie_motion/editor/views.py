@@ -1,0 +1,134 @@
+"""
+What the editor shows besides the table.
+
+Per-joint plots of the interpolated trajectory and the robot in the selected pose, both computed
+here from the RobotModel (no rviz needed).
+"""
+
+from typing import List, Mapping, Optional
+
+from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
+from matplotlib.figure import Figure
+import numpy as np
+from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.trajectory.spline import build_spline
+from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
+
+#: at most this many joints are plotted at once (the selected columns, else the first ones)
+MAX_PLOTTED = 4
+
+
+class TrajectoryPlot(FigureCanvasQTAgg):
+    """
+    Positions and velocities of some joints as the controller interpolates them.
+
+    Keyframes are marked, position and velocity limits are dashed lines, and samples beyond a
+    limit are drawn in red.
+    """
+
+    def __init__(self, model: Optional[RobotModel] = None) -> None:
+        self.figure = Figure(figsize=(6, 5), tight_layout=True)
+        super().__init__(self.figure)
+        self.model = model
+        self.violations: List[str] = []
+
+    def show_trajectory(self, waypoints: WaypointsList, joints: Optional[List[str]] = None,
+                        interpolation: str = 'akima', cursor: Optional[float] = None) -> None:
+        """
+        Redraw the trajectory of the active rows.
+
+        :param joints: the joints to plot; default: those breaking a limit, then those that
+            move most (at most :data:`MAX_PLOTTED`). Limits are checked for every joint.
+        """
+        self.figure.clear()
+        self.violations = []
+        try:
+            goal = waypoints.build_goal(whole=True)
+        except WaypointError as error:
+            axes = self.figure.add_subplot(111)
+            axes.text(0.5, 0.5, str(error), ha='center', va='center', wrap=True)
+            axes.set_axis_off()
+            self.draw_idle()
+            return
+        real = waypoints.real_joints()
+        times = np.array([p.time for p in goal.points])
+        columns = [goal.joint_names.index(j) for j in real]
+        positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
+        if len(times) > 1:
+            spline = build_spline(times, positions, interpolation=interpolation)
+            grid = np.linspace(times[0], times[-1], 300)
+            samples = [spline.sample(t) for t in grid]
+            position = np.array([s[0] for s in samples])
+            velocity = np.array([s[1] for s in samples])
+        else:
+            grid = times
+            position, velocity = positions, np.zeros_like(positions)
+        outside = np.zeros_like(position, dtype=bool)
+        fast = np.zeros_like(position, dtype=bool)
+        if self.model is not None:
+            for k, joint in enumerate(real):
+                info = self.model.get_joint_info(joint)
+                outside[:, k] = (position[:, k] < info.lower - 1e-6) | \
+                    (position[:, k] > info.upper + 1e-6)
+                fast[:, k] = np.abs(velocity[:, k]) > info.velocity * 1.0001
+                if outside[:, k].any():
+                    self.violations.append(f'{joint}: outside its position limits')
+                if fast[:, k].any():
+                    self.violations.append(f'{joint}: faster than {info.velocity:.2f} rad/s')
+        if joints is None:
+            spread = np.ptp(positions, axis=0) if len(positions) else np.zeros(len(real))
+            order = sorted(range(len(real)), key=lambda k: (
+                -int(outside[:, k].any() or fast[:, k].any()), -spread[k]))
+            chosen = order[:MAX_PLOTTED]
+        else:
+            chosen = [real.index(j) for j in joints if j in real][:MAX_PLOTTED]
+        for n, k in enumerate(chosen):
+            joint = real[k]
+            axes = self.figure.add_subplot(len(chosen), 1, n + 1)
+            axes.plot(grid, position[:, k], color='tab:blue')
+            axes.plot(times, positions[:, k], 'o', color='black', markersize=4)
+            twin = axes.twinx()
+            twin.plot(grid, velocity[:, k], color='tab:orange', alpha=0.6)
+            twin.tick_params(labelsize=7)
+            if self.model is not None:
+                info = self.model.get_joint_info(joint)
+                for limit in (info.lower, info.upper):
+                    if np.isfinite(limit):
+                        axes.axhline(limit, color='red', linestyle='--', linewidth=0.8)
+                if np.isfinite(info.velocity):
+                    for limit in (-info.velocity, info.velocity):
+                        twin.axhline(limit, color='orange', linestyle=':', linewidth=0.8)
+                if outside[:, k].any():
+                    axes.plot(grid[outside[:, k]], position[outside[:, k], k], '.',
+                              color='red')
+                if fast[:, k].any():
+                    twin.plot(grid[fast[:, k]], velocity[fast[:, k], k], '.', color='red')
+            if cursor is not None:
+                axes.axvline(cursor, color='green', linewidth=1)
+            axes.set_ylabel(joint, fontsize=8)
+            axes.tick_params(labelsize=7)
+        if chosen:
+            self.figure.axes[0].set_title(
+                'interpolated: position (blue), velocity (orange), limits dashed, '
+                'violations red', fontsize=8)
+        self.draw_idle()
+
+
+class RobotView(FigureCanvasQTAgg):
+    """The robot's link tree in a pose, from the RobotModel."""
+
+    def __init__(self, model: Optional[RobotModel]) -> None:
+        self.figure = Figure(figsize=(4, 4), tight_layout=True)
+        super().__init__(self.figure)
+        self.model = model
+
+    def show_pose(self, pose: Mapping[str, float], title: str = '') -> None:
+        """Draw the robot in ``pose`` (joints not given at zero)."""
+        from sweetie_motion.plots import draw_kinematic_tree
+        self.figure.clear()
+        if self.model is None:
+            self.draw_idle()
+            return
+        axes = self.figure.add_subplot(projection='3d')
+        draw_kinematic_tree(axes, self.model, pose, title or 'selected pose', labels=False)
+        self.draw_idle()

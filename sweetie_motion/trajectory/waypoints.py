@@ -1,0 +1,573 @@
+"""
+WaypointsList: the model of the trajectory editor (R-EDIT-7), a plain class without Qt.
+
+A list of keyframes (waypoints) over a set of joints: each waypoint has the joint angles, a
+time from the start, an active flag (disabled rows stay in the table but are not played) and
+optional text actions; two markers choose the range that Execute plays. Every edit keeps the
+list consistent or raises :class:`WaypointError` with a message for the user and changes
+nothing:
+
+- times strictly increase down the list;
+- the start marker is before the end marker, and both are on active rows;
+- a marked row cannot be disabled;
+- a pose added from a JointState must contain every joint of the list.
+"""
+
+import copy
+from dataclasses import dataclass, field
+import functools
+import math
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.trajectory.goal import (
+    JointTolerance, SUPPORT_PREFIX, TrajectoryGoal, TrajectoryPoint,
+)
+
+#: time between a new waypoint and the one before it [s]
+DEFAULT_STEP = 1.0
+WAYPOINTS_FORMAT = 'sweetie_motion/waypoints 1'
+
+
+class WaypointError(SweetieMotionError):
+    """An edit would break the waypoint list; the message tells the user why."""
+
+
+def _transaction(method):
+    """Make an edit all-or-nothing: on WaypointError the list is left as it was."""
+    @functools.wraps(method)
+    def edit(self, *args, **kwargs):
+        saved = self.__dict__.copy()
+        saved['waypoints'] = copy.deepcopy(self.waypoints)
+        saved['path_tolerance'] = dict(self.path_tolerance)
+        saved['goal_tolerance'] = dict(self.goal_tolerance)
+        saved['joints'] = list(self.joints)
+        try:
+            result = method(self, *args, **kwargs)
+            self.check()
+        except (WaypointError, TypeError, ValueError) as error:
+            self.__dict__.update(saved)
+            if isinstance(error, WaypointError):
+                raise
+            raise WaypointError(f'invalid value: {error}') from None
+        return result
+    return edit
+
+
+@dataclass
+class Waypoint:
+    """
+    One keyframe of the editor.
+
+    :param positions: one per joint of the list [rad].
+    :param time: time from the start [s].
+    :param active: disabled rows are kept but not played.
+    :param actions: text commands attached to this keyframe (played by higher levels).
+    :param label: a name, e.g. of the named pose it came from.
+    """
+
+    positions: List[float]
+    time: float
+    active: bool = True
+    actions: List[str] = field(default_factory=list)
+    label: str = ''
+
+
+class WaypointsList:
+    """
+    The editor's keyframes, tolerances and markers.
+
+    :param joints: the joints (and ``support/<chain>`` pseudo-joints) of the trajectory.
+    """
+
+    def __init__(self, joints: Sequence[str] = ()) -> None:
+        self.joints: List[str] = list(joints)
+        self.waypoints: List[Waypoint] = []
+        self.path_tolerance: Dict[str, float] = {}
+        self.goal_tolerance: Dict[str, float] = {}
+        self.goal_time_tolerance = 0.0
+        self._start: Optional[int] = None
+        self._end: Optional[int] = None
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.waypoints)
+
+    def copy(self) -> 'WaypointsList':
+        """Return an independent duplicate of the whole list (for undo)."""
+        return copy.deepcopy(self)
+
+    @property
+    def start(self) -> int:
+        """Return the index of the start marker (default: the first active row)."""
+        if self._start is not None:
+            return self._start
+        active = self.active_indices()
+        return active[0] if active else 0
+
+    @property
+    def end(self) -> int:
+        """Return the index of the end marker (default: the last active row)."""
+        if self._end is not None:
+            return self._end
+        active = self.active_indices()
+        return active[-1] if active else max(0, len(self.waypoints) - 1)
+
+    def active_indices(self) -> List[int]:
+        """Return the indices of the active rows."""
+        return [k for k, w in enumerate(self.waypoints) if w.active]
+
+    def pose(self, index: int) -> Dict[str, float]:
+        """Return joint -> position of a row."""
+        self._check_index(index)
+        return dict(zip(self.joints, self.waypoints[index].positions))
+
+    def real_joints(self) -> List[str]:
+        """Return the joints without the ``support/<chain>`` pseudo-joints."""
+        return [j for j in self.joints if not j.startswith(SUPPORT_PREFIX)]
+
+    # --- checks --------------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """
+        Check every rule of the list (see the module docstring).
+
+        :raises WaypointError: naming the first broken rule.
+        """
+        duplicates = sorted({j for j in self.joints if self.joints.count(j) > 1})
+        if duplicates:
+            raise WaypointError(f'joints listed twice: {", ".join(duplicates)}')
+        for k, waypoint in enumerate(self.waypoints):
+            if len(waypoint.positions) != len(self.joints):
+                raise WaypointError(f'row {k + 1} has {len(waypoint.positions)} angles for '
+                                    f'{len(self.joints)} joints')
+            for joint, value in zip(self.joints, waypoint.positions):
+                if not math.isfinite(value):
+                    raise WaypointError(f'row {k + 1}: {value} is not a valid value for {joint}')
+            if not math.isfinite(waypoint.time) or waypoint.time < 0:
+                raise WaypointError(f'row {k + 1}: time {waypoint.time} must be a number >= 0')
+        self._check_order(self.waypoints)
+        for marker, index in (('start', self._start), ('end', self._end)):
+            if index is None:
+                continue
+            if not (isinstance(index, int) and not isinstance(index, bool)
+                    and 0 <= index < len(self.waypoints)):
+                raise WaypointError(f'the {marker} marker is on row {index!r}, which does not '
+                                    'exist')
+            if not self.waypoints[index].active:
+                raise WaypointError(f'row {index + 1} carries the {marker} marker and cannot '
+                                    'be disabled')
+        if len(self.active_indices()) > 1 and self.start >= self.end:
+            raise WaypointError(f'the start marker (row {self.start + 1}) must stay before the '
+                                f'end marker (row {self.end + 1})')
+        for kind, table in (('path', self.path_tolerance), ('goal', self.goal_tolerance)):
+            for joint, value in table.items():
+                if joint not in self.joints:
+                    raise WaypointError(f'{kind} tolerance of {joint}, which is not a joint of '
+                                        'this trajectory')
+                if not math.isfinite(value) or (value < 0 and value != -1):
+                    raise WaypointError(f'{kind} tolerance {value} of {joint} must be >= 0, '
+                                        'or -1 for no limit')
+        if not math.isfinite(self.goal_time_tolerance) or self.goal_time_tolerance < 0:
+            raise WaypointError(f'goal time tolerance {self.goal_time_tolerance} must be >= 0')
+
+    def _check_index(self, index: int) -> None:
+        if not 0 <= index < len(self.waypoints):
+            raise WaypointError(f'there is no row {index + 1} (the list has '
+                                f'{len(self.waypoints)} rows)')
+
+    @staticmethod
+    def _check_time(time: float) -> float:
+        time = float(time)
+        if not math.isfinite(time) or time < 0:
+            raise WaypointError(f'time {time} must be a number >= 0')
+        return time
+
+    def _check_order(self, waypoints: List[Waypoint]) -> None:
+        for k in range(1, len(waypoints)):
+            if waypoints[k].time <= waypoints[k - 1].time:
+                raise WaypointError(
+                    f'times must increase down the list: row {k + 1} ({waypoints[k].time:.3f} '
+                    f's) is not after row {k} ({waypoints[k - 1].time:.3f} s)')
+
+    # --- joints and tolerances -----------------------------------------------------------------
+
+    @_transaction
+    def set_joints(self, joints: Sequence[str],
+                   positions: Optional[Mapping[str, float]] = None) -> None:
+        """
+        Change the joint set: removed joints leave every row, new joints enter every row.
+
+        :param positions: the position of each new joint in every row (e.g. the current
+            pose); a new ``support/<chain>`` defaults to 1 (supporting).
+        :raises WaypointError: duplicates, or no position for a new joint while rows exist.
+        """
+        joints = list(joints)
+        duplicates = sorted({j for j in joints if joints.count(j) > 1})
+        if duplicates:
+            raise WaypointError(f'joints listed twice: {", ".join(duplicates)}')
+        positions = dict(positions or {})
+        new = [j for j in joints if j not in self.joints]
+        missing = [j for j in new if j not in positions and not j.startswith(SUPPORT_PREFIX)]
+        if missing and self.waypoints:
+            raise WaypointError(f'give a position for the new joint(s) {", ".join(missing)}')
+        old = {j: k for k, j in enumerate(self.joints)}
+        for waypoint in self.waypoints:
+            waypoint.positions = [waypoint.positions[old[j]] if j in old else
+                                  float(positions.get(j, 1.0)) for j in joints]
+        self.joints = joints
+        for table in (self.path_tolerance, self.goal_tolerance):
+            for joint in [j for j in table if j not in joints]:
+                del table[joint]
+
+    @_transaction
+    def set_tolerance(self, kind: str, joint: str, value: float) -> None:
+        """
+        Set the path or goal tolerance of a joint (0 = the controller's default, -1 = none).
+
+        :raises WaypointError: unknown joint or invalid value.
+        """
+        table = self._tolerance_table(kind)
+        if joint not in self.joints:
+            raise WaypointError(f'{joint} is not a joint of this trajectory')
+        value = float(value)
+        if not math.isfinite(value) or (value < 0 and value != -1):
+            raise WaypointError(f'tolerance {value} must be >= 0, or -1 for no limit')
+        if value == 0:
+            table.pop(joint, None)
+        else:
+            table[joint] = value
+
+    @_transaction
+    def set_tolerance_for_all(self, kind: str, value: float) -> None:
+        """Set the path or goal tolerance of every joint."""
+        for joint in self.real_joints():
+            self.set_tolerance(kind, joint, value)
+
+    def _tolerance_table(self, kind: str) -> Dict[str, float]:
+        if kind == 'path':
+            return self.path_tolerance
+        if kind == 'goal':
+            return self.goal_tolerance
+        raise WaypointError(f'unknown tolerance kind {kind!r} (path or goal)')
+
+    @_transaction
+    def set_goal_time_tolerance(self, value: float) -> None:
+        """Set goal_time_tolerance [s] (0 = the controller's default)."""
+        value = float(value)
+        if not math.isfinite(value) or value < 0:
+            raise WaypointError(f'goal time tolerance {value} must be >= 0')
+        self.goal_time_tolerance = value
+
+    # --- rows ----------------------------------------------------------------------------------
+
+    @_transaction
+    def add_from_state(self, names: Sequence[str], positions: Sequence[float],
+                       time: Optional[float] = None, index: Optional[int] = None,
+                       support: Optional[Mapping[str, float]] = None, label: str = '') -> int:
+        """
+        Add the pose of a JointState (any order, more joints are fine) as a row.
+
+        :param time: its time [s]; default: a step after the row before it.
+        :param index: where to insert; default: at the end.
+        :param support: values of ``support/<chain>`` pseudo-joints (default: the row before's,
+            else 1).
+        :return: the index of the new row.
+        :raises WaypointError: the state lacks joints of the list (named), or the time does not
+            fit between the neighbours.
+        """
+        if len(names) != len(positions):
+            raise WaypointError(f'the pose has {len(names)} names but {len(positions)} '
+                                'positions')
+        given = dict(zip(names, positions))
+        missing = [j for j in self.real_joints() if j not in given]
+        if missing:
+            raise WaypointError(f'the pose lacks joint(s) {", ".join(missing)}')
+        index = len(self.waypoints) if index is None else int(index)
+        if not 0 <= index <= len(self.waypoints):
+            raise WaypointError(f'cannot insert at row {index + 1}')
+        before = self.waypoints[index - 1] if index > 0 else None
+        row = []
+        for k, joint in enumerate(self.joints):
+            if joint.startswith(SUPPORT_PREFIX):
+                default = before.positions[k] if before is not None else 1.0
+                row.append(float((support or {}).get(joint[len(SUPPORT_PREFIX):], default)))
+            else:
+                value = float(given[joint])
+                if not math.isfinite(value):
+                    raise WaypointError(f'the pose has {value} for {joint}')
+                row.append(value)
+        if time is None:
+            time = before.time + DEFAULT_STEP if before is not None else 0.0
+            after = self.waypoints[index] if index < len(self.waypoints) else None
+            if after is not None and time >= after.time:
+                time = (before.time + after.time) / 2 if before is not None else after.time / 2
+        waypoint = Waypoint(row, self._check_time(time), label=label)
+        self._insert(index, waypoint)
+        return index
+
+    def _insert(self, index: int, waypoint: Waypoint) -> None:
+        rows = self.waypoints[:index] + [waypoint] + self.waypoints[index:]
+        self._check_order(rows)
+        self.waypoints = rows
+        if self._start is not None and self._start >= index:
+            self._start += 1
+        if self._end is not None and self._end >= index:
+            self._end += 1
+
+    @_transaction
+    def delete(self, index: int) -> None:
+        """Delete a row (a marker on it goes back to its default)."""
+        self._check_index(index)
+        del self.waypoints[index]
+        for attr in ('_start', '_end'):
+            marker = getattr(self, attr)
+            if marker is not None:
+                setattr(self, attr, None if marker == index else
+                        marker - 1 if marker > index else marker)
+
+    @_transaction
+    def duplicate(self, index: int) -> int:
+        """
+        Copy a row right after it, halfway to the next row in time (or a step later).
+
+        :return: the index of the copy.
+        """
+        self._check_index(index)
+        source = self.waypoints[index]
+        after = self.waypoints[index + 1] if index + 1 < len(self.waypoints) else None
+        time = (source.time + after.time) / 2 if after is not None else \
+            source.time + DEFAULT_STEP
+        copy_ = Waypoint(list(source.positions), time, source.active, list(source.actions),
+                         source.label)
+        self._insert(index + 1, copy_)
+        return index + 1
+
+    @_transaction
+    def move(self, index: int, time: float) -> None:
+        """
+        Set the time of a row.
+
+        :raises WaypointError: the time would not stay between its neighbours.
+        """
+        self._check_index(index)
+        time = self._check_time(time)
+        rows = list(self.waypoints)
+        rows[index] = Waypoint(list(rows[index].positions), time, rows[index].active,
+                               list(rows[index].actions), rows[index].label)
+        self._check_order(rows)
+        self.waypoints = rows
+
+    @_transaction
+    def set_position(self, index: int, joint: str, value: float) -> None:
+        """Set one joint's angle in a row."""
+        self._check_index(index)
+        if joint not in self.joints:
+            raise WaypointError(f'{joint} is not a joint of this trajectory')
+        value = float(value)
+        if not math.isfinite(value):
+            raise WaypointError(f'{value} is not a valid angle for {joint}')
+        self.waypoints[index].positions[self.joints.index(joint)] = value
+
+    @_transaction
+    def set_pose(self, index: int, names: Sequence[str], positions: Sequence[float]) -> None:
+        """Replace the angles of a row by a pose (joints not given keep their values)."""
+        self._check_index(index)
+        if len(names) != len(positions):
+            raise WaypointError(f'the pose has {len(names)} names but {len(positions)} '
+                                'positions')
+        for name, value in zip(names, positions):
+            if name in self.joints:
+                self.waypoints[index].positions[self.joints.index(name)] = float(value)
+
+    @_transaction
+    def set_actions(self, index: int, actions: Sequence[str]) -> None:
+        """Attach text actions to a row."""
+        self._check_index(index)
+        self.waypoints[index].actions = [str(a) for a in actions if str(a).strip()]
+
+    @_transaction
+    def set_active(self, index: int, active: bool) -> None:
+        """
+        Enable or disable a row.
+
+        :raises WaypointError: disabling a row that carries a marker.
+        """
+        self._check_index(index)
+        if not active and index in (self._start, self._end):
+            marker = 'start' if index == self._start else 'end'
+            raise WaypointError(f'row {index + 1} carries the {marker} marker: move the marker '
+                                'before disabling it')
+        self.waypoints[index].active = bool(active)
+
+    @_transaction
+    def set_start(self, index: Optional[int]) -> None:
+        """
+        Put the start marker on a row (None: back to the first active row).
+
+        :raises WaypointError: on a disabled row, or not before the end marker.
+        """
+        if index is not None:
+            self._check_marker(index, 'start')
+            if index >= self.end and len(self.active_indices()) > 1:
+                raise WaypointError(f'the start marker must be before the end marker '
+                                    f'(row {self.end + 1})')
+        self._start = index
+
+    @_transaction
+    def set_end(self, index: Optional[int]) -> None:
+        """
+        Put the end marker on a row (None: back to the last active row).
+
+        :raises WaypointError: on a disabled row, or not after the start marker.
+        """
+        if index is not None:
+            self._check_marker(index, 'end')
+            if index <= self.start and len(self.active_indices()) > 1:
+                raise WaypointError(f'the end marker must be after the start marker '
+                                    f'(row {self.start + 1})')
+        self._end = index
+
+    def _check_marker(self, index: int, marker: str) -> None:
+        self._check_index(index)
+        if not self.waypoints[index].active:
+            raise WaypointError(f'row {index + 1} is disabled: enable it before putting the '
+                                f'{marker} marker on it')
+
+    # --- whole-list edits ----------------------------------------------------------------------
+
+    @_transaction
+    def scale_time(self, factor: float) -> None:
+        """
+        Multiply every time by ``factor`` (> 0): 2 makes the motion twice as slow.
+
+        :raises WaypointError: factor not positive.
+        """
+        factor = float(factor)
+        if not (factor > 0 and math.isfinite(factor)):
+            raise WaypointError(f'time scale {factor} must be > 0')
+        for waypoint in self.waypoints:
+            waypoint.time *= factor
+
+    @_transaction
+    def reverse(self) -> None:
+        """Reverse the rows: the last keyframe first, times mirrored, markers kept on rows."""
+        if not self.waypoints:
+            return
+        first, last = self.waypoints[0].time, self.waypoints[-1].time
+        n = len(self.waypoints)
+        self.waypoints = [Waypoint(list(w.positions), first + last - w.time, w.active,
+                                   list(w.actions), w.label) for w in reversed(self.waypoints)]
+        start, end = self._start, self._end
+        self._start = None if end is None else n - 1 - end
+        self._end = None if start is None else n - 1 - start
+
+    # --- goals ---------------------------------------------------------------------------------
+
+    def _tolerances(self, table: Mapping[str, float]) -> List[JointTolerance]:
+        return [JointTolerance(j, table[j]) for j in self.joints if j in table]
+
+    def build_goal(self, scale: float = 1.0, backward: bool = False, lead: float = 0.0,
+                   whole: bool = False) -> TrajectoryGoal:
+        """
+        Build the goal of the active rows from the start to the end marker.
+
+        :param scale: speed scale of the execution (2 = twice as fast); the table is unchanged.
+        :param backward: play the range from the end marker to the start marker.
+        :param lead: time before the first keyframe [s] (an approach from the current pose).
+        :param whole: every active row, ignoring the markers (what Save stores).
+        :raises WaypointError: no joints, fewer than one active row in the range, bad scale.
+        """
+        if not self.joints:
+            raise WaypointError('the trajectory has no joints: set them up first')
+        if not (scale > 0 and math.isfinite(scale)):
+            raise WaypointError(f'speed scale {scale} must be > 0')
+        if not (lead >= 0 and math.isfinite(lead)):
+            raise WaypointError(f'lead time {lead} must be >= 0')
+        if whole:
+            rows = self.active_indices()
+        else:
+            rows = [k for k in self.active_indices() if self.start <= k <= self.end]
+        if not rows:
+            raise WaypointError('no active rows between the start and the end marker')
+        chosen = [self.waypoints[k] for k in rows]
+        origin = chosen[0].time
+        times = [w.time - origin for w in chosen]
+        positions = [list(w.positions) for w in chosen]
+        if backward:
+            total = times[-1]
+            times = [total - t for t in reversed(times)]
+            positions.reverse()
+        points = [TrajectoryPoint(lead + t / scale, p) for t, p in zip(times, positions)]
+        return TrajectoryGoal(list(self.joints), points, self._tolerances(self.path_tolerance),
+                              self._tolerances(self.goal_tolerance), self.goal_time_tolerance)
+
+    @classmethod
+    def from_goal(cls, goal: TrajectoryGoal) -> 'WaypointsList':
+        """Return a list holding a goal: every point a row, tolerances kept."""
+        waypoints = cls(goal.joint_names)
+        waypoints.waypoints = [Waypoint([float(v) for v in p.positions], float(p.time))
+                               for p in goal.points]
+        waypoints.path_tolerance = {t.name: t.position for t in goal.path_tolerance
+                                    if t.position and t.name in goal.joint_names}
+        waypoints.goal_tolerance = {t.name: t.position for t in goal.goal_tolerance
+                                    if t.position and t.name in goal.joint_names}
+        waypoints.goal_time_tolerance = goal.goal_time_tolerance
+        waypoints.check()
+        return waypoints
+
+    # --- editor files (everything: disabled rows, markers, actions) ----------------------------
+
+    def to_document(self) -> Dict[str, Any]:
+        """Return the whole editor state as a plain document (YAML-ready)."""
+        return {
+            'format': WAYPOINTS_FORMAT, 'joints': list(self.joints),
+            'path_tolerance': dict(self.path_tolerance),
+            'goal_tolerance': dict(self.goal_tolerance),
+            'goal_time_tolerance': self.goal_time_tolerance,
+            'start': self._start, 'end': self._end,
+            'waypoints': [{'t': w.time, 'positions': list(w.positions), 'active': w.active,
+                           'actions': list(w.actions), 'label': w.label}
+                          for w in self.waypoints]}
+
+    @classmethod
+    def from_document(cls, document: Any) -> 'WaypointsList':
+        """
+        Rebuild a list from :meth:`to_document` output (or a trajectory file's document).
+
+        :raises WaypointError: the document is not a waypoint list.
+        """
+        form = document.get('format') if isinstance(document, Mapping) else None
+        if isinstance(form, str) and form.startswith('sweetie_motion/trajectory'):
+            from sweetie_motion.storage.files import goal_from_document, TrajectoryFileError
+            try:
+                return cls.from_goal(goal_from_document(document))
+            except TrajectoryFileError as error:
+                raise WaypointError(str(error)) from None
+        if form != WAYPOINTS_FORMAT:
+            raise WaypointError('not a sweetie_motion waypoint list')
+        try:
+            waypoints = cls(document['joints'])
+            waypoints.path_tolerance = {str(k): float(v) for k, v in
+                                        (document.get('path_tolerance') or {}).items()}
+            waypoints.goal_tolerance = {str(k): float(v) for k, v in
+                                        (document.get('goal_tolerance') or {}).items()}
+            waypoints.goal_time_tolerance = float(document.get('goal_time_tolerance', 0.0))
+            rows = []
+            for raw in document.get('waypoints') or []:
+                positions = [float(v) for v in raw['positions']]
+                if len(positions) != len(waypoints.joints):
+                    raise WaypointError('a waypoint has the wrong number of positions')
+                rows.append(Waypoint(positions, float(raw['t']), bool(raw.get('active', True)),
+                                     [str(a) for a in raw.get('actions') or []],
+                                     str(raw.get('label', ''))))
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise WaypointError(f'malformed waypoint list: {error}') from None
+        waypoints.waypoints = rows
+        waypoints._start, waypoints._end = document.get('start'), document.get('end')
+        try:
+            waypoints.check()
+        except WaypointError as error:
+            raise WaypointError(f'malformed waypoint list: {error}') from None
+        return waypoints
