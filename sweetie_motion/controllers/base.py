@@ -49,6 +49,8 @@ class ControllerCore:
         #: canonical indices of every joint this controller may drive
         self.indices = np.array(indices, dtype=np.intp)
         self.joints = [model.list_all_joints()[i] for i in self.indices]
+        #: canonical index -> position in this controller's joint vectors
+        self.local_index = {int(c): k for k, c in enumerate(self.indices)}
         self._lock = threading.Lock()
         self._owned: FrozenSet[str] = frozenset()
         self._gained: FrozenSet[str] = frozenset()
@@ -89,6 +91,26 @@ class ControllerCore:
         with self._lock:
             gained, self._gained = self._gained, frozenset()
             return gained
+
+    def adopt_gained(self, tick: Tick, smoothing) -> Optional[np.ndarray]:
+        """
+        Continue from the current reference on the joints of resources just gained.
+
+        Resets those joints of the ``smoothing`` filter to the tick's reference (position and
+        velocity), so taking a resource over never makes it jump.
+
+        :return: the local indices of the gained joints (the caller retargets them), or None.
+        """
+        gained = self.take_gained()
+        if not gained:
+            return None
+        local = np.array([self.local_index[int(i)] for i in self.owned_indices(gained)],
+                         dtype=np.intp)
+        position, velocity = smoothing.state
+        position[local] = tick.reference.position[self.indices[local]]
+        velocity[local] = tick.reference.velocity[self.indices[local]]
+        smoothing.reset(position, velocity)
+        return local
 
     def acquire(self, resources: Optional[Iterable[str]] = None) -> FrozenSet[str]:
         """Request resources (default: all of this controller's); return what it owns."""

@@ -39,7 +39,6 @@ class FollowJointStateCore(ControllerCore):
         super().__init__(name, model, arbiter, chains, stay_operational)
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
-        self._local = {int(c): k for k, c in enumerate(self.indices)}
         self._by_name = {name: k for k, name in enumerate(self.joints)}
         self._input: LatestValue[Tuple[np.ndarray, np.ndarray]] = LatestValue()
         self._applied = 0
@@ -87,15 +86,9 @@ class FollowJointStateCore(ControllerCore):
             self._activated_at = tick.now
             self._target = start.position[self.indices].copy()
             self.filter.reset(self._target, np.zeros(len(self.indices)))
-        gained = self.take_gained()
-        if gained:
-            # resources back from another controller: continue from the current reference
-            local = np.array([self._local[int(i)] for i in self.owned_indices(gained)])
-            position, velocity = self.filter.state
-            position[local] = tick.reference.position[self.indices[local]]
-            velocity[local] = tick.reference.velocity[self.indices[local]]
-            self._target[local] = position[local]
-            self.filter.reset(position, velocity)
+        local = self.adopt_gained(tick, self.filter)
+        if local is not None:  # resources back from another controller: hold where they are
+            self._target[local] = tick.reference.position[self.indices[local]]
         if self._activated_at is None:
             return
         self.in_activation_delay = tick.now - self._activated_at < self.activation_delay

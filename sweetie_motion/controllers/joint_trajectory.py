@@ -109,7 +109,6 @@ class JointTrajectoryCore(ControllerCore):
         self.filter = make_filter(self.joints)
         self.defaults = defaults
         self.interpolation = interpolation
-        self._local = {int(c): k for k, c in enumerate(self.indices)}
         self._lock = threading.Lock()
         self._pending: Optional[ExecutingGoal] = None
         self._cancel: Optional[ExecutingGoal] = None
@@ -176,7 +175,7 @@ class JointTrajectoryCore(ControllerCore):
             support.append((chain, np.array([p.time for p in goal.points]),
                             np.array([p.positions[column] for p in goal.points])))
         resources = frozenset(self.model.get_joints_groups(joints))
-        local = np.array([self._local[int(i)] for i in indices], dtype=np.intp)
+        local = np.array([self.local_index[int(i)] for i in indices], dtype=np.intp)
         executing = ExecutingGoal(goal, joints, indices, local, spline, tolerances, resources,
                                   support)
         executing.warnings = self._speed_warnings(spline, joints, indices)
@@ -241,14 +240,9 @@ class JointTrajectoryCore(ControllerCore):
         self.poses.write((tick.reference, tick.measured))
         if not self._started:
             self.reset(tick.reference)
-        gained = self.take_gained()
-        if gained:
-            local = np.array([self._local[int(i)] for i in self.owned_indices(gained)])
-            position, velocity = self.filter.state
-            position[local] = tick.reference.position[self.indices[local]]
-            velocity[local] = tick.reference.velocity[self.indices[local]]
-            self._hold[local] = position[local]
-            self.filter.reset(position, velocity)
+        local = self.adopt_gained(tick, self.filter)
+        if local is not None:
+            self._hold[local] = tick.reference.position[self.indices[local]]
         with self._lock:
             pending, self._pending = self._pending, None
             cancel, self._cancel = self._cancel, None
