@@ -230,3 +230,17 @@ def test_torque_off_feeds_the_measured_pose_and_torque_on_resumes_without_a_jump
     trace = np.array(sim.refs[-31:])[:, j12]
     assert np.abs(np.diff(trace)).max() < 1e-6 and trace[-1] == pytest.approx(held)
     assert sim.process.arbiter.owners()['leg1'] == 'fjs'
+
+
+def test_follow_joint_state_applies_every_partial_pose_received_within_a_tick(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0)
+    sim.step(1)
+    fjs.set_input(['joint12'], [0.3])          # two partial poses before the next tick
+    fjs.set_input(['joint51', 'joint12'], [-0.2, 0.5])
+    fjs.set_input(['joint13'], [0.4])
+    sim.step(120)
+    ref = sim.refs[-1]
+    assert ref[sim.idx('joint12')] == pytest.approx(0.5, abs=1e-3)   # the newer value wins
+    assert ref[sim.idx('joint51')] == pytest.approx(-0.2, abs=1e-3)
+    assert ref[sim.idx('joint13')] == pytest.approx(0.4, abs=1e-3)   # none is lost

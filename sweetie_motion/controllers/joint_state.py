@@ -12,7 +12,7 @@ filter makes steps of the input smooth.
 
 import math
 import threading
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -40,8 +40,10 @@ class FollowJointStateCore(ControllerCore):
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
         self._by_name = {name: k for k, name in enumerate(self.joints)}
-        self._input: LatestValue[Tuple[np.ndarray, np.ndarray]] = LatestValue()
-        self._applied = 0
+        # targets received since the last tick: several partial poses (any subsets) may arrive
+        # within one tick, and each of them counts
+        self._pending = np.full(len(self.indices), np.nan)
+        self._pending_lock = threading.Lock()
         self._target = np.zeros(len(self.indices))
         self._activated_at: Optional[float] = None
         self._start_pose: Optional[JointVector] = None
@@ -68,7 +70,8 @@ class FollowJointStateCore(ControllerCore):
                 local.append(k)
                 values.append(float(value))
         if local:
-            self._input.write((np.array(local, dtype=np.intp), np.array(values)))
+            with self._pending_lock:
+                self._pending[local] = values
         return len(local)
 
     def start(self, reference: JointVector) -> None:
@@ -76,7 +79,13 @@ class FollowJointStateCore(ControllerCore):
         with self._start_lock:
             self._start_pose = reference.copy()
             self._activated_at = None
-        _, self._applied = self._input.read()  # poses sent before activation are not obeyed
+        self._take_pending()  # poses sent before activation are not obeyed
+
+    def _take_pending(self) -> np.ndarray:
+        with self._pending_lock:
+            pending = self._pending
+            self._pending = np.full(len(self.indices), np.nan)
+        return pending
 
     def update(self, tick: Tick) -> None:
         """Hold during the activation delay, then follow the newest input; smooth; emit."""
@@ -95,11 +104,10 @@ class FollowJointStateCore(ControllerCore):
         if self.in_activation_delay:
             self.src_reset.write(tick.reference)
         else:
-            value, version = self._input.read()
-            if value is not None and version != self._applied:
-                self._applied = version
-                local, values = value
-                self._target[local] = values
+            pending = self._take_pending()
+            fresh = ~np.isnan(pending)
+            if fresh.any():
+                self._target[fresh] = pending[fresh]
         idx = self.indices
         position, velocity = self.filter.update(
             tick.measured.position[idx], tick.measured.velocity[idx], self._target,
