@@ -77,12 +77,14 @@ def list_trajectories(args: argparse.Namespace) -> int:
         for name in client.names():
             goal = client.load(name)
             rows.append([name, len(goal.points), len(goal.joints()),
-                         f'{goal.duration:.2f}', ' '.join(goal.joints()[:6]) +
-                         (' ...' if len(goal.joints()) > 6 else '')])
+                         len(goal.support_chains()), f'{goal.duration:.2f}',
+                         ' '.join(goal.joints()[:6]) + (' ...' if len(goal.joints()) > 6
+                                                        else '')])
     if not rows:
         print('no stored trajectories')
         return 0
-    print(_table(rows, ['name', 'points', 'joints', 'duration [s]', 'first joints']))
+    print(_table(rows, ['name', 'points', 'joints', 'support flags', 'duration [s]',
+                        'first joints']))
     return 0
 
 
@@ -155,6 +157,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
     if target is not None:
         target.load()
     client = None if target is not None else _client(args)
+    existing = set(target.names() if target is not None else client.names())
     stored = failed = 0
     try:
         for path in args.paths:
@@ -191,7 +194,9 @@ def import_trajectories(args: argparse.Namespace) -> int:
                   f'{len(goal.joints())} joints'
                   + (f' + {len(goal.support_chains())} support flags'
                      if goal.support_chains() else '') + f', {goal.duration:.2f} s'
-                  + (f', {len(moved)} waypoint(s) clamped' if moved else ''))
+                  + (f', {len(moved)} waypoint(s) clamped' if moved else '')
+                  + (' (replaces the stored one of that name; `sweetie-motion delete '
+                     f'{name}` brings back a built-in)' if name in existing else ''))
     finally:
         if client is not None:
             client.close()
@@ -204,17 +209,28 @@ def export_trajectories(args: argparse.Namespace) -> int:
     from pathlib import Path
     from sweetie_motion.storage.files import dump_goal, write_atomically
     with _client(args) as client:
-        names = args.names or client.names()
-        if args.out == '-':
-            for name in names:
-                print(dump_goal(client.load(name), name), end='')
-            return 0
-        out = Path(args.out)
+        goals = [(name, client.load(name)) for name in (args.names or client.names())]
+    if args.out == '-':
+        for k, (name, goal) in enumerate(goals):   # one YAML document per trajectory
+            print(('---\n' if k else '') + dump_goal(goal, name), end='')
+        return 0
+    out = Path(args.out)
+    try:
         out.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            write_atomically(out / f'{name}.yaml', dump_goal(client.load(name), name))
+        for name, goal in goals:
+            write_atomically(out / f'{name}.yaml', dump_goal(goal, name))
             print(f'{name} -> {out / (name + ".yaml")}')
+    except OSError as error:
+        print(f'sweetie-motion export: cannot write to {out}: {error}', file=sys.stderr)
+        return 2
     return 0
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f'{text} is not a positive number of seconds')
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -242,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text)
         command.add_argument('--namespace', default='sweetie_bot',
                              help='robot namespace of the motion process')
-        command.add_argument('--timeout', type=float, default=15.0,
+        command.add_argument('--timeout', type=_positive, default=15.0,
                              help='seconds to wait for the motion process to answer')
         command.set_defaults(run=run)
         return command

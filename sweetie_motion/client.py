@@ -90,11 +90,20 @@ class MotionClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _wait(self, future, what: str, timeout: Optional[float] = None):
+    def _wait(self, future, what: str, timeout: Optional[float] = None, server=None):
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        gone_since = None
         while not future.done():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise ClientError(f'no answer from the motion process: {what}')
+            if server is not None:
+                if server.server_is_ready():
+                    gone_since = None
+                elif gone_since is None:
+                    gone_since = now
+                elif now - gone_since > 3.0:
+                    raise ClientError(f'the motion process went away during {what}')
             time.sleep(0.01)
         return future.result()
 
@@ -141,7 +150,9 @@ class MotionClient:
         """
         from rclpy.parameter import Parameter
         from sweetie_motion.conversions import byte_array_value, goal_to_bytes
+        from sweetie_motion.trajectory.validation import check_structure
         check_name(name)
+        check_structure(goal)  # e.g. negative times: refused here, not silently changed
         self._storage_ready()
         parameter = Parameter(self.prefix + name, Parameter.Type.BYTE_ARRAY,
                               byte_array_value(goal_to_bytes(goal)))
@@ -189,7 +200,8 @@ class MotionClient:
         if not handle.accepted:
             raise ClientError(f'play {name!r} was rejected')
         result = self._wait(handle.get_result_async(), f'result of {name}',
-                            timeout=timeout if timeout is not None else 3600.0)
+                            timeout=timeout if timeout is not None else 3600.0,
+                            server=self._play)
         return _outcome(result)
 
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
@@ -202,7 +214,8 @@ class MotionClient:
         if not handle.accepted:
             raise ClientError('the goal was rejected')
         result = self._wait(handle.get_result_async(), 'goal result',
-                            timeout=timeout if timeout is not None else 3600.0)
+                            timeout=timeout if timeout is not None else 3600.0,
+                            server=self._follow)
         return _outcome(result)
 
     def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:
@@ -221,7 +234,8 @@ class MotionClient:
         finally:
             self.node.destroy_subscription(subscription)
         if not box:
-            raise ClientError(f'{controller} has executed no goal yet')
+            raise ClientError(f'no last goal from {self.ns}/{controller}: it has executed no '
+                              'goal yet, or no such controller runs')
         return goal_from_msg(box[0])
 
 

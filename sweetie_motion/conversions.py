@@ -5,6 +5,7 @@ The pure core never imports a message type; nodes call these functions at the ed
 """
 
 from array import array
+import math
 from typing import List, Sequence
 
 from builtin_interfaces.msg import Duration, Time
@@ -15,8 +16,15 @@ from sweetie_motion.trajectory.validation import GoalError, ResultCode
 
 
 def seconds_to_duration(seconds: float) -> Duration:
-    """Return a Duration message for ``seconds`` (non-negative, nanoseconds rounded)."""
-    nanoseconds = int(round(max(0.0, float(seconds)) * 1e9))
+    """
+    Return a Duration message for ``seconds`` (nanoseconds rounded).
+
+    :raises ValueError: negative or not finite (a Duration of a trajectory cannot be).
+    """
+    seconds = float(seconds)
+    if not (seconds >= 0 and math.isfinite(seconds)):
+        raise ValueError(f'{seconds} s is not a valid duration (must be finite and >= 0)')
+    nanoseconds = int(round(seconds * 1e9))
     return Duration(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 

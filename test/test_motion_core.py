@@ -244,3 +244,38 @@ def test_follow_joint_state_applies_every_partial_pose_received_within_a_tick(mo
     assert ref[sim.idx('joint12')] == pytest.approx(0.5, abs=1e-3)   # the newer value wins
     assert ref[sim.idx('joint51')] == pytest.approx(-0.2, abs=1e-3)
     assert ref[sim.idx('joint13')] == pytest.approx(0.4, abs=1e-3)   # none is lost
+
+
+def test_follow_joint_state_clamps_targets_into_the_position_limits(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0)
+    report = fjs.set_input(['joint51', 'joint12', 'tail', 'joint13'],
+                           [1.5, 0.2, 0.0, float('nan')])
+    assert report.clamped == ['joint51'] and report.unknown == ['tail']
+    assert report.invalid == ['joint13'] and report.taken == 2
+    sim.step(150)
+    assert sim.refs[-1][sim.idx('joint51')] == pytest.approx(0.26, abs=1e-3)  # upper limit
+
+
+def test_a_motion_taken_from_the_torque_switch_ends_with_servos_on_and_no_chatter(model):
+    from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+    sim = Sim(model)
+    sim.fjs(name='background', delay=0.0, order=5)
+    switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
+                                  ['leg1', 'head', 'nose'], sim.bus)
+    sim.process.cycle.add_stage('controller', switch, 6)
+    trajectory = sim.trajectory_controller(order=10)
+    sim.step(5)
+    switch.set_torque_off(True)
+    sim.step(5)
+    executing = sim.run_goal(trajectory, TrajectoryGoal(
+        ['joint51'], [TrajectoryPoint(1.0, [-0.2])]))
+    assert executing.outcome.status == 'succeeded'
+    sim.step(200)
+    owners = sim.process.arbiter.owners()
+    assert owners['head'] == 'background'        # not back to the switch
+    assert owners['leg1'] == 'torque'            # the rest stays free
+    torque = dict(zip(sim.bus.joints, sim.bus.torque()))
+    assert torque['joint51'] and not torque['joint12']
+    ref = np.array(sim.refs[-100:])[:, sim.idx('joint51')]
+    assert np.abs(np.diff(ref)).max() < 1e-4 and ref[-1] == pytest.approx(-0.2, abs=1e-3)

@@ -442,3 +442,72 @@ def test_the_old_robots_animations_import_and_play(pony):
             f'{name}: {result.result.error_string}'
         played.append(name)
     assert len(played) == 9
+
+
+# --- what a review found ---------------------------------------------------------------------
+
+
+def test_a_trajectory_controller_survives_cleanup_and_comes_back(pony):
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+    change = pony.node.create_client(ChangeState, f'/{NS}/head_trajectory/change_state')
+    assert change.wait_for_service(timeout_sec=10)
+    for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP,
+                       Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+        response = wait_future(change.call_async(
+            ChangeState.Request(transition=Transition(id=transition))), 10)
+        assert response.success
+        time.sleep(0.2)
+    assert pony.process.alive()
+    assert pony.head.wait_for_server(timeout_sec=10)
+    result = run(pony, pony.head, fjt_goal(['joint52'], [[0.3], [0.0]], [0.5, 1.0]))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+
+
+def test_support_flags_of_another_controllers_chain_are_invalid_joints(pony):
+    result = run(pony, pony.head, fjt_goal(['joint52', 'support/leg1'], [[0.1, 1]], [1]))
+    assert result.result.error_code == Result.INVALID_JOINTS
+    assert 'leg1' in result.result.error_string
+
+
+@pytest.mark.parametrize('speed', [-1.0, 1e-300, 1000.0, math.nan])
+def test_play_speed_out_of_range_is_refused(pony, speed):
+    result = run(pony, pony.play, PlayTrajectory.Goal(name='nod', speed_scale=speed))
+    assert result.status == GoalStatus.STATUS_ABORTED
+    assert result.result.error_code == Result.INVALID_GOAL
+    assert 'speed_scale' in result.result.error_string
+
+
+def test_storage_refuses_what_could_never_play(pony):
+    unknown = TrajectoryGoal(['jointXX'], [TrajectoryPoint(0.5, [0.1])])
+    result = set_parameter(pony, 'joint_trajectory.never', goal_value(unknown))
+    assert not result.successful and 'jointXX' in result.reason
+    outside = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.5, [0.9])])
+    result = set_parameter(pony, 'joint_trajectory.never', goal_value(outside))
+    assert not result.successful and 'joint51 point 0 = 0.9' in result.reason
+    assert not (pony.storage / 'never.yaml').exists()
+
+
+def test_a_refused_atomic_set_writes_nothing(pony):
+    from rcl_interfaces.srv import SetParametersAtomically
+    client = pony.node.create_client(SetParametersAtomically,
+                                     f'/{NS}/trajectory_storage/set_parameters_atomically')
+    assert client.wait_for_service(timeout_sec=10)
+    good = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.5, [-0.1])])
+    bad = ParameterValue(type=ParameterType.PARAMETER_BYTE_ARRAY, byte_array_value=[b'x'])
+    request = SetParametersAtomically.Request(parameters=[
+        ParameterMsg(name='joint_trajectory.atom_ok', value=goal_value(good)),
+        ParameterMsg(name='joint_trajectory.atom_bad', value=bad)])
+    assert not wait_future(client.call_async(request), 10).result.successful
+    assert not (pony.storage / 'atom_ok.yaml').exists()
+
+
+def test_deleting_an_override_brings_the_built_in_back(pony):
+    api = pony_client(pony)
+    built_in = api.load('bow')
+    override = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.5, [-0.1])])
+    api.save('bow', override)
+    assert api.load('bow').joint_names == ['joint51']
+    api.delete('bow')
+    wait_for(lambda: 'bow' in api.names(), 10, message='the built-in listed again')
+    assert api.load('bow').joint_names == built_in.joint_names

@@ -10,9 +10,10 @@ joint of every resource the controller owns; joints without news hold their targ
 filter makes steps of the input smooth.
 """
 
+from dataclasses import dataclass, field
 import math
 import threading
-from typing import Callable, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -22,6 +23,16 @@ from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.smoothing import SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
+
+
+@dataclass
+class InputReport:
+    """What set_input did with a pose: joints taken, clamped into limits, dropped."""
+
+    taken: int = 0
+    clamped: List[str] = field(default_factory=list)
+    unknown: List[str] = field(default_factory=list)
+    invalid: List[str] = field(default_factory=list)
 
 
 class FollowJointStateCore(ControllerCore):
@@ -40,6 +51,8 @@ class FollowJointStateCore(ControllerCore):
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
         self._by_name = {name: k for k, name in enumerate(self.joints)}
+        lower, upper = model.position_limits()
+        self._lower, self._upper = lower[self.indices], upper[self.indices]
         # targets received since the last tick: several partial poses (any subsets) may arrive
         # within one tick, and each of them counts
         self._pending = np.full(len(self.indices), np.nan)
@@ -52,27 +65,40 @@ class FollowJointStateCore(ControllerCore):
         self.src_reset: LatestValue[JointVector] = LatestValue()
         self.in_activation_delay = False
 
-    def set_input(self, names: Sequence[str], positions: Sequence[float]) -> int:
+    def set_input(self, names: Sequence[str], positions: Sequence[float]) -> InputReport:
         """
         Take a pose from upstream (any order, any subset; thread-safe).
 
-        Joints this controller does not drive, or that the robot does not have, are ignored.
+        Joints this controller does not drive are ignored; values outside a joint's position
+        limits are clamped into them; unknown joints and NaN/inf are dropped (all reported).
 
-        :return: the number of joints taken.
+        :return: what was taken, clamped and dropped.
         """
         if len(positions) != len(names):
             raise ValueError(f'{len(names)} joint names but {len(positions)} positions')
+        report = InputReport()
         local, values = [], []
         by_name = self._by_name
         for name, value in zip(names, positions):
             k = by_name.get(name)
-            if k is not None and math.isfinite(value):
-                local.append(k)
-                values.append(float(value))
+            if k is None:
+                if self.model.get_joint_index(name) < 0:
+                    report.unknown.append(name)
+                continue
+            if not math.isfinite(value):
+                report.invalid.append(name)
+                continue
+            low, high = self._lower[k], self._upper[k]
+            if value < low or value > high:
+                report.clamped.append(name)
+                value = min(max(value, low), high)
+            local.append(k)
+            values.append(float(value))
         if local:
             with self._pending_lock:
                 self._pending[local] = values
-        return len(local)
+        report.taken = len(local)
+        return report
 
     def start(self, reference: JointVector) -> None:
         """Prepare for activation from the current full reference pose."""

@@ -131,6 +131,11 @@ class JointTrajectoryCore(ControllerCore):
         :raises GoalError: with the result code and message for the client.
         """
         validate_goal(goal, self.model, self.joints)
+        foreign = [c for c in goal.support_chains() if c not in self.chains]
+        if foreign:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'support flags of chain(s) {", ".join(foreign)} that this '
+                            'controller does not drive')
         poses = self.poses.value
         if poses is None:
             raise GoalError(ResultCode.INVALID_GOAL,

@@ -38,6 +38,8 @@ class TorqueMainSwitchCore(ControllerCore):
         # torque on hands the resources back in two ticks: one that holds the measured pose
         # with zero velocity, then the release, so the next owner starts from rest
         self._handover = 0
+        self._abandoned: FrozenSet[str] = frozenset()
+        self._switch_lock_free = threading.Lock()  # taken inside arbiter callbacks
         self.on_ownership = self._ownership_changed
 
     @property
@@ -60,6 +62,8 @@ class TorqueMainSwitchCore(ControllerCore):
             joints = self.servo_joints()
             if off:
                 self._handover = 0
+                with self._switch_lock_free:
+                    self._abandoned = frozenset()
                 self.acquire()
                 self.bus.set_torque(joints, False)
                 return True, (f'torque off: {len(joints)} servos of '
@@ -72,10 +76,19 @@ class TorqueMainSwitchCore(ControllerCore):
 
     def _ownership_changed(self, lost: FrozenSet[str], gained: FrozenSet[str]) -> None:
         if lost:
+            # another controller drives them: servos on, and the switch gives them up for good
+            # (it must not take them back after that motion: the servos would be driven with
+            # the measured pose as reference, or go limp under a robot that stands)
             self.bus.set_torque(self.servo_joints(lost), True)
+            with self._switch_lock_free:
+                self._abandoned |= lost
 
     def update(self, tick: Tick) -> None:
         """While the torque is off: the reference is the measured pose."""
+        with self._switch_lock_free:
+            abandoned, self._abandoned = self._abandoned, frozenset()
+        if abandoned and self.operational:
+            self.arbiter.release(self, abandoned)
         if not self.operational:
             return
         if self._handover == 2:

@@ -245,9 +245,19 @@ class FollowJointStateNode(ControllerNode):
         if self.core is None:
             return
         try:
-            self.core.set_input(list(msg.name), joint_state_positions(msg))
+            report = self.core.set_input(list(msg.name), joint_state_positions(msg))
         except ValueError as error:
             self.get_logger().warning(f'pose ignored: {error}', throttle_duration_sec=5.0)
+            return
+        problems = []
+        if report.unknown:
+            problems.append(f'unknown joints {", ".join(report.unknown)} ignored')
+        if report.invalid:
+            problems.append(f'non-finite values of {", ".join(report.invalid)} ignored')
+        if report.clamped:
+            problems.append(f'{", ".join(report.clamped)} clamped into their position limits')
+        if problems:
+            self.get_logger().warning('pose: ' + '; '.join(problems), throttle_duration_sec=5.0)
 
     def _publish_src_reset(self) -> None:
         core = self.core
@@ -299,7 +309,9 @@ class TorqueMainSwitchNode(ControllerNode):
         return core
 
     def activate_component(self) -> None:
-        # joins the cycle, but asks for resources only when the torque goes off
+        # joins the cycle, but asks for resources only when the torque goes off; losing them
+        # all means "torque on again", not "deactivate"
+        self.core.on_not_operational = None
         self.process.cycle.add_stage('controller', self.core, self.order)
 
     def _set_torque_off(self, request, response):

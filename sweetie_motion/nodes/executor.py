@@ -7,16 +7,19 @@ MultiThreadedExecutor then submits the same task over and over, rebuilding the w
 Python each time, until a pool thread picks it up: measured here, 200 messages at 50 Hz cost a
 full core (213 634 wait-set rounds) against 6 % with the single-threaded executor. This class
 remembers which tasks it has handed to the pool and, when one is offered again before it
-started, waits for it to start instead of spinning.
+started, waits for it to start instead of spinning. It also survives entities destroyed while
+it builds its wait set (a lifecycle cleanup running in another thread), which ends rclpy's.
 """
 
 import threading
 from typing import Dict, Optional
 
+from rclpy._rclpy_pybind11 import InvalidHandle, RCLError
 from rclpy.executors import (
     ConditionReachedException, ExternalShutdownException, MultiThreadedExecutor,
     ShutdownException, TimeoutException,
 )
+from rclpy.logging import get_logger
 from rclpy.task import Task
 
 
@@ -32,6 +35,13 @@ class MotionExecutor(MultiThreadedExecutor):
         started.set()
         try:
             task()
+            error = task.exception()
+            if error is not None and not isinstance(error, InvalidHandle):
+                # a callback raised: report it, keep serving (the process never dies of input)
+                get_logger('sweetie_motion.executor').error(
+                    f'a callback failed: {type(error).__name__}: {error}')
+        except InvalidHandle:
+            pass  # its entity was destroyed meanwhile (a cleanup): nothing left to do
         finally:
             with self._started_lock:
                 self._started.pop(task, None)
@@ -42,6 +52,11 @@ class MotionExecutor(MultiThreadedExecutor):
                 timeout_sec, None, wait_condition)
         except (ExternalShutdownException, ShutdownException, TimeoutException,
                 ConditionReachedException):
+            return
+        except (InvalidHandle, RCLError):
+            # an entity was destroyed (a lifecycle cleanup in another thread) while its wait
+            # set was being built: start over without it instead of ending the process
+            self._cb_iter = None
             return
         with self._started_lock:
             started = self._started.get(handler)

@@ -21,6 +21,7 @@ from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.paths import config_path
 from sweetie_motion.storage.files import check_name
 from sweetie_motion.storage.store import TrajectoryStore
+from sweetie_motion.trajectory.validation import check_structure, validate_goal
 
 DEFAULT_STORAGE_DIR = '~/.local/share/sweetie_motion/trajectories'
 
@@ -39,6 +40,7 @@ class TrajectoryStorageNode(ManagedNode):
     )
 
     def __init__(self, process=None, name: str = 'trajectory_storage', **kwargs) -> None:
+        self.process = process
         super().__init__(name, allow_undeclared_parameters=True, **kwargs)
         self.store = None
         self.prefix = ''
@@ -69,10 +71,7 @@ class TrajectoryStorageNode(ManagedNode):
                     self.set_parameters([Parameter(parameter, Parameter.Type.BYTE_ARRAY,
                                                    value)])
                 else:
-                    # dynamic typing: a trajectory can be deleted (ros2 param delete)
-                    self.declare_parameter(parameter, value, ParameterDescriptor(
-                        description=f'trajectory {name!r}: a serialized control_msgs '
-                        'FollowJointTrajectory goal', dynamic_typing=True))
+                    self.declare_parameter(parameter, value, self._descriptor(name))
         finally:
             self._publishing = False
         self.get_logger().info(
@@ -83,33 +82,82 @@ class TrajectoryStorageNode(ManagedNode):
     def cleanup_component(self) -> None:
         self.store = None
 
+    @staticmethod
+    def _descriptor(name: str) -> ParameterDescriptor:
+        # dynamic typing: a trajectory can be deleted (ros2 param delete)
+        return ParameterDescriptor(description=f'trajectory {name!r}: a serialized '
+                                   'control_msgs FollowJointTrajectory goal',
+                                   dynamic_typing=True)
+
     def _on_set(self, parameters: List[Parameter]) -> SetParametersResult:
         if getattr(self, '_publishing', False) or not self.prefix:
             return SetParametersResult(successful=True)
+        # check every parameter first: a refused (atomic) set must write nothing
+        changes = []
         for parameter in parameters:
             if not parameter.name.startswith(self.prefix):
+                if not self.has_parameter(parameter.name):
+                    return self._refuse(parameter.name, 'unknown parameter: trajectories are '
+                                        f'{self.prefix}<name>')
                 continue
-            name = parameter.name[len(self.prefix):]
             try:
-                self._apply(name, parameter)
+                changes.append(self._check(parameter.name[len(self.prefix):], parameter))
+            except SweetieMotionError as error:
+                return self._refuse(parameter.name, str(error))
+        for name, goal in changes:
+            try:
+                self._apply(name, goal)
             except (SweetieMotionError, OSError) as error:
-                self.get_logger().warning(f'refused {parameter.name}: {error}')
-                return SetParametersResult(successful=False, reason=str(error))
+                return self._refuse(self.prefix + name, str(error))
         return SetParametersResult(successful=True)
 
-    def _apply(self, name: str, parameter: Parameter) -> None:
+    def _refuse(self, name: str, reason: str) -> SetParametersResult:
+        self.get_logger().warning(f'refused {name}: {reason}')
+        return SetParametersResult(successful=False, reason=reason)
+
+    def _check(self, name: str, parameter: Parameter):
+        """Return (name, goal or None for a delete) after checking everything."""
         check_name(name)
         if self.store is None:
             raise SweetieMotionError('trajectory_storage is not configured')
         if parameter.type_ == Parameter.Type.NOT_SET:
-            self.store.delete(name)
-            self.get_logger().info(f'deleted trajectory {name!r}')
-            return
+            if self.store.get(name) is None:
+                raise SweetieMotionError(f'no trajectory named {name!r}')
+            if self.store.is_library(name):
+                raise SweetieMotionError(f'{name!r} is a built-in trajectory; it cannot be '
+                                         'deleted')
+            return name, None
         if parameter.type_ != Parameter.Type.BYTE_ARRAY:
             raise SweetieMotionError(
                 f'{parameter.name} must be a byte array (a serialized FollowJointTrajectory '
                 f'goal), got {parameter.type_.name}')
         goal = goal_from_bytes(b''.join(parameter.value))
+        if self.process is not None:
+            validate_goal(goal, self.process.view)  # joints of this robot, within limits
+        else:
+            check_structure(goal)
+        return name, goal
+
+    def _apply(self, name: str, goal) -> None:
+        if goal is None:
+            self.store.delete(name)
+            self.get_logger().info(f'deleted trajectory {name!r}')
+            if self.store.get(name) is not None:
+                # it overrode a built-in, which shows again once the deletion is through
+                self.call_soon(lambda: self._publish_library(name))
+            return
         path = self.store.save(name, goal)
         self.get_logger().info(f'saved trajectory {name!r} ({len(goal.points)} points) to '
                                f'{Path(path).name}')
+
+    def _publish_library(self, name: str) -> None:
+        goal = self.store.get(name) if self.store is not None else None
+        if goal is None or self.has_parameter(self.prefix + name):
+            return
+        self._publishing = True
+        try:
+            self.declare_parameter(self.prefix + name,
+                                   byte_array_value(goal_to_bytes(goal)), self._descriptor(name))
+        finally:
+            self._publishing = False
+        self.get_logger().info(f'{name!r} is the built-in trajectory again')

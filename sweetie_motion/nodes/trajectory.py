@@ -9,7 +9,6 @@ PlayTrajectory, if ``play_action`` is set) plays a trajectory of the storage nod
 Goal bookkeeping runs in a timer at ``feedback_rate``, never in the cycle.
 """
 
-import math
 import threading
 import time
 from typing import Dict, Optional, Tuple
@@ -36,6 +35,18 @@ from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectoryPoint
+
+
+def _name_problem(name: str) -> Optional[str]:
+    try:
+        check_name(name)
+    except TrajectoryFileError as error:
+        return str(error)
+    return None
+
+
+#: the speed scales a stored trajectory may be played at (0 means 1)
+MIN_SPEED, MAX_SPEED = 0.05, 20.0
 
 
 class JointTrajectoryNode(ControllerNode):
@@ -67,7 +78,8 @@ class JointTrajectoryNode(ControllerNode):
                       'Parameter namespace of the stored trajectories.'),
         ParameterSpec('record_as', '',
                       'If set, every accepted FollowJointTrajectory goal is also stored under '
-                      'this name (e.g. to keep what MoveIt planned).', dynamic=True),
+                      'this name (e.g. to keep what MoveIt planned).', dynamic=True,
+                      check=lambda name: _name_problem(name) if name else None),
         ParameterSpec('support_topic', 'support_state',
                       'Topic of SupportState from support/<chain> pseudo-joints.',
                       read_only=True),
@@ -332,10 +344,12 @@ class JointTrajectoryNode(ControllerNode):
     async def _play_goal(self, goal_handle):
         request = goal_handle.request
         result = PlayTrajectory.Result()
-        speed = request.speed_scale if request.speed_scale > 0 else 1.0
+        speed = 1.0 if request.speed_scale == 0 else request.speed_scale
         try:
-            if not math.isfinite(speed):
-                raise GoalError(ResultCode.INVALID_GOAL, f'speed_scale {speed} is invalid')
+            if not (MIN_SPEED <= speed <= MAX_SPEED):
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'speed_scale {request.speed_scale} is outside {MIN_SPEED}..'
+                                f'{MAX_SPEED} (0 means 1.0)')
             goal = await self._load(request.name)
             if request.backward:
                 goal = goal.backward()

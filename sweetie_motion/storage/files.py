@@ -193,6 +193,9 @@ def write_atomically(path: Union[str, Path], text: str) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp',
                                              dir=folder)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # like open() would: mkstemp makes it private
         with os.fdopen(descriptor, 'w', encoding='utf-8') as stream:
             stream.write(text)
             stream.flush()
