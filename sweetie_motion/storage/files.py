@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 import re
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Type, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
@@ -103,6 +103,33 @@ def _floats(values: Any, where: str) -> List[float]:
         raise TrajectoryFileError(f'{where}: expected a list of numbers') from None
 
 
+def parse_tolerances(entries: Any, where: str,
+                     error: Type[SweetieMotionError] = TrajectoryFileError
+                     ) -> List[JointTolerance]:
+    """
+    Read a list of ``{name, position, velocity, acceleration}`` tolerance entries.
+
+    Our files and the old robot's JSON goals write tolerances the same way.
+
+    :raises error: naming ``where`` and the entry that is wrong.
+    """
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise error(f'{where} must be a list')
+    out = []
+    for entry in entries:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get('name'), str):
+            raise error(f'{where}: entries need a name')
+        try:
+            out.append(JointTolerance(entry['name'], float(entry.get('position', 0.0)),
+                                      float(entry.get('velocity', 0.0)),
+                                      float(entry.get('acceleration', 0.0))))
+        except (TypeError, ValueError):
+            raise error(f'{where} of {entry["name"]}: not a number') from None
+    return out
+
+
 def goal_from_document(document: Any, where: str = 'trajectory') -> TrajectoryGoal:
     """
     Build a goal from a YAML document.
@@ -134,21 +161,7 @@ def goal_from_document(document: Any, where: str = 'trajectory') -> TrajectoryGo
             _floats(raw.get('effort'), f'{where}: point {k} effort')))
 
     def tolerances(key: str) -> List[JointTolerance]:
-        entries = document.get(key) or []
-        if not isinstance(entries, list):
-            raise TrajectoryFileError(f'{where}: {key} must be a list')
-        out = []
-        for entry in entries:
-            if not isinstance(entry, Mapping) or not isinstance(entry.get('name'), str):
-                raise TrajectoryFileError(f'{where}: {key} entries need a name')
-            try:
-                out.append(JointTolerance(entry['name'], float(entry.get('position', 0.0)),
-                                          float(entry.get('velocity', 0.0)),
-                                          float(entry.get('acceleration', 0.0))))
-            except (TypeError, ValueError):
-                raise TrajectoryFileError(f'{where}: {key} of {entry["name"]}: not a number'
-                                          ) from None
-        return out
+        return parse_tolerances(document.get(key), f'{where}: {key}')
     try:
         goal_time = float(document.get('goal_time_tolerance', 0.0))
     except (TypeError, ValueError):

@@ -14,6 +14,7 @@ from typing import Any, List, Mapping, Tuple, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.storage.files import parse_tolerances
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import check_limits, LimitViolation
 
@@ -63,18 +64,7 @@ def goal_from_ros1(document: Any, where: str = 'goal') -> TrajectoryGoal:
                                       values('effort')))
 
     def tolerances(key: str) -> List[JointTolerance]:
-        out = []
-        for entry in document.get(key) or []:
-            if not isinstance(entry, Mapping) or not isinstance(entry.get('name'), str):
-                raise MigrationError(f'{where}: {key} entries need a name')
-            try:
-                out.append(JointTolerance(entry['name'], float(entry.get('position', 0)),
-                                          float(entry.get('velocity', 0)),
-                                          float(entry.get('acceleration', 0))))
-            except (TypeError, ValueError):
-                raise MigrationError(f'{where}: {key} of {entry["name"]}: not a number'
-                                     ) from None
-        return out
+        return parse_tolerances(document.get(key), f'{where}: {key}', MigrationError)
     header = trajectory.get('header') or {}
     return TrajectoryGoal(list(names), points, tolerances('path_tolerance'),
                           tolerances('goal_tolerance'),
