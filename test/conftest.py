@@ -1,9 +1,11 @@
 """Test-suite wide setup: DDS stays on this machine, every ROS test gets its own domain."""
 
+import contextlib
 import itertools
 import os
 import random
 import sys
+from typing import Iterator
 
 import pytest
 
@@ -25,6 +27,21 @@ def next_domain_id() -> int:
 
 
 os.environ['ROS_DOMAIN_ID'] = str(next_domain_id())
+
+
+@contextlib.contextmanager
+def own_domain() -> Iterator[int]:
+    """Give a module-scoped fixture its own ROS_DOMAIN_ID; restore the previous one after."""
+    value = next_domain_id()
+    previous = os.environ.get('ROS_DOMAIN_ID')
+    os.environ['ROS_DOMAIN_ID'] = str(value)
+    try:
+        yield value
+    finally:
+        if previous is None:
+            os.environ.pop('ROS_DOMAIN_ID', None)
+        else:
+            os.environ['ROS_DOMAIN_ID'] = previous
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ The trajectory editor's real widgets, driven with pytest-qt (R-EDIT).
 The motion process and the storage node run in another process on the virtual robot.
 """
 
-import os
 from pathlib import Path
 import re
 
@@ -28,21 +27,18 @@ POSES = [  # four key poses set through FollowJointState
 
 @pytest.fixture(scope='module')
 def setup(tmp_path_factory):
-    from conftest import next_domain_id
+    from conftest import own_domain
     from sweetie_motion.editor.app import load_poses
     from sweetie_motion.editor.bridge import EditorBridge
     from sweetie_motion.editor.window import EditorWindow
     from sweetie_motion.model import load_robot_description
-    domain = next_domain_id()
-    previous = os.environ.get('ROS_DOMAIN_ID')
-    os.environ['ROS_DOMAIN_ID'] = str(domain)
     tmp = tmp_path_factory.mktemp('editor')
     storage = tmp / 'store'
     config = tmp / 'editor_test.yaml'
     config.write_text((Path(HERE) / 'config' / 'editor_test.yaml').read_text().replace(
         'STORAGE_DIR', str(storage)))
     app = QApplication.instance() or QApplication(['test'])
-    try:
+    with own_domain() as domain:
         with motion_process(str(config), NS):
             with MotionClient(NS, domain) as robot:
                 robot.wait_ready(['motion', 'trajectory_storage', 'follow_joint_state',
@@ -59,8 +55,6 @@ def setup(tmp_path_factory):
                 yield robot, window, storage, tmp
                 window.close()
                 bridge.close()
-    finally:
-        os.environ['ROS_DOMAIN_ID'] = previous or ''
 
 
 def pump(qtbot, seconds):

@@ -21,19 +21,13 @@ NODES = ['motion', 'virtual_robot', 'torque_main_switch', 'follow_joint_state', 
 
 @pytest.fixture(scope='module')
 def pony():
-    from conftest import next_domain_id
-    domain = next_domain_id()
-    import os
-    previous = os.environ.get('ROS_DOMAIN_ID')
-    os.environ['ROS_DOMAIN_ID'] = str(domain)
-    try:
+    from conftest import own_domain
+    with own_domain() as domain:
         with motion_process('two_controllers.yaml', NS) as process:
             with MotionClient(NS, domain) as client:
                 client.wait_ready(NODES)
                 client.process = process
                 yield client
-    finally:
-        os.environ['ROS_DOMAIN_ID'] = previous or ''
 
 
 def test_joint_states_are_full_poses_in_robot_model_order(pony):

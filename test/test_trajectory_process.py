@@ -6,7 +6,6 @@ and the old robot's files do.
 """
 
 import math
-import os
 from pathlib import Path
 import time
 
@@ -45,13 +44,10 @@ def write_config(tmp: Path, storage: Path) -> str:
 
 @pytest.fixture(scope='module')
 def pony(tmp_path_factory):
-    from conftest import next_domain_id
-    domain = next_domain_id()
-    previous = os.environ.get('ROS_DOMAIN_ID')
-    os.environ['ROS_DOMAIN_ID'] = str(domain)
+    from conftest import own_domain
     tmp = tmp_path_factory.mktemp('fjt')
     storage = tmp / 'store'
-    try:
+    with own_domain() as domain:
         with motion_process(write_config(tmp, storage), NS) as process:
             with MotionClient(NS, domain) as client:
                 client.wait_ready(['motion', 'virtual_robot', 'trajectory_storage',
@@ -67,8 +63,6 @@ def pony(tmp_path_factory):
                 for action in (client.fjt, client.head, client.play):
                     assert action.wait_for_server(timeout_sec=20)
                 yield client
-    finally:
-        os.environ['ROS_DOMAIN_ID'] = previous or ''
 
 
 def duration(seconds):
