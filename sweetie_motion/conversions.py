@@ -11,6 +11,7 @@ from typing import List, Sequence
 from builtin_interfaces.msg import Duration, Time
 import numpy as np
 from sensor_msgs.msg import JointState
+from sweetie_motion.trajectory.arrays import PointCountError, TrajectoryArrays
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
 
@@ -144,3 +145,32 @@ def goal_from_bytes(blob: bytes) -> TrajectoryGoal:
 def byte_array_value(blob: bytes) -> List[bytes]:
     """Return ``blob`` as rclpy holds a BYTE_ARRAY parameter value (1-byte bytes objects)."""
     return [blob[k:k + 1] for k in range(len(blob))]
+
+
+def goal_arrays_from_msg(msg) -> TrajectoryArrays:
+    """
+    Convert a FollowJointTrajectory Goal straight into arrays (no per-point objects).
+
+    :raises GoalError: INVALID_GOAL for multi-DOF trajectories and for points with the wrong
+        number of values.
+    """
+    if msg.multi_dof_trajectory.joint_names or msg.multi_dof_trajectory.points:
+        raise GoalError(ResultCode.INVALID_GOAL,
+                        'multi-DOF trajectories are not supported (multi_dof_trajectory must '
+                        'be empty)')
+    trajectory = msg.trajectory
+    points = trajectory.points
+
+    def tolerances(entries):
+        return [JointTolerance(t.name, t.position, t.velocity, t.acceleration) for t in entries]
+    try:
+        return TrajectoryArrays.from_rows(
+            list(trajectory.joint_names),
+            [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points],
+            [p.positions for p in points], [p.velocities for p in points],
+            [p.accelerations for p in points], [p.effort for p in points],
+            path_tolerance=tolerances(msg.path_tolerance),
+            goal_tolerance=tolerances(msg.goal_tolerance),
+            goal_time_tolerance=duration_to_seconds(msg.goal_time_tolerance))
+    except PointCountError as error:
+        raise GoalError(ResultCode.INVALID_GOAL, str(error)) from None

@@ -8,8 +8,9 @@ its node deactivates it — unless it is ``stay_operational``: then it keeps run
 has and gets resources back when others release them.
 """
 
+from dataclasses import dataclass
 import threading
-from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence
+from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -18,6 +19,46 @@ from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.model.robot_model import RobotModelView
+
+
+@dataclass(frozen=True, eq=False)
+class ControlledJoints:
+    """
+    What a controller of some chains drives, in the model's terms (pure data).
+
+    :param chains: the chains (or chainless group names), duplicates removed.
+    :param resources: the resource groups of those chains.
+    :param indices: canonical indices of every joint of those resources, sorted.
+    :param joints: the names of those joints, in the same order.
+    """
+
+    chains: Tuple[str, ...]
+    resources: FrozenSet[str]
+    indices: np.ndarray
+    joints: Tuple[str, ...]
+
+    @classmethod
+    def of(cls, model: RobotModelView, chains: Sequence[str]) -> 'ControlledJoints':
+        """
+        Resolve ``chains`` against the model.
+
+        :raises UnknownChainError: a name is neither a chain nor a group.
+        """
+        known, groups = model.list_chains(), model.list_groups()
+        for chain in chains:
+            if chain not in known and chain not in groups:
+                raise UnknownChainError(chain, known + [g for g in groups if g not in known])
+        unique = tuple(dict.fromkeys(chains))
+        resources = frozenset(model.get_chain_group(c) if c in known else c for c in unique)
+        indices = sorted({int(i) for r in resources for i in model.get_group_indices(r)})
+        names = model.list_all_joints()
+        return cls(unique, resources, np.array(indices, dtype=np.intp),
+                   tuple(names[i] for i in indices))
+
+    def local(self, indices: Iterable[int]) -> np.ndarray:
+        """Return the positions in this controller's vectors of canonical ``indices``."""
+        position = {int(c): k for k, c in enumerate(self.indices)}
+        return np.array([position[int(i)] for i in indices], dtype=np.intp)
 
 
 class ControllerCore:
@@ -34,21 +75,17 @@ class ControllerCore:
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], stay_operational: bool = False) -> None:
-        known, groups = model.list_chains(), model.list_groups()
-        for chain in chains:
-            if chain not in known and chain not in groups:
-                raise UnknownChainError(chain, known + [g for g in groups if g not in known])
+        controlled = ControlledJoints.of(model, chains)
         self.name = name
         self.model = model
         self.arbiter = arbiter
-        self.chains: List[str] = list(dict.fromkeys(chains))
+        self.controlled = controlled
+        self.chains: List[str] = list(controlled.chains)
         self.stay_operational = stay_operational
-        self.resources: FrozenSet[str] = frozenset(
-            model.get_chain_group(c) if c in known else c for c in self.chains)
-        indices = sorted({int(i) for r in self.resources for i in model.get_group_indices(r)})
+        self.resources: FrozenSet[str] = controlled.resources
         #: canonical indices of every joint this controller may drive
-        self.indices = np.array(indices, dtype=np.intp)
-        self.joints = [model.list_all_joints()[i] for i in self.indices]
+        self.indices = controlled.indices
+        self.joints = list(controlled.joints)
         #: canonical index -> position in this controller's joint vectors
         self.local_index = {int(c): k for k, c in enumerate(self.indices)}
         self._lock = threading.Lock()

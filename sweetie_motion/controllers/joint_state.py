@@ -13,7 +13,7 @@ filter makes steps of the input smooth.
 from dataclasses import dataclass, field
 import math
 import threading
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -35,44 +35,30 @@ class InputReport:
     invalid: List[str] = field(default_factory=list)
 
 
-class FollowJointStateCore(ControllerCore):
+class PoseInput:
     """
-    The FollowJointState controller (a cycle stage of role 'controller').
+    Checks incoming poses against the joints of a controller (any order, any subset).
 
-    :param activation_delay: time after activation during which the pose is held and offered
-        for reset [s].
-    :param make_filter: creates the smoothing filter for a list of joint names.
+    Joints the controller does not drive are ignored; values outside a joint's position limits
+    are clamped into them; unknown joints and NaN/inf are dropped. Everything is reported.
+
+    :param model: the robot model view.
+    :param joints: the controller's joints, in the order of its vectors.
     """
 
-    def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
-                 chains: Sequence[str], activation_delay: float, stay_operational: bool,
-                 make_filter: Callable[[Sequence[str]], SmoothingFilter]) -> None:
-        super().__init__(name, model, arbiter, chains, stay_operational)
-        self.activation_delay = float(activation_delay)
-        self.filter = make_filter(self.joints)
-        self._by_name = {name: k for k, name in enumerate(self.joints)}
+    def __init__(self, model: RobotModelView, joints: Sequence[str]) -> None:
+        self.model = model
+        self._by_name = {name: k for k, name in enumerate(joints)}
         lower, upper = model.position_limits()
-        self._lower, self._upper = lower[self.indices], upper[self.indices]
-        # targets received since the last tick: several partial poses (any subsets) may arrive
-        # within one tick, and each of them counts
-        self._pending = np.full(len(self.indices), np.nan)
-        self._pending_lock = threading.Lock()
-        self._target = np.zeros(len(self.indices))
-        self._activated_at: Optional[float] = None
-        self._start_pose: Optional[JointVector] = None
-        self._start_lock = threading.Lock()
-        #: the full pose to offer on out_joints_src_reset while in the activation delay
-        self.src_reset: LatestValue[JointVector] = LatestValue()
-        self.in_activation_delay = False
+        indices = model.get_joint_indices(list(joints))
+        self._lower, self._upper = lower[indices], upper[indices]
 
-    def set_input(self, names: Sequence[str], positions: Sequence[float]) -> InputReport:
+    def check(self, names: Sequence[str], positions: Sequence[float]
+              ) -> Tuple[np.ndarray, np.ndarray, InputReport]:
         """
-        Take a pose from upstream (any order, any subset; thread-safe).
+        Return (local indices, values, report) of a pose.
 
-        Joints this controller does not drive are ignored; values outside a joint's position
-        limits are clamped into them; unknown joints and NaN/inf are dropped (all reported).
-
-        :return: what was taken, clamped and dropped.
+        :raises ValueError: names and positions differ in length.
         """
         if len(positions) != len(names):
             raise ValueError(f'{len(names)} joint names but {len(positions)} positions')
@@ -94,11 +80,53 @@ class FollowJointStateCore(ControllerCore):
                 value = min(max(value, low), high)
             local.append(k)
             values.append(float(value))
-        if local:
+        report.taken = len(local)
+        return np.array(local, dtype=np.intp), np.array(values, dtype=float), report
+
+
+class FollowJointStateCore(ControllerCore):
+    """
+    The FollowJointState controller (a cycle stage of role 'controller').
+
+    :param activation_delay: time after activation during which the pose is held and offered
+        for reset [s].
+    :param make_filter: creates the smoothing filter for a list of joint names.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
+                 chains: Sequence[str], activation_delay: float, stay_operational: bool,
+                 make_filter: Callable[[Sequence[str]], SmoothingFilter]) -> None:
+        super().__init__(name, model, arbiter, chains, stay_operational)
+        self.activation_delay = float(activation_delay)
+        self.filter = make_filter(self.joints)
+        self.input = PoseInput(model, self.joints)
+        # targets received since the last tick: several partial poses (any subsets) may arrive
+        # within one tick, and each of them counts
+        self._pending = np.full(len(self.indices), np.nan)
+        self._pending_lock = threading.Lock()
+        self._target = np.zeros(len(self.indices))
+        self._activated_at: Optional[float] = None
+        self._start_pose: Optional[JointVector] = None
+        self._start_lock = threading.Lock()
+        #: the full pose to offer on out_joints_src_reset while in the activation delay
+        self.src_reset: LatestValue[JointVector] = LatestValue()
+        self.in_activation_delay = False
+
+    def set_input(self, names: Sequence[str], positions: Sequence[float]) -> InputReport:
+        """
+        Take a pose from upstream (any order, any subset; thread-safe), see :class:`PoseInput`.
+
+        :return: what was taken, clamped and dropped.
+        """
+        local, values, report = self.input.check(names, positions)
+        self.set_targets(local, values)
+        return report
+
+    def set_targets(self, local: np.ndarray, values: np.ndarray) -> None:
+        """Take checked targets (local indices into this controller's joints; thread-safe)."""
+        if len(local):
             with self._pending_lock:
                 self._pending[local] = values
-        report.taken = len(local)
-        return report
 
     def start(self, reference: JointVector) -> None:
         """Prepare for activation from the current full reference pose."""

@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from sweetie_motion.controllers.base import ControllerCore
+from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
@@ -25,7 +25,7 @@ from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.spline import build_spline, JointSpline
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
-from sweetie_motion.trajectory.validation import GoalError, ResultCode, validate_goal
+from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode, validate_goal
 
 #: a goal's motion counts as settled below this speed [rad/s]
 SETTLED_VELOCITY = 1e-3
@@ -55,15 +55,14 @@ class Feedback:
 
 
 @dataclass(eq=False)
-class ExecutingGoal:
+class GoalPlan:
     """
-    A validated goal with its spline, ready for the cycle.
+    A validated goal, ready for the cycle: its spline and what the checks need (pure data).
 
-    The action side reads :attr:`outcome`, :attr:`feedback` and :attr:`support`; only the
-    cycle writes them.
+    Built by :class:`GoalPlanner` where the goal arrives (the ROS side) and handed to the
+    controller core in the cycle process; it holds arrays, never the goal's points.
     """
 
-    goal: TrajectoryGoal
     joints: List[str]
     indices: np.ndarray
     local: np.ndarray
@@ -71,12 +70,6 @@ class ExecutingGoal:
     tolerances: Tolerances
     resources: FrozenSet[str]
     support: List[Tuple[str, np.ndarray, np.ndarray]]
-    start_delay: float = 0.0
-    started_at: Optional[float] = None
-    outcome: Optional[Outcome] = None
-    feedback: LatestValue = field(default_factory=LatestValue)
-    finished: threading.Event = field(default_factory=threading.Event)
-    cancel_requested: bool = False
     #: what the action side should tell the user (e.g. velocity limits exceeded)
     warnings: List[str] = field(default_factory=list)
 
@@ -84,6 +77,121 @@ class ExecutingGoal:
     def duration(self) -> float:
         """Return the duration of the motion, approach included [s]."""
         return self.spline.duration
+
+
+class GoalPlanner:
+    """
+    Validates goals for one trajectory controller and builds their splines.
+
+    :param name: the controller's name (for messages).
+    :param model: the robot model view.
+    :param chains: the chains the controller drives.
+    :param defaults: default tolerances.
+    :param interpolation: 'akima' or 'cubic' for position-only keyframes.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, chains: Sequence[str],
+                 defaults: ToleranceDefaults, interpolation: str = 'akima') -> None:
+        self.name = name
+        self.model = model
+        self.controlled = ControlledJoints.of(model, chains)
+        self.defaults = defaults
+        self.interpolation = interpolation
+        self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
+
+    def plan(self, goal: GoalLike, reference: JointVector, measured: JointVector) -> GoalPlan:
+        """
+        Validate ``goal`` and build its spline from the current pose.
+
+        :param goal: a goal or its arrays (as converted from a message).
+        :param reference: the current full reference pose (where the motion starts).
+        :param measured: the current full measured pose (for the start tolerance).
+        :raises GoalError: with the result code and message for the client.
+        """
+        controlled = self.controlled
+        arrays = validate_goal(goal, self.model, controlled.joints)
+        foreign = [c for c in arrays.support_chains() if c not in controlled.chains]
+        if foreign:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'support flags of chain(s) {", ".join(foreign)} that this '
+                            'controller does not drive')
+        joints = arrays.joints()
+        columns = arrays.columns(joints)
+        indices = self.model.get_joint_indices(joints)
+        tolerances = Tolerances(joints, arrays, self.defaults)
+        given_times = arrays.times
+        times = given_times
+        positions = arrays.positions[:, columns]
+        velocities = accelerations = None
+        if arrays.velocities is not None:
+            velocities = arrays.velocities[:, columns]
+            if arrays.accelerations is not None:
+                accelerations = arrays.accelerations[:, columns]
+        start_position = reference.position[indices]
+        start_velocity = reference.velocity[indices]
+        if times[0] > 0:
+            # the motion starts where the robot is: the current pose is the knot at t = 0
+            times = np.concatenate([[0.0], times])
+            positions = np.vstack([start_position, positions])
+            if velocities is not None:
+                velocities = np.vstack([start_velocity, velocities])
+            if accelerations is not None:
+                accelerations = np.vstack([np.zeros(len(joints)), accelerations])
+        else:
+            violation = tolerances.start_violation(positions[0], measured.position[indices])
+            if violation is not None:
+                raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
+                                f'the trajectory starts away from the current pose: '
+                                f'{violation}')
+        spline = build_spline(times, positions, velocities, accelerations, self.interpolation,
+                              start_velocity=start_velocity if given_times[0] > 0 else None)
+        support = [(chain, given_times, arrays.positions[:, column])
+                   for chain, column in zip(arrays.support_chains(), arrays.columns(
+                       [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
+        resources = frozenset(self.model.get_joints_groups(joints))
+        local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support,
+                        self._speed_warnings(spline, joints, indices))
+
+    def _speed_warnings(self, spline: JointSpline, joints: List[str],
+                        indices: np.ndarray) -> List[str]:
+        """Name the joints the trajectory drives faster than their URDF velocity limit."""
+        limits = self.model.velocity_limits()[indices]
+        grid = np.linspace(0.0, spline.duration, 200)
+        peak = np.max(np.abs([spline.sample(t)[1] for t in grid]), axis=0)
+        return [f'{j} needs {p:.2f} rad/s (URDF limit {lim:.2f})'
+                for j, p, lim in zip(joints, peak, limits) if p > 1.05 * lim]
+
+
+@dataclass(eq=False)
+class ExecutingGoal:
+    """
+    A goal plan being executed by the cycle.
+
+    The action side reads :attr:`outcome` and :attr:`feedback`; only the cycle writes them.
+    """
+
+    plan: GoalPlan
+    started_at: Optional[float] = None
+    outcome: Optional[Outcome] = None
+    feedback: LatestValue = field(default_factory=LatestValue)
+    finished: threading.Event = field(default_factory=threading.Event)
+    cancel_requested: bool = False
+
+    @property
+    def duration(self) -> float:
+        """Return the duration of the motion, approach included [s]."""
+        return self.plan.spline.duration
+
+    @property
+    def joints(self) -> List[str]:
+        """Return the goal's joints, in the order of its feedback arrays."""
+        return self.plan.joints
+
+    @property
+    def warnings(self) -> List[str]:
+        """Return what the action side should tell the user."""
+        return self.plan.warnings
 
     def end(self, status: str, code: int, message: str) -> None:
         """Record the outcome (the first one wins) and wake whoever waits for it."""
@@ -107,8 +215,7 @@ class JointTrajectoryCore(ControllerCore):
                  stay_operational: bool = True) -> None:
         super().__init__(name, model, arbiter, chains, stay_operational)
         self.filter = make_filter(self.joints)
-        self.defaults = defaults
-        self.interpolation = interpolation
+        self.planner = GoalPlanner(name, model, self.chains, defaults, interpolation)
         self._lock = threading.Lock()
         self._pending: Optional[ExecutingGoal] = None
         self._cancel: Optional[ExecutingGoal] = None
@@ -126,74 +233,16 @@ class JointTrajectoryCore(ControllerCore):
 
     def prepare(self, goal: TrajectoryGoal) -> ExecutingGoal:
         """
-        Validate ``goal`` and build its spline from the current pose.
+        Validate ``goal`` and build its spline from the pose the cycle saw last.
 
         :raises GoalError: with the result code and message for the client.
         """
-        validate_goal(goal, self.model, self.joints)
-        foreign = [c for c in goal.support_chains() if c not in self.chains]
-        if foreign:
-            raise GoalError(ResultCode.INVALID_JOINTS,
-                            f'support flags of chain(s) {", ".join(foreign)} that this '
-                            'controller does not drive')
         poses = self.poses.value
         if poses is None:
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'controller {self.name} is not running (no pose yet)')
         reference, measured = poses
-        joints = goal.joints()
-        columns = [goal.joint_names.index(j) for j in joints]
-        indices = self.model.get_joint_indices(joints)
-        tolerances = Tolerances(joints, goal, self.defaults)
-        times = np.array([p.time for p in goal.points])
-        positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
-        has_velocity = bool(goal.points[0].velocities)
-        has_acceleration = has_velocity and bool(goal.points[0].accelerations)
-        velocities = accelerations = None
-        if has_velocity:
-            velocities = np.array([[p.velocities[c] for c in columns] for p in goal.points])
-        if has_acceleration:
-            accelerations = np.array([[p.accelerations[c] for c in columns]
-                                      for p in goal.points])
-        start_position = reference.position[indices]
-        start_velocity = reference.velocity[indices]
-        if times[0] > 0:
-            # the motion starts where the robot is: the current pose is the knot at t = 0
-            times = np.concatenate([[0.0], times])
-            positions = np.vstack([start_position, positions])
-            if has_velocity:
-                velocities = np.vstack([start_velocity, velocities])
-            if has_acceleration:
-                accelerations = np.vstack([np.zeros(len(joints)), accelerations])
-        else:
-            violation = tolerances.start_violation(positions[0], measured.position[indices])
-            if violation is not None:
-                raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
-                                f'the trajectory starts away from the current pose: '
-                                f'{violation}')
-        spline = build_spline(times, positions, velocities, accelerations, self.interpolation,
-                              start_velocity=start_velocity if times[0] == 0 and
-                              goal.points[0].time > 0 else None)
-        support = []
-        for chain in goal.support_chains():
-            column = goal.joint_names.index(SUPPORT_PREFIX + chain)
-            support.append((chain, np.array([p.time for p in goal.points]),
-                            np.array([p.positions[column] for p in goal.points])))
-        resources = frozenset(self.model.get_joints_groups(joints))
-        local = np.array([self.local_index[int(i)] for i in indices], dtype=np.intp)
-        executing = ExecutingGoal(goal, joints, indices, local, spline, tolerances, resources,
-                                  support)
-        executing.warnings = self._speed_warnings(spline, joints, indices)
-        return executing
-
-    def _speed_warnings(self, spline: JointSpline, joints: List[str],
-                        indices: np.ndarray) -> List[str]:
-        """Name the joints the trajectory drives faster than their URDF velocity limit."""
-        limits = self.model.velocity_limits()[indices]
-        grid = np.linspace(0.0, spline.duration, 200)
-        peak = np.max(np.abs([spline.sample(t)[1] for t in grid]), axis=0)
-        return [f'{j} needs {p:.2f} rad/s (URDF limit {lim:.2f})'
-                for j, p, lim in zip(joints, peak, limits) if p > 1.05 * lim]
+        return ExecutingGoal(self.planner.plan(goal, reference, measured))
 
     def start(self, executing: ExecutingGoal) -> None:
         """Make ``executing`` the next goal (the running one is preempted at the next tick)."""
@@ -202,7 +251,7 @@ class JointTrajectoryCore(ControllerCore):
         if previous is not None:
             previous.end('aborted', ResultCode.INVALID_GOAL,
                          'preempted by a newer goal before it started')
-        self.acquire(executing.resources)
+        self.acquire(executing.plan.resources)
 
     def cancel(self, executing: ExecutingGoal) -> None:
         """Stop ``executing``: the robot decelerates and holds; the goal ends as canceled."""
@@ -226,7 +275,7 @@ class JointTrajectoryCore(ControllerCore):
         with self._lock:
             goals = [g for g in (self._active, self._pending) if g is not None]
         for executing in goals:
-            taken = sorted(executing.resources & lost)
+            taken = sorted(executing.plan.resources & lost)
             if taken:
                 by = ', '.join(f'{r} to {owners.get(r) or "nobody"}' for r in taken)
                 executing.end('aborted', ResultCode.INVALID_GOAL,
@@ -289,36 +338,37 @@ class JointTrajectoryCore(ControllerCore):
     def _follow(self, tick: Tick, active: ExecutingGoal, target: np.ndarray,
                 target_velocity: np.ndarray) -> None:
         t = tick.now - active.started_at
-        desired, desired_velocity, desired_acceleration = active.spline.sample(t)
-        target[active.local] = desired
-        target_velocity[active.local] = desired_velocity
-        actual = tick.measured.position[active.indices]
-        actual_velocity = tick.measured.velocity[active.indices]
+        plan = active.plan
+        desired, desired_velocity, desired_acceleration = plan.spline.sample(t)
+        target[plan.local] = desired
+        target_velocity[plan.local] = desired_velocity
+        actual = tick.measured.position[plan.indices]
+        actual_velocity = tick.measured.velocity[plan.indices]
         active.feedback.write(Feedback(t, desired, desired_velocity, desired_acceleration,
                                        actual, actual_velocity))
-        if active.support:
+        if plan.support:
             self.support.write({chain: float(values[max(0, int(np.searchsorted(
-                times, t, side='right')) - 1)]) for chain, times, values in active.support})
+                times, t, side='right')) - 1)]) for chain, times, values in plan.support})
         if t <= active.duration:
-            violation = active.tolerances.path_violation(desired, actual, desired_velocity,
-                                                         actual_velocity)
+            violation = plan.tolerances.path_violation(desired, actual, desired_velocity,
+                                                       actual_velocity)
             if violation is not None:
                 active.end('aborted', ResultCode.PATH_TOLERANCE_VIOLATED,
                            f'path tolerance violated at t = {t:.2f} s: {violation}')
             return
-        violation = active.tolerances.goal_violation(desired, actual, actual_velocity)
+        violation = plan.tolerances.goal_violation(desired, actual, actual_velocity)
         if violation is None:
             active.end('succeeded', ResultCode.SUCCESSFUL,
                        f'reached the goal at t = {t:.2f} s (duration {active.duration:.2f} s)')
-        elif t > active.duration + active.tolerances.goal_time:
+        elif t > active.duration + plan.tolerances.goal_time:
             active.end('aborted', ResultCode.GOAL_TOLERANCE_VIOLATED,
-                       f'goal not reached {active.tolerances.goal_time:.2f} s after the end: '
+                       f'goal not reached {plan.tolerances.goal_time:.2f} s after the end: '
                        f'{violation}')
 
     def _finish(self, tick: Tick, active: ExecutingGoal) -> None:
         position, velocity = self.filter.state
         if active.outcome.status == 'succeeded':
-            self._hold[active.local] = active.spline.end  # exactly the last keyframe
+            self._hold[active.plan.local] = active.plan.spline.end  # exactly the last keyframe
         else:
             # stopped on the way: hold where the motion is, decelerating through the filter
             self._hold = position.copy()
@@ -336,7 +386,7 @@ class JointTrajectoryCore(ControllerCore):
             with self._lock:
                 busy = self._pending is not None
             if not busy:
-                self.release_resources(executing.resources)
+                self.release_resources(executing.plan.resources)
 
     def release_resources(self, resources: FrozenSet[str]) -> None:
         """Give resources back after a goal, keeping the controller operational."""

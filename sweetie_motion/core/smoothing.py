@@ -19,7 +19,8 @@ optional per-joint overrides. Filters are chosen by name from :data:`REGISTRY`:
 """
 
 from abc import ABC, abstractmethod
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -320,3 +321,68 @@ def create_filter(name: str, joints: Sequence[str], period: float,
 def filter_parameters(name: str) -> Dict[str, Tuple[float, str]]:
     """Return the parameters (default, description) of a registered filter."""
     return dict(REGISTRY[name].PARAMETERS) if name in REGISTRY else {}
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """
+    A smoothing filter as configuration: what a controller's node sends to the cycle process.
+
+    :param kind: registry name.
+    :param params: filter parameters (only the ones the filter knows).
+    :param overrides: joint -> {parameter: value}.
+    """
+
+    kind: str
+    params: Mapping[str, float] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def create(self, joints: Sequence[str], period: float) -> SmoothingFilter:
+        """
+        Create the filter for ``joints``.
+
+        :raises SmoothingConfigError: unknown kind or invalid parameters.
+        """
+        return create_filter(self.kind, joints, period, dict(self.params),
+                             {j: dict(p) for j, p in self.overrides.items()})
+
+
+def filter_spec(kind: str, params: Mapping[str, Any], overrides: Mapping[str, Mapping[str, Any]],
+                joints: Sequence[str], velocity_limits: Sequence[float],
+                parameter_names: Iterable[str]) -> FilterSpec:
+    """
+    Build a :class:`FilterSpec` from a controller's smoothing parameters, checking them.
+
+    A ``max_velocity`` of 0 stands for each joint's velocity limit (10 rad/s where the limit
+    is not finite).
+
+    :param kind: ``smoothing.type``.
+    :param params: ``smoothing.<parameter>`` values (parameters of other filters are dropped).
+    :param overrides: ``smoothing.<joint>.<parameter>`` values.
+    :param joints: every joint of the robot; :param velocity_limits: theirs [rad/s].
+    :param parameter_names: every smoothing parameter any filter has (for the error message).
+    :raises SmoothingConfigError: unknown kind, an override of an unknown joint or parameter.
+    """
+    if kind not in REGISTRY:
+        raise SmoothingConfigError(
+            f'unknown smoothing filter {kind!r} (known: {", ".join(REGISTRY)})')
+    known = REGISTRY[kind].PARAMETERS
+    names = set(parameter_names) | set(known)
+    unknown_joints = [j for j in overrides if j not in joints]
+    if unknown_joints:
+        raise SmoothingConfigError(
+            f'smoothing overrides name unknown joints: {", ".join(unknown_joints)}')
+    for joint, joint_params in overrides.items():
+        unknown = [p for p in joint_params if p not in names]
+        if unknown:
+            raise SmoothingConfigError(
+                f'smoothing.{joint}: unknown parameter(s) {", ".join(unknown)}')
+    kept = {k: float(v) for k, v in params.items() if k in known}
+    kept_overrides = {j: {k: float(v) for k, v in p.items() if k in known}
+                      for j, p in overrides.items()}
+    if 'max_velocity' in known and kept.get('max_velocity', 0.0) == 0.0:
+        kept.pop('max_velocity', None)
+        for joint, limit in zip(joints, velocity_limits):
+            entry = kept_overrides.setdefault(joint, {})
+            entry.setdefault('max_velocity', float(limit) if np.isfinite(limit) else 10.0)
+    return FilterSpec(kind, kept, {j: p for j, p in kept_overrides.items() if p})

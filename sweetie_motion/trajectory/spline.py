@@ -34,10 +34,6 @@ class JointSpline:
         self.times = np.asarray(times, dtype=float)
         self.coefficients = np.asarray(coefficients, dtype=float)
         self.end = np.asarray(end, dtype=float)
-        powers = np.arange(6, dtype=float)
-        # derivative coefficients, same layout: velocity and acceleration polynomials
-        self._velocity = self.coefficients[:, 1:, :] * powers[1:, None]
-        self._acceleration = self._velocity[:, 1:, :] * powers[1:-1, None]
 
     @property
     def duration(self) -> float:
@@ -66,11 +62,13 @@ class JointSpline:
         segment = int(np.searchsorted(times, t, side='right')) - 1
         tau = t - times[segment]
         c = self.coefficients[segment]
-        v = self._velocity[segment]
-        a = self._acceleration[segment]
+        # derivatives of the one segment sampled: a spline is nothing but its coefficients
+        # (no derived arrays to build or to ship to the cycle process)
         position = ((((c[5] * tau + c[4]) * tau + c[3]) * tau + c[2]) * tau + c[1]) * tau + c[0]
-        velocity = (((v[4] * tau + v[3]) * tau + v[2]) * tau + v[1]) * tau + v[0]
-        acceleration = ((a[3] * tau + a[2]) * tau + a[1]) * tau + a[0]
+        velocity = ((((5.0 * c[5] * tau + 4.0 * c[4]) * tau + 3.0 * c[3]) * tau
+                     + 2.0 * c[2]) * tau + c[1])
+        acceleration = (((20.0 * c[5] * tau + 12.0 * c[4]) * tau + 6.0 * c[3]) * tau
+                        + 2.0 * c[2])
         return position, velocity, acceleration
 
 

@@ -8,10 +8,13 @@ and a precise error string (which joint, which point, which value).
 from dataclasses import dataclass
 from enum import IntEnum
 import math
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, List, Optional, Set, Union
+
+import numpy as np
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.arrays import PointCountError, TrajectoryArrays
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
 
 #: tolerance in the limit checks: keyframes saved at a limit survive a float round trip
@@ -71,14 +74,32 @@ class LimitViolation:
         return f'{self.joint} point {self.point} = {self.value:.4g} {side}'
 
 
-def check_structure(goal: TrajectoryGoal) -> None:
+GoalLike = Union[TrajectoryGoal, TrajectoryArrays]
+
+
+def as_arrays(goal: GoalLike) -> TrajectoryArrays:
+    """
+    Return the array form of a goal (itself if it is one).
+
+    :raises GoalError: INVALID_GOAL when a point has the wrong number of values.
+    """
+    if isinstance(goal, TrajectoryArrays):
+        return goal
+    try:
+        return TrajectoryArrays.from_goal(goal)
+    except PointCountError as error:
+        raise GoalError(ResultCode.INVALID_GOAL, str(error)) from None
+
+
+def check_structure(goal: GoalLike) -> TrajectoryArrays:
     """
     Check what needs no robot model: points, sizes, numbers, times, tolerances.
 
-    :raises GoalError: INVALID_GOAL with the reason.
+    :return: the goal's arrays (checked).
+    :raises GoalError: INVALID_GOAL with the reason (for the first point with a problem).
     """
     names = goal.joint_names
-    if not goal.points:
+    if not (goal.size if isinstance(goal, TrajectoryArrays) else goal.points):
         raise GoalError(ResultCode.INVALID_GOAL, 'the trajectory has no points')
     if not names:
         raise GoalError(ResultCode.INVALID_GOAL, 'the trajectory has no joint names')
@@ -86,35 +107,34 @@ def check_structure(goal: TrajectoryGoal) -> None:
     if duplicates:
         raise GoalError(ResultCode.INVALID_GOAL,
                         f'duplicate joint names: {", ".join(duplicates)}')
-    n = len(names)
-    previous = -math.inf
-    for k, point in enumerate(goal.points):
-        if len(point.positions) != n:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'point {k} has {len(point.positions)} positions for {n} joints')
-        for field in ('velocities', 'accelerations', 'effort'):
-            values = getattr(point, field)
-            if values and len(values) != n:
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'point {k} has {len(values)} {field} for {n} joints')
-        for field in ('velocities', 'accelerations'):
-            if bool(getattr(point, field)) != bool(getattr(goal.points[0], field)):
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'point {k}: {field} must be given for every point or none')
-        for field, label in (('positions', 'position'), ('velocities', 'velocity'),
-                             ('accelerations', 'acceleration'), ('effort', 'effort')):
-            for name, value in zip(names, getattr(point, field)):
-                if not math.isfinite(value):
-                    raise GoalError(ResultCode.INVALID_GOAL,
-                                    f'point {k}: {label} of {name} is {value}')
-        if not math.isfinite(point.time) or point.time < 0:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'point {k}: time_from_start {point.time} is negative or not finite')
-        if point.time <= previous:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'point {k}: time_from_start {point.time:.4f} s is not after point '
-                            f'{k - 1} ({previous:.4f} s): times must increase strictly')
-        previous = point.time
+    arrays = as_arrays(goal)
+    problems = []  # (point, rank within the point, message): the first point is reported
+    for rank, (values, label) in enumerate(((arrays.positions, 'position'),
+                                            (arrays.velocities, 'velocity'),
+                                            (arrays.accelerations, 'acceleration'),
+                                            (arrays.effort, 'effort'))):
+        if values is None:
+            continue
+        bad = ~np.isfinite(values)
+        if bad.any():
+            k, j = np.argwhere(bad)[0]
+            problems.append((int(k), rank,
+                             f'point {k}: {label} of {names[j]} is {values[k, j]}'))
+    times = arrays.times
+    invalid = ~np.isfinite(times) | (times < 0)
+    if invalid.any():
+        k = int(np.argmax(invalid))
+        problems.append((k, 4, f'point {k}: time_from_start {times[k]} is negative or not '
+                               'finite'))
+    with np.errstate(invalid='ignore'):
+        early = np.flatnonzero(~(np.diff(times) > 0)) + 1
+    if len(early):
+        k = int(early[0])
+        problems.append((k, 5, f'point {k}: time_from_start {times[k]:.4f} s is not after '
+                               f'point {k - 1} ({times[k - 1]:.4f} s): times must increase '
+                               'strictly'))
+    if problems:
+        raise GoalError(ResultCode.INVALID_GOAL, min(problems)[2])
     if not math.isfinite(goal.goal_time_tolerance) or goal.goal_time_tolerance < 0:
         raise GoalError(ResultCode.INVALID_GOAL,
                         f'goal_time_tolerance {goal.goal_time_tolerance} must be >= 0')
@@ -127,30 +147,36 @@ def check_structure(goal: TrajectoryGoal) -> None:
                         ResultCode.INVALID_GOAL,
                         f'{kind}_tolerance of {entry.name}: {field} {value} is invalid '
                         '(0 = default, -1 = no limit, else > 0)')
+    return arrays
 
 
-def check_limits(goal: TrajectoryGoal, model: RobotModelView) -> List[LimitViolation]:
-    """Return every keyframe outside its joint's URDF position limits."""
+def check_limits(goal: GoalLike, model: RobotModelView) -> List[LimitViolation]:
+    """Return every keyframe outside its joint's URDF position limits (joint by joint)."""
+    arrays = as_arrays(goal)
     lower, upper = model.position_limits()
-    violations = []
-    for column, name in enumerate(goal.joint_names):
+    columns, indices = [], []
+    for column, name in enumerate(arrays.joint_names):
         index = model.get_joint_index(name)
-        if index < 0:
-            continue
-        lo, hi = float(lower[index]), float(upper[index])
-        for k, point in enumerate(goal.points):
-            value = point.positions[column]
-            if value < lo - LIMIT_EPSILON or value > hi + LIMIT_EPSILON:
-                violations.append(LimitViolation(name, k, value, lo, hi))
-    return violations
+        if index >= 0:
+            columns.append(column)
+            indices.append(index)
+    if not columns or not arrays.size:
+        return []
+    values = arrays.positions[:, columns]
+    lo, hi = lower[indices], upper[indices]
+    outside = (values < lo - LIMIT_EPSILON) | (values > hi + LIMIT_EPSILON)
+    return [LimitViolation(arrays.joint_names[columns[j]], int(k), float(values[k, j]),
+                           float(lo[j]), float(hi[j]))
+            for j, k in sorted((int(j), int(k)) for k, j in np.argwhere(outside))]
 
 
-def validate_goal(goal: TrajectoryGoal, model: RobotModelView,
-                  controlled: Optional[Iterable[str]] = None) -> None:
+def validate_goal(goal: GoalLike, model: RobotModelView,
+                  controlled: Optional[Iterable[str]] = None) -> TrajectoryArrays:
     """
     Validate a goal for execution.
 
     :param controlled: joints the executing controller may drive (default: any joint).
+    :return: the goal's arrays (checked).
     :raises GoalError: INVALID_JOINTS for unknown or foreign joints; INVALID_GOAL for
         structure, numbers, times, tolerances and position limits.
     """
@@ -170,15 +196,16 @@ def validate_goal(goal: TrajectoryGoal, model: RobotModelView,
         if foreign:
             raise GoalError(ResultCode.INVALID_JOINTS,
                             f'joint(s) {", ".join(foreign)} are not driven by this controller')
-    check_structure(goal)
+    arrays = check_structure(goal)
     for kind, entries in (('path', goal.path_tolerance), ('goal', goal.goal_tolerance)):
         strangers = [t.name for t in entries if model.get_joint_index(t.name) < 0
                      and not t.name.startswith(SUPPORT_PREFIX)]
         if strangers:
             raise GoalError(ResultCode.INVALID_JOINTS,
                             f'{kind}_tolerance names unknown joint(s): {", ".join(strangers)}')
-    violations = check_limits(goal, model)
+    violations = check_limits(arrays, model)
     if violations:
         more = f' (and {len(violations) - 1} more)' if len(violations) > 1 else ''
         raise GoalError(ResultCode.INVALID_GOAL,
                         f'waypoint outside the position limits: {violations[0]}{more}')
+    return arrays
