@@ -6,6 +6,7 @@ sweetie_motion:
   namespace: sweetie_bot          # robot namespace of every node, topic, service, action
   robot: sweetie_bot.yaml         # robot description (URDF + chains + groups)
   period: 0.01                    # sync cycle period [s]
+  isolated_cycle: true            # the cycle in a child process of its own (default)
   autostart: true                 # configure and activate every component at start
   motion: {publish_rate: 100.0}   # parameters of the motion core node
   components:                     # in this order; controllers run in this order each tick
@@ -51,6 +52,8 @@ class ProcessConfig:
     autostart: bool
     motion: Dict[str, Any]
     components: List[ComponentConfig]
+    #: run the sync cycle in a child process of its own (False: in the ROS process)
+    isolated_cycle: bool = True
 
     def component(self, name: str) -> Optional[ComponentConfig]:
         """Return the component called ``name`` (None if absent)."""
@@ -122,5 +125,9 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
     motion = section.get('motion') or {}
     if not isinstance(motion, Mapping):
         raise ConfigError(f'{where}"motion" must be a mapping of parameters')
+    isolated = section.get('isolated_cycle', True)
+    if not isinstance(isolated, bool):
+        raise ConfigError(f'{where}isolated_cycle must be true or false, got {isolated!r}')
     return ProcessConfig(path, namespace.strip('/'), robot_path, period,
-                         bool(section.get('autostart', True)), flatten(motion), components)
+                         bool(section.get('autostart', True)), flatten(motion), components,
+                         isolated)

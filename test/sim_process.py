@@ -2,7 +2,7 @@
 
 from sweetie_motion.controllers.joint_state import FollowJointStateCore
 from sweetie_motion.core.smoothing import create_filter
-from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
 
@@ -13,7 +13,7 @@ class Sim:
     """A motion process stepped by hand on the virtual robot."""
 
     def __init__(self, model):
-        self.process = MotionProcess(model, PERIOD)
+        self.process = CycleResources(model, PERIOD)
         self.view = self.process.view
         joints = self.process.servo_joints()
         limits = self.view.velocity_limits()[self.view.get_joint_indices(joints)]

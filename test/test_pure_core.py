@@ -8,7 +8,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Every module of these packages must import with rclpy and all ROS message packages missing.
 PURE_PACKAGES = ['sweetie_motion.model', 'sweetie_motion.core', 'sweetie_motion.trajectory',
-                 'sweetie_motion.servo', 'sweetie_motion.storage', 'sweetie_motion.controllers']
+                 'sweetie_motion.servo', 'sweetie_motion.storage', 'sweetie_motion.controllers',
+                 'sweetie_motion.host']
 PURE_MODULES = ['sweetie_motion.errors', 'sweetie_motion.paths', 'sweetie_motion.plots']
 
 PROBE = r'''

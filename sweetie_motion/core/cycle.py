@@ -20,6 +20,7 @@ The other threads lose at most ``gil_margin`` per period; the tick starts on tim
 import ctypes
 import ctypes.util
 from dataclasses import dataclass, field
+import os
 import threading
 import time
 from typing import Callable, Dict, List, Optional, Protocol, Tuple
@@ -55,6 +56,28 @@ def _gil_holding_sleeper() -> Optional[Callable[[float], None]]:
         spec = _Timespec(seconds, int((deadline - seconds) * 1e9))
         nanosleep(clock, absolute, ctypes.byref(spec), None)
     return sleep_until
+
+
+def set_realtime_priority(priority: int) -> str:
+    """
+    Give the calling thread the SCHED_FIFO real-time ``priority`` (1..99); 0 leaves it alone.
+
+    A real-time thread runs as soon as it wakes up, whatever else the machine does: what a
+    control loop needs on a loaded machine (ros2_control's controller manager does the same).
+    Without the permission (not root, no CAP_SYS_NICE or RLIMIT_RTPRIO) the thread keeps the
+    normal policy.
+
+    :return: how the thread is scheduled now, for diagnostics.
+    """
+    if priority <= 0:
+        return 'normal'
+    if not hasattr(os, 'sched_setscheduler'):
+        return 'normal (no SCHED_FIFO on this system)'
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
+    except (OSError, ValueError) as error:
+        return f'normal (SCHED_FIFO {priority} refused: {error.strerror or error})'
+    return f'SCHED_FIFO {priority}'
 
 
 @dataclass
@@ -99,7 +122,7 @@ class CycleStatistics:
     harmless for monitoring).
     """
 
-    def __init__(self, window: int = 2000) -> None:
+    def __init__(self, window: int = 10000) -> None:
         self.window = window
         self.compute = np.zeros(window)
         self.period_error = np.zeros(window)
@@ -173,6 +196,8 @@ class SyncCycle:
         self._index = 0
         self._reference = JointVector.zeros(size)
         self._measured = JointVector.zeros(size)
+        #: how the cycle thread is scheduled ('SCHED_FIFO 50', 'normal', ...)
+        self.scheduling = 'not started'
 
     # --- stage registry (copy-on-write: the cycle reads the tuple once per tick) --------------
 
@@ -237,14 +262,26 @@ class SyncCycle:
         self._reference = tick.reference
         return tick
 
-    def start(self) -> None:
-        """Start the cycle thread."""
+    def start(self, priority: int = 0) -> None:
+        """
+        Start the cycle thread.
+
+        :param priority: SCHED_FIFO priority of the thread (1..99) where the system permits
+            it, 0 for normal scheduling; see :func:`set_realtime_priority`.
+        """
         if self._thread is not None and self._thread.is_alive():
             return
         self._running.set()
         self.statistics = CycleStatistics()
-        self._thread = threading.Thread(target=self._run, name='sync_cycle', daemon=True)
+        started = threading.Event()
+
+        def run() -> None:
+            self.scheduling = set_realtime_priority(priority)
+            started.set()
+            self._run()
+        self._thread = threading.Thread(target=run, name='sync_cycle', daemon=True)
         self._thread.start()
+        started.wait(1.0)
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the cycle thread after its current tick."""
@@ -252,6 +289,10 @@ class SyncCycle:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+    def reset_statistics(self) -> None:
+        """Start the statistics afresh (e.g. after a warm-up)."""
+        self.statistics = CycleStatistics(self.statistics.window)
 
     @property
     def running(self) -> bool:

@@ -2,19 +2,24 @@
 The motion process: every component as a lifecycle node in one multi-threaded executor.
 
 `sweetie-motion bringup [--config FILE]` (and launch/sweetie_motion.launch.py) run
-:func:`main`: read the process config, configure the RobotModel, create the shared objects
-(arbiter, cycle, aggregator), create each component's node, bring them to active (unless
-``autostart`` is off), spin, and on SIGINT/SIGTERM stop the cycle and release everything.
+:func:`main`: read the process config, configure the RobotModel, start the cycle side (by
+default a child process of its own, see :mod:`sweetie_motion.host.client`), create each
+component's node, bring them to active (unless ``autostart`` is off), spin, and on
+SIGINT/SIGTERM stop the cycle and release everything. Users see one command, one launch file
+and the same lifecycle nodes either way.
 """
 
 import argparse
 import os
 import sys
+import threading
 from typing import Dict, List, Optional, Sequence, Type
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.client import HostSettings, LocalHost, RemoteHost
+from sweetie_motion.host.host import HOST
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
@@ -35,8 +40,8 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'trajectory_storage': TrajectoryStorageNode,
 }
 
-#: Python threads switch every 5 ms by default; the cycle thread must not wait that long
-#: for the GIL behind a busy callback once its tick has started [s]
+#: Python threads switch every 5 ms by default; the cycle thread (when it runs in this
+#: process) must not wait that long for the GIL behind a busy callback [s]
 SWITCH_INTERVAL = 0.0005
 
 #: components whose type installs the servo bus are configured and activated first
@@ -49,27 +54,44 @@ class MotionBringup:
 
     :param config: the validated process configuration.
     :param context: rclpy context (default: the global one).
+    :param ros_args: the process's ROS arguments, passed on to the cycle process.
     """
 
-    def __init__(self, config: ProcessConfig, context=None) -> None:
+    def __init__(self, config: ProcessConfig, context=None,
+                 ros_args: Sequence[str] = ()) -> None:
         self.config = config
         self.context = context
         model = load_robot_description(config.robot)
         model.configure()
-        self.process = MotionProcess(model, config.period)
+        if config.isolated_cycle:
+            host = RemoteHost(HostSettings(str(config.robot), config.period, config.namespace,
+                                           list(ros_args)))
+        else:
+            host = LocalHost(model, config.period)
+        #: set when the cycle process ended by itself (the bringup then stops)
+        self.host_exited = threading.Event()
+        host.add_listener(self._on_host_event)
+        self.process = MotionProcess(model, config.period, host)
         namespace = config.namespace
         kwargs = {'namespace': namespace, 'context': context}
-        self.motion = MotionCoreNode(self.process, parameters={
-            'period': config.period, **config.motion}, **kwargs)
-        self.components: List[ManagedNode] = []
-        for order, component in enumerate(config.components):
-            cls = COMPONENT_TYPES[component.type_name]
-            node = cls(self.process, component.name, parameters=component.parameters,
-                       **kwargs)
-            node.order = order
-            self.components.append(node)
-        self.process.error_listeners.append(self._stage_error)
-        self._error_counts: Dict[str, int] = {}
+        try:
+            self.motion = MotionCoreNode(self.process, parameters={
+                'period': config.period, **config.motion}, **kwargs)
+            self.components: List[ManagedNode] = []
+            for order, component in enumerate(config.components):
+                cls = COMPONENT_TYPES[component.type_name]
+                node = cls(self.process, component.name, parameters=component.parameters,
+                           **kwargs)
+                node.order = order
+                self.components.append(node)
+        except BaseException:
+            host.close()
+            raise
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
 
     @property
     def nodes(self) -> List[ManagedNode]:
@@ -98,8 +120,11 @@ class MotionBringup:
         return failed
 
     def stop(self) -> None:
-        """Stop the cycle and release every component (reverse start order)."""
-        self.process.cycle.stop()
+        """Stop the cycle and release every component (reverse start order), then the host."""
+        try:
+            self.host.call(HOST, 'stop_cycle', timeout=3.0)
+        except SweetieMotionError:
+            pass  # the cycle process is gone already
         for node in reversed(self._start_order()):
             try:
                 state = node.lifecycle_state
@@ -109,15 +134,11 @@ class MotionBringup:
                     node.cleanup_component()
             except Exception as error:  # noqa: B902 -- shutting down: report, go on
                 print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
-        if self.process.bus is not None:
-            self.process.bus.disconnect()
+        self.host.close()
 
-    def _stage_error(self, stage: str, error: BaseException) -> None:
-        count = self._error_counts.get(stage, 0) + 1
-        self._error_counts[stage] = count
-        if count <= 3 or count % 1000 == 0:
-            self.motion.get_logger().error(
-                f'cycle stage {stage} failed ({count} times): {type(error).__name__}: {error}')
+    def _on_host_event(self, event: tuple) -> None:
+        if event[0] == 'host_exited':
+            self.host_exited.set()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,7 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help='override storage_dir of the trajectory_storage component')
     parser.add_argument('--threads', type=int, default=4,
                         help='threads of the MultiThreadedExecutor')
+    parser.add_argument('--in-process', action='store_true',
+                        help='run the sync cycle in this process instead of a child process of '
+                             'its own (isolated_cycle: false; for debugging and profiling)')
     return parser
+
+
+def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
+    """Spin ``executor`` until the context shuts down or ``stop`` is set."""
+    while not stop.is_set() and executor.context.ok():
+        executor.spin_once(timeout_sec=0.5)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -157,6 +187,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             config.period = args.period
         if args.no_autostart:
             config.autostart = False
+        if args.in_process:
+            config.isolated_cycle = False
         if args.storage_dir:
             for component in config.components:
                 if component.type_name == 'trajectory_storage':
@@ -168,7 +200,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rclpy.init(args=['sweetie_motion'] + ros_args)
     bringup = executor = None
     try:
-        bringup = MotionBringup(config)
+        bringup = MotionBringup(config, ros_args=ros_args)
         executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:
             executor.add_node(node)
@@ -182,7 +214,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             log.info('autostart off: every node is unconfigured')
         log.info(f'motion process ready: namespace /{config.namespace}, '
                  f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
-        executor.spin()
+        spin_until(executor, bringup.host_exited)
+        if bringup.host_exited.is_set():
+            print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
+                  'any more; stopping', file=sys.stderr)
+            return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except SweetieMotionError as error:

@@ -16,11 +16,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
-from sweetie_motion.controllers.joint_state import FollowJointStateCore
-from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
+from sweetie_motion.controllers.base import ControlledJoints
+from sweetie_motion.controllers.joint_state import PoseInput
 from sweetie_motion.conversions import joint_state, joint_state_positions
-from sweetie_motion.core.smoothing import create_filter, REGISTRY, SmoothingFilter
+from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.components import FollowJointStateSpec, TorqueSwitchSpec
+from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
@@ -64,22 +66,34 @@ def controller_parameters(default_chains: Sequence[str] = (), stay_operational: 
 
 
 class ControllerNode(ManagedNode):
-    """Base of controller nodes: chains, smoothing, set_operational, the lifecycle policy."""
+    """
+    Base of controller nodes: chains, smoothing, set_operational, the lifecycle policy.
+
+    The controller's core runs on the cycle side: configure creates it there from
+    :meth:`component_spec`, the lifecycle activates and deactivates it, cleanup destroys it.
+    """
 
     #: place in the cycle among controllers (the bringup sets it from the config order)
     order = 0
     #: an empty controlled_chains means every chain of the robot
     ALL_CHAINS_BY_DEFAULT = False
+    #: the component kind on the cycle side (sweetie_motion.host.components.COMPONENTS)
+    KIND = ''
 
     def __init__(self, process: MotionProcess, name: str, **kwargs) -> None:
         self.process = process
         super().__init__(name, **kwargs)
-        self.core = None
+        self._created = False
         self._entities: List = []
         self._service_group = MutuallyExclusiveCallbackGroup()
         self._operational_service = self.create_service(
             SetBool, '~/set_operational', self._set_operational,
             callback_group=self._service_group)
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -100,74 +114,55 @@ class ControllerNode(ManagedNode):
             raise ParameterError(f'controlled_chains: {problem}')
         return values
 
-    def make_filter(self, joints: Sequence[str]) -> SmoothingFilter:
-        """Create the configured smoothing filter for ``joints``."""
-        kind = self.values['smoothing.type']
-        known = REGISTRY[kind].PARAMETERS
-        params = {k.split('.', 1)[1]: v for k, v in self.values.items()
-                  if k.startswith('smoothing.') and k.split('.', 1)[1] in known}
-        _, overrides, odd = nested_overrides(self._overrides(), 'smoothing')
+    def smoothing_spec(self) -> FilterSpec:
+        """Return the configured smoothing filter (checked: unknown joints or parameters)."""
+        params, overrides, odd = nested_overrides(
+            {f'smoothing.{name}': parameter.value
+             for name, parameter in self.get_parameters_by_prefix('smoothing').items()},
+            'smoothing')
+        if odd:
+            raise ParameterError(f'smoothing overrides name unknown joints: {", ".join(odd)}')
         view = self.process.view
-        all_joints = set(view.list_all_joints())
-        bad = [j for j in overrides if j not in all_joints] + odd
-        if bad:
-            raise ParameterError(f'smoothing overrides name unknown joints: {", ".join(bad)}')
-        names = [spec.name.split('.')[1] for spec in SMOOTHING_PARAMETERS]
-        for joint, joint_params in overrides.items():
-            unknown = [p for p in joint_params if p not in names]
-            if unknown:
-                raise ParameterError(
-                    f'smoothing.{joint}: unknown parameter(s) {", ".join(unknown)}')
-        overrides = {j: {k: v for k, v in p.items() if k in known}
-                     for j, p in overrides.items()}
-        if 'max_velocity' in known and params.get('max_velocity', 0.0) == 0.0:
-            params.pop('max_velocity', None)
-            limits = view.velocity_limits()
-            for joint in joints:
-                limit = float(limits[view.get_joint_index(joint)])
-                entry = overrides.setdefault(joint, {})
-                entry.setdefault('max_velocity', limit if np.isfinite(limit) else 10.0)
-        return create_filter(kind, joints, self.process.period, params, overrides)
+        return filter_spec(self.values['smoothing.type'], params, overrides,
+                           view.list_all_joints(), view.velocity_limits(),
+                           [spec.name.split('.')[1] for spec in SMOOTHING_PARAMETERS])
 
-    def _overrides(self) -> dict:
-        """Return the per-joint ``smoothing.<joint>.<parameter>`` values."""
-        return {f'smoothing.{name}': parameter.value
-                for name, parameter in self.get_parameters_by_prefix('smoothing').items()
-                if name.count('.') == 1}
+    def component_spec(self):
+        """Return the spec of this controller's component on the cycle side (subclasses)."""
+        raise NotImplementedError
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def build_core(self):
-        """Create the controller's core object (subclasses)."""
-        raise NotImplementedError
-
     def configure_component(self) -> None:
         self.read_parameters()
-        self.core = self.build_core()
-        self.core.on_not_operational = self._lost_everything
+        spec = self.component_spec()
+        self.host.add_listener(self._on_event)
+        self.host.call(HOST, 'create', self.get_name(), self.KIND, spec)
+        self._created = True
+        self.create_entities()
+
+    def create_entities(self) -> None:
+        """Create the node's topics, services and actions (subclasses)."""
 
     def activate_component(self) -> None:
-        self.start_core()
-        self.process.cycle.add_stage('controller', self.core, self.order)
-        self.core.acquire()
-
-    def start_core(self) -> None:
-        """Prepare the core for activation (subclasses)."""
+        self.host.call(self.get_name(), 'activate')
 
     def deactivate_component(self) -> None:
-        if self.core is not None:
-            self.process.cycle.remove_stage(self.core)
-            self.core.release()
+        if self._created:
+            self.host.call(self.get_name(), 'deactivate')
 
     def cleanup_component(self) -> None:
         self.destroy_entities(self._entities)
-        if self.core is not None:
-            self.process.arbiter.forget(self.core)
-        self.core = None
+        self.host.remove_listener(self._on_event)
+        if self._created:
+            self._created = False
+            self.host.call(HOST, 'destroy', self.get_name())
 
-    def _lost_everything(self) -> None:
-        self.get_logger().info('every resource was taken by another controller: deactivating')
-        self.call_soon(self._deactivate_if_active)
+    def _on_event(self, event: tuple) -> None:
+        if event[0] == 'not_operational' and event[1] == self.get_name():
+            self.get_logger().info('every resource was taken by another controller: '
+                                   'deactivating')
+            self.call_soon(self._deactivate_if_active)
 
     def _deactivate_if_active(self) -> None:
         if self.lifecycle_state == 'active':
@@ -182,7 +177,7 @@ class ControllerNode(ManagedNode):
                 if self.lifecycle_state == 'inactive':
                     self.trigger_activate()
                 elif self.lifecycle_state == 'active':
-                    self.core.acquire()
+                    self.host.call(self.get_name(), 'acquire')
                 response.success = self.lifecycle_state == 'active'
                 response.message = ('operational' if response.success
                                     else f'could not activate (state {self.lifecycle_state})')
@@ -202,9 +197,11 @@ class FollowJointStateNode(ControllerNode):
     FollowJointState (R-FJS): follows ``~/in_joints_ref`` and the shared ``joint_states_set``.
 
     While in the activation delay it publishes the current full pose on
-    ``~/out_joints_src_reset`` (10 Hz) so that the source can adopt it.
+    ``~/out_joints_src_reset`` (10 Hz) so that the source can adopt it. Incoming poses are
+    checked here (:class:`PoseInput`) and only the accepted targets go to the cycle.
     """
 
+    KIND = 'follow_joint_state'
     PARAMETERS = controller_parameters(stay_operational=False) + [
         ParameterSpec('activation_delay', 1.0,
                       'After activation, hold the pose and offer it on out_joints_src_reset '
@@ -217,12 +214,19 @@ class FollowJointStateNode(ControllerNode):
     def __init__(self, process: MotionProcess, name: str = 'follow_joint_state',
                  **kwargs) -> None:
         super().__init__(process, name, **kwargs)
+        self._input = None
+        self._src_reset_timer = None
 
-    def build_core(self) -> FollowJointStateCore:
+    def component_spec(self) -> FollowJointStateSpec:
         values = self.values
-        core = FollowJointStateCore(self.get_name(), self.process.view, self.process.arbiter,
-                                    values['controlled_chains'], values['activation_delay'],
-                                    values['stay_operational'], self.make_filter)
+        controlled = ControlledJoints.of(self.process.view, values['controlled_chains'])
+        self._input = PoseInput(self.process.view, controlled.joints)
+        return FollowJointStateSpec(tuple(values['controlled_chains']),
+                                    values['activation_delay'], values['stay_operational'],
+                                    self.smoothing_spec(), self.order)
+
+    def create_entities(self) -> None:
+        values = self.values
         qos = QoSProfile(depth=5)
         self._src_reset_pub = self.make_publisher(JointState, '~/out_joints_src_reset', 5)
         self._entities = [
@@ -233,22 +237,28 @@ class FollowJointStateNode(ControllerNode):
                 JointState, values['set_topic'], self._on_input, qos))
         self._names = self.process.model.list_all_joints()
         self._src_reset_timer = None
-        return core
 
-    def start_core(self) -> None:
-        self.core.start(self.process.cycle.reference)
+    def activate_component(self) -> None:
+        super().activate_component()
         # offered only during the activation delay: no timer wakes the executor afterwards
         self._src_reset_timer = self.create_timer(0.1, self._publish_src_reset)
         self._entities.append(self._src_reset_timer)
 
     def _on_input(self, msg: JointState) -> None:
-        if self.core is None:
+        if self._input is None or not self._created:
             return
         try:
-            report = self.core.set_input(list(msg.name), joint_state_positions(msg))
+            local, values, report = self._input.check(list(msg.name),
+                                                      joint_state_positions(msg))
         except ValueError as error:
             self.get_logger().warning(f'pose ignored: {error}', throttle_duration_sec=5.0)
             return
+        if len(local):
+            try:
+                self.host.cast(self.get_name(), 'set_targets', local, values)
+            except SweetieMotionError as error:
+                self.get_logger().warning(f'pose not delivered: {error}',
+                                          throttle_duration_sec=5.0)
         problems = []
         if report.unknown:
             problems.append(f'unknown joints {", ".join(report.unknown)} ignored')
@@ -260,19 +270,21 @@ class FollowJointStateNode(ControllerNode):
             self.get_logger().warning('pose: ' + '; '.join(problems), throttle_duration_sec=5.0)
 
     def _publish_src_reset(self) -> None:
-        core = self.core
-        if core is None or self.lifecycle_state != 'active':
+        if not self._created or self.lifecycle_state != 'active':
             return
-        if not core.in_activation_delay and core.src_reset.value is not None:
+        try:
+            in_delay, pose = self.host.call(self.get_name(), 'src_reset', timeout=1.0)
+        except SweetieMotionError:
+            return
+        if not in_delay and pose is not None:
             # a cancelled rclpy timer still wakes the executor: remove it altogether
             timer, self._src_reset_timer = self._src_reset_timer, None
-            if timer is not None:
+            if timer is not None and timer in self._entities:
                 self._entities.remove(timer)
                 self.call_soon(lambda: self.destroy_timer(timer))
             return
-        pose = core.src_reset.value
         if pose is not None:
-            msg = joint_state(self._names, pose.position, pose.velocity * 0.0)
+            msg = joint_state(self._names, pose, np.zeros(len(pose)))
             msg.header.stamp = self.get_clock().now().to_msg()
             self._src_reset_pub.publish(msg)
 
@@ -285,6 +297,7 @@ class TorqueMainSwitchNode(ControllerNode):
     serve; whether it holds resources depends only on the torque state.
     """
 
+    KIND = 'torque_main_switch'
     ALL_CHAINS_BY_DEFAULT = True
     PARAMETERS = controller_parameters(smoothing='none') + [
         ParameterSpec('service_name', 'set_torque_off',
@@ -296,40 +309,38 @@ class TorqueMainSwitchNode(ControllerNode):
                  **kwargs) -> None:
         super().__init__(process, name, **kwargs)
 
-    def build_core(self) -> TorqueMainSwitchCore:
-        if self.process.bus is None:
-            raise ParameterError('no servo bus in the process: configure the bus node first')
-        core = TorqueMainSwitchCore(self.get_name(), self.process.view, self.process.arbiter,
-                                    self.values['controlled_chains'], self.process.bus)
+    def component_spec(self) -> TorqueSwitchSpec:
+        return TorqueSwitchSpec(tuple(self.values['controlled_chains']), self.order)
+
+    def create_entities(self) -> None:
         self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
         self._entities = [
             self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
                                 callback_group=self._service_group),
             self._diag_pub, self.create_timer(1.0, self._publish_status)]
-        return core
-
-    def activate_component(self) -> None:
-        # joins the cycle, but asks for resources only when the torque goes off; losing them
-        # all means "torque on again", not "deactivate"
-        self.core.on_not_operational = None
-        self.process.cycle.add_stage('controller', self.core, self.order)
 
     def _set_torque_off(self, request, response):
-        if self.core is None or self.lifecycle_state != 'active':
+        if not self._created or self.lifecycle_state != 'active':
             response.success = False
             response.message = f'torque main switch is not active (state {self.lifecycle_state})'
             return response
         try:
-            response.success, response.message = self.core.set_torque_off(bool(request.data))
+            response.success, response.message = self.host.call(
+                self.get_name(), 'set_torque_off', bool(request.data))
         except SweetieMotionError as error:
             response.success, response.message = False, str(error)
         self.get_logger().info(response.message)
         return response
 
     def _publish_status(self) -> None:
-        if self.core is None:
+        if not self._created:
             return
-        statuses = self.core.status()
+        try:
+            statuses = self.host.call(self.get_name(), 'status', timeout=2.0)
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'servo status unavailable: {error}',
+                                      throttle_duration_sec=10.0)
+            return
         free = [s.joint for s in statuses if not s.torque]
         faults = [s for s in statuses if not s.ok]
         status = DiagnosticStatus(name=f'{self.get_namespace().strip("/")}: servos',

@@ -9,20 +9,27 @@ PlayTrajectory, if ``play_action`` is set) plays a trajectory of the storage nod
 Goal bookkeeping runs in a timer at ``feedback_rate``, never in the cycle.
 """
 
+from dataclasses import dataclass
 import threading
 import time
-from typing import Dict, Optional, Tuple
+import traceback
+from typing import Callable, Dict, Optional, Union
 
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
-from sweetie_motion.controllers.joint_trajectory import ExecutingGoal, JointTrajectoryCore
+from sweetie_motion.controllers.joint_trajectory import GoalPlan, GoalPlanner, Outcome
 from sweetie_motion.conversions import (
-    byte_array_value, goal_from_bytes, goal_from_msg, goal_to_bytes, seconds_to_duration,
+    byte_array_value, duration_to_seconds, goal_arrays_from_msg, goal_from_bytes,
+    seconds_to_duration,
 )
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.components import JointTrajectorySpec
+from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
@@ -31,7 +38,7 @@ from sweetie_motion.storage.files import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
-from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
+from sweetie_motion.trajectory.validation import GoalError, GoalLike, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectoryPoint
@@ -49,9 +56,30 @@ def _name_problem(name: str) -> Optional[str]:
 MIN_SPEED, MAX_SPEED = 0.05, 20.0
 
 
-class JointTrajectoryNode(ControllerNode):
-    """The FollowJointTrajectory controller as a lifecycle node."""
+@dataclass(eq=False)
+class RunningGoal:
+    """A goal handed to the cycle, as the node tracks it until its outcome."""
 
+    handle: object
+    joints: list
+    duration: float
+    feedback: Callable[[object, 'RunningGoal', object], None]
+    done: Future
+    outcome: Optional[Outcome] = None
+    cancel_sent: bool = False
+
+
+class JointTrajectoryNode(ControllerNode):
+    """
+    The FollowJointTrajectory controller as a lifecycle node.
+
+    A goal is checked against the limits (points, joints, duration, size) before anything
+    else, converted to arrays, validated and planned (spline) in the goal callback, and started
+    on the cycle side the moment it is accepted; the execute callback only waits for the
+    outcome, which the monitor timer polls at ``feedback_rate``.
+    """
+
+    KIND = 'joint_trajectory'
     PARAMETERS = [p for p in controller_parameters(smoothing='transient')
                   if p.name != 'stay_operational'] + [
         ParameterSpec('interpolation', 'akima',
@@ -67,6 +95,15 @@ class JointTrajectoryNode(ControllerNode):
         ParameterSpec('constraints.goal_time', 1.0,
                       'Default time allowed after the end to reach the goal [s].',
                       low=0.001, high=600.0),
+        ParameterSpec('limits.max_points', 50000,
+                      'Goals with more points are refused (INVALID_GOAL) before any work.',
+                      low=2, high=10_000_000),
+        ParameterSpec('limits.max_duration', 3600.0,
+                      'Goals lasting longer are refused (INVALID_GOAL) [s].',
+                      low=0.01, high=1e6),
+        ParameterSpec('limits.max_message_bytes', 64 * 1024 * 1024,
+                      'Goals whose points hold more than this many bytes of values are '
+                      'refused (INVALID_GOAL).', low=1024, high=2**31 - 1),
         ParameterSpec('feedback_rate', 20.0, 'Rate of action feedback [Hz].',
                       low=1.0, high=200.0),
         ParameterSpec('play_action', '',
@@ -88,11 +125,15 @@ class JointTrajectoryNode(ControllerNode):
     def __init__(self, process: MotionProcess, name: str = 'joint_trajectory', **kwargs) -> None:
         super().__init__(process, name, **kwargs)
         self._action_group = ReentrantCallbackGroup()
-        #: goal id -> (goal handle, executing goal, its done future, feedback publisher)
-        self._goals: Dict[bytes, Tuple[object, ExecutingGoal, Future, object]] = {}
+        self._goals: Dict[bytes, RunningGoal] = {}
         self._goals_lock = threading.Lock()
+        #: id of a goal message -> its plan or why it is refused (goal callback -> accepted)
+        self._prepared: Dict[int, Union[GoalPlan, GoalError]] = {}
+        #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
+        self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
         self._last_support = None
         self._storage_client: Optional[AsyncParameterClient] = None
+        self._planner: Optional[GoalPlanner] = None
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -118,14 +159,21 @@ class JointTrajectoryNode(ControllerNode):
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def build_core(self) -> JointTrajectoryCore:
+    def component_spec(self) -> JointTrajectorySpec:
         values = self.values
-        core = JointTrajectoryCore(self.get_name(), self.process.view, self.process.arbiter,
-                                   values['controlled_chains'], self.make_filter,
-                                   self._tolerance_defaults(), values['interpolation'])
+        defaults = self._tolerance_defaults()
+        chains = tuple(values['controlled_chains'])
+        self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
+                                    values['interpolation'])
+        return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
+                                   values['interpolation'], self.order)
+
+    def create_entities(self) -> None:
+        values = self.values
         self._action = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
-            execute_callback=self._execute, goal_callback=lambda goal: GoalResponse.ACCEPT,
+            execute_callback=self._execute, goal_callback=self._on_goal,
+            handle_accepted_callback=self._on_accepted,
             cancel_callback=lambda handle: CancelResponse.ACCEPT,
             callback_group=self._action_group)
         self._entities = [self._action]
@@ -141,51 +189,118 @@ class JointTrajectoryNode(ControllerNode):
         self._entities += [self._support_pub, self._last_goal_pub,
                            self.create_timer(1.0 / values['feedback_rate'], self._monitor,
                                              callback_group=self._action_group)]
-        return core
 
-    def activate_component(self) -> None:
-        self.core.reset(self.process.cycle.reference)
-        self.process.cycle.add_stage('controller', self.core, self.order)
-        self.core.operational = True  # resources are requested per goal
-
-    def deactivate_component(self) -> None:
-        if self.core is not None:
-            for _, executing, _, _ in list(self._goals.values()):
-                executing.end('aborted', ResultCode.INVALID_GOAL,
-                              f'controller {self.get_name()} was deactivated')
-        super().deactivate_component()
+    def cleanup_component(self) -> None:
+        super().cleanup_component()
+        # goals whose outcome the monitor can no longer fetch: answer their clients
+        with self._goals_lock:
+            goals, self._goals = list(self._goals.values()), {}
+        for running in goals:
+            self._resolve(running, Outcome('aborted', int(ResultCode.INVALID_GOAL),
+                                           f'controller {self.get_name()} was cleaned up'))
 
     # --- goals ---------------------------------------------------------------------------------
 
-    def _start(self, goal: TrajectoryGoal) -> ExecutingGoal:
-        """Validate and start a goal; raise GoalError with the code the client gets."""
-        if self.core is None or self.lifecycle_state != 'active':
+    def check_limits(self, goal) -> None:
+        """
+        Refuse a FollowJointTrajectory goal message beyond the documented limits, cheaply.
+
+        :raises GoalError: naming the limit and its parameter.
+        """
+        values = self.values
+        name = self.get_name()
+        points = goal.trajectory.points
+        if len(points) > values['limits.max_points']:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'the trajectory has {len(points)} points; {name} accepts at most '
+                            f'{values["limits.max_points"]} (parameter limits.max_points)')
+        controlled = self._planner.controlled
+        allowed = len(controlled.joints) + len(controlled.chains)
+        names = goal.trajectory.joint_names
+        if len(names) > allowed:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'the trajectory names {len(names)} joints; {name} drives '
+                            f'{len(controlled.joints)} joints and {len(controlled.chains)} '
+                            'support flags')
+        if points:
+            duration = duration_to_seconds(points[-1].time_from_start)
+            if duration > values['limits.max_duration']:
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'the trajectory lasts {duration:.1f} s; {name} accepts at '
+                                f'most {values["limits.max_duration"]:g} s (parameter '
+                                'limits.max_duration)')
+        size = 8 * sum(len(p.positions) + len(p.velocities) + len(p.accelerations)
+                       + len(p.effort) + 1 for p in points)
+        if size > values['limits.max_message_bytes']:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'the trajectory holds {size} bytes of values; {name} accepts at '
+                            f'most {values["limits.max_message_bytes"]} (parameter '
+                            'limits.max_message_bytes)')
+
+    def plan(self, goal: GoalLike) -> GoalPlan:
+        """
+        Validate a goal and build its spline from the cycle's current pose.
+
+        :raises GoalError: with the code and message for the client.
+        """
+        if self._planner is None or self.lifecycle_state != 'active':
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
-        executing = self.core.prepare(goal)
-        if executing.warnings:
-            self.get_logger().warning('faster than the velocity limits: ' +
-                                      '; '.join(executing.warnings))
-        self.core.start(executing)
-        return executing
-
-    async def _run(self, goal_handle, executing: ExecutingGoal, feedback) -> ExecutingGoal:
-        """Wait (without holding an executor thread) until the goal has an outcome."""
-        done = Future()
-        key = bytes(goal_handle.goal_id.uuid)
-        with self._goals_lock:
-            self._goals[key] = (goal_handle, executing, done, feedback)
         try:
-            await done
-        finally:
-            with self._goals_lock:
-                self._goals.pop(key, None)
-        return executing
+            poses = self.host.call(HOST, 'poses', timeout=2.0)
+        except SweetieMotionError as error:
+            raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
+                            f'{error}') from None
+        plan = self._planner.plan(goal, poses.reference, poses.measured)
+        if plan.warnings:
+            self.get_logger().warning('faster than the velocity limits: ' +
+                                      '; '.join(plan.warnings))
+        return plan
+
+    def _on_goal(self, goal) -> GoalResponse:
+        """Check, convert, validate and plan now: the goal starts the moment it is accepted."""
+        try:
+            self.check_limits(goal)
+            entry: Union[GoalPlan, GoalError] = self.plan(goal_arrays_from_msg(goal))
+        except GoalError as error:
+            entry = error
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
+            entry = GoalError(ResultCode.INVALID_GOAL, f'internal error of {self.get_name()}: '
+                              f'{type(error).__name__}: {error}')
+        self._prepared[id(goal)] = entry
+        return GoalResponse.ACCEPT
+
+    def _on_accepted(self, goal_handle) -> None:
+        entry = self._prepared.pop(id(goal_handle.request), None)
+        key = bytes(goal_handle.goal_id.uuid)
+        if isinstance(entry, GoalPlan):
+            try:
+                self._handoff[key] = self._start(goal_handle, entry, self._fjt_feedback)
+            except GoalError as error:
+                self._handoff[key] = error
+        else:
+            self._handoff[key] = entry or GoalError(
+                ResultCode.INVALID_GOAL, f'internal error of {self.get_name()}: the goal was '
+                'accepted without being checked')
+        goal_handle.execute()
+
+    def _start(self, goal_handle, plan: GoalPlan, feedback) -> RunningGoal:
+        """Hand a plan to the cycle and track it; raise GoalError when that fails."""
+        key = bytes(goal_handle.goal_id.uuid)
+        running = RunningGoal(goal_handle, plan.joints, plan.duration, feedback, Future())
+        try:
+            self.host.call(self.get_name(), 'start_goal', key, plan)
+        except SweetieMotionError as error:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'the motion cycle did not take the goal: {error}') from None
+        with self._goals_lock:  # polled from now on (the cycle keeps the outcome till then)
+            self._goals[key] = running
+        return running
 
     @staticmethod
-    def _finish_handle(goal_handle, executing: ExecutingGoal) -> None:
-        outcome = executing.outcome
+    def _finish_handle(goal_handle, outcome: Outcome) -> None:
         if outcome.status == 'succeeded':
             goal_handle.succeed()
         elif outcome.status == 'canceled' and goal_handle.is_cancel_requested:
@@ -200,7 +315,6 @@ class JointTrajectoryNode(ControllerNode):
             return self._internal_error(goal_handle, FollowJointTrajectory.Result(), error)
 
     def _internal_error(self, goal_handle, result, error: Exception):
-        import traceback
         self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
         if goal_handle.is_active:
             goal_handle.abort()
@@ -211,27 +325,27 @@ class JointTrajectoryNode(ControllerNode):
 
     async def _execute_goal(self, goal_handle):
         result = FollowJointTrajectory.Result()
-        try:
-            goal = goal_from_msg(goal_handle.request)
-            executing = self._start(goal)
-        except GoalError as error:
+        running = self._handoff.pop(bytes(goal_handle.goal_id.uuid), None)
+        if not isinstance(running, RunningGoal):
+            error = running or GoalError(ResultCode.INVALID_GOAL,
+                                         f'internal error of {self.get_name()}: the goal was '
+                                         'executed without being accepted')
             self.get_logger().warning(f'goal refused ({error.code_name}): {error}')
             goal_handle.abort()
             result.error_code, result.error_string = int(error.code), str(error)
             return result
         self._last_goal_pub.publish(goal_handle.request)
-        self._record(goal)
-        executing = await self._run(goal_handle, executing, self._fjt_feedback)
-        self._finish_handle(goal_handle, executing)
-        outcome = executing.outcome
+        self._record(goal_handle.request)
+        outcome = await running.done
+        self._finish_handle(goal_handle, outcome)
         result.error_code, result.error_string = int(outcome.code), outcome.message
         self.get_logger().info(f'goal {outcome.status}: {outcome.message}')
         return result
 
-    def _fjt_feedback(self, goal_handle, executing: ExecutingGoal, sample) -> None:
+    def _fjt_feedback(self, goal_handle, running: RunningGoal, sample) -> None:
         feedback = FollowJointTrajectory.Feedback()
         feedback.header.stamp = self.get_clock().now().to_msg()
-        feedback.joint_names = executing.joints
+        feedback.joint_names = running.joints
         stamp = seconds_to_duration(sample.time_from_start)
         feedback.desired = JointTrajectoryPoint(
             positions=sample.desired_position.tolist(),
@@ -246,29 +360,43 @@ class JointTrajectoryNode(ControllerNode):
             time_from_start=stamp)
         goal_handle.publish_feedback(feedback)
 
+    def _resolve(self, running: RunningGoal, outcome: Outcome) -> None:
+        running.outcome = outcome
+        if not running.done.done():
+            running.done.set_result(outcome)
+
     def _monitor(self) -> None:
         """Goal bookkeeping at feedback_rate: cancel requests, feedback, results, support."""
         with self._goals_lock:
-            goals = list(self._goals.values())
-        for goal_handle, executing, done, feedback in goals:
-            if goal_handle.is_cancel_requested and not executing.cancel_requested:
-                self.core.cancel(executing)
-            if executing.outcome is not None:
-                if not done.done():
-                    done.set_result(True)
-                continue
-            sample = executing.feedback.value
-            if sample is not None:
-                feedback(goal_handle, executing, sample)
-        if self.core is not None:
-            support = self.core.support.value
-            if support is not None and support != self._last_support:
-                self._last_support = support
-                msg = SupportState(name=list(support), support=list(support.values()))
-                msg.header.stamp = self.get_clock().now().to_msg()
-                self._support_pub.publish(msg)
+            goals = dict(self._goals)
+        if not goals or not self._created:
+            return
+        name = self.get_name()
+        try:
+            for key, running in goals.items():
+                if running.handle.is_cancel_requested and not running.cancel_sent:
+                    running.cancel_sent = True
+                    self.host.call(name, 'cancel_goal', key, timeout=2.0)
+            reports, support = self.host.call(name, 'poll', list(goals), timeout=2.0)
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'goal bookkeeping failed: {error}',
+                                      throttle_duration_sec=5.0)
+            return
+        for key, report in reports.items():
+            running = goals[key]
+            if report.outcome is not None:
+                with self._goals_lock:
+                    self._goals.pop(key, None)
+                self._resolve(running, report.outcome)
+            elif report.feedback is not None:
+                running.feedback(running.handle, running, report.feedback)
+        if support is not None and support != self._last_support:
+            self._last_support = support
+            msg = SupportState(name=list(support), support=list(support.values()))
+            msg.header.stamp = self.get_clock().now().to_msg()
+            self._support_pub.publish(msg)
 
-    def _record(self, goal: TrajectoryGoal) -> None:
+    def _record(self, goal_msg) -> None:
         name = self.get_parameter('record_as').value
         if not name:
             return
@@ -278,7 +406,8 @@ class JointTrajectoryNode(ControllerNode):
             self.get_logger().warning(f'record_as: {error}')
             return
         parameter = Parameter(f'{self.values["trajectory_namespace"]}.{name}',
-                              Parameter.Type.BYTE_ARRAY, byte_array_value(goal_to_bytes(goal)))
+                              Parameter.Type.BYTE_ARRAY,
+                              byte_array_value(serialize_message(goal_msg)))
         future = self._storage().set_parameters([parameter])
         future.add_done_callback(lambda f: self.get_logger().info(
             f'recorded the goal as {name!r}: ' + ('ok' if f.result() and all(
@@ -321,12 +450,16 @@ class JointTrajectoryNode(ControllerNode):
 
     def _approach(self, goal: TrajectoryGoal) -> TrajectoryGoal:
         """Shift a goal so that it starts with a smooth approach from the current pose."""
-        poses = self.core.poses.value if self.core is not None else None
-        if poses is None or not goal.points:
+        if not goal.points:
             return goal
+        try:
+            poses = self.host.call(HOST, 'poses', timeout=2.0)
+        except SweetieMotionError as error:
+            raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
+                            f'{error}') from None
         view = self.process.view
         names = view.list_all_joints()
-        current = dict(zip(names, poses[0].position))
+        current = dict(zip(names, poses.reference.position))
         limits = dict(zip(names, view.velocity_limits()))
         duration = approach_time(goal.first_pose(), current, limits)
         if duration == 0.0:
@@ -345,6 +478,12 @@ class JointTrajectoryNode(ControllerNode):
         request = goal_handle.request
         result = PlayTrajectory.Result()
         speed = 1.0 if request.speed_scale == 0 else request.speed_scale
+
+        def feedback(handle, running: RunningGoal, sample) -> None:
+            handle.publish_feedback(PlayTrajectory.Feedback(
+                name=request.name, time_from_start=sample.time_from_start,
+                duration=running.duration,
+                progress=min(1.0, sample.time_from_start / max(running.duration, 1e-9))))
         try:
             if not (MIN_SPEED <= speed <= MAX_SPEED):
                 raise GoalError(ResultCode.INVALID_GOAL,
@@ -353,24 +492,17 @@ class JointTrajectoryNode(ControllerNode):
             goal = await self._load(request.name)
             if request.backward:
                 goal = goal.backward()
-            goal = self._approach(goal.scaled(speed))
-            executing = self._start(goal)
+            plan = self.plan(self._approach(goal.scaled(speed)))
+            running = self._start(goal_handle, plan, feedback)
         except (GoalError, TrajectoryFileError) as error:
             code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))  # file errors: -1
             self.get_logger().warning(f'play {request.name!r} refused: {error}')
             goal_handle.abort()
             result.error_code, result.error_string = code, str(error)
             return result
-        self.get_logger().info(f'playing {request.name!r} ({executing.duration:.2f} s)')
-
-        def feedback(handle, executing, sample) -> None:
-            handle.publish_feedback(PlayTrajectory.Feedback(
-                name=request.name, time_from_start=sample.time_from_start,
-                duration=executing.duration,
-                progress=min(1.0, sample.time_from_start / max(executing.duration, 1e-9))))
-        executing = await self._run(goal_handle, executing, feedback)
-        self._finish_handle(goal_handle, executing)
-        outcome = executing.outcome
+        self.get_logger().info(f'playing {request.name!r} ({running.duration:.2f} s)')
+        outcome = await running.done
+        self._finish_handle(goal_handle, outcome)
         result.error_code = int(outcome.code) if outcome.status != 'canceled' else \
             int(PlayCode.CANCELED)
         result.error_string = outcome.message

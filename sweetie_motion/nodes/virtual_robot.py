@@ -6,15 +6,15 @@ posing the robot would; servos with torque on resist. The dynamic parameter ``bl
 jams servos to make tolerance violations real.
 """
 
-import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from sweetie_motion.conversions import joint_state_positions
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.components import VirtualRobotSpec
+from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterSpec, unique
-from sweetie_motion.servo.bus import BusInput, BusOutput
-from sweetie_motion.servo.virtual import VirtualServoBus
 
 
 class VirtualRobotNode(ManagedNode):
@@ -38,39 +38,34 @@ class VirtualRobotNode(ManagedNode):
         self.process = process
         super().__init__(name, **kwargs)
         self._entities = []
-        self.bus = None
+        self._created = False
         self.add_on_set_parameters_callback(self._on_set)
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
 
     def configure_component(self) -> None:
         values = self.read_parameters()
-        joints = self.process.servo_joints()
-        view = self.process.view
-        limits = view.velocity_limits()[view.get_joint_indices(joints)]
-        if values['max_velocity'] > 0:
-            limits = np.full(len(joints), values['max_velocity'])
-        self.bus = VirtualServoBus(joints, limits, lag=values['lag'], delay=values['delay'])
-        self._apply_blocked(values['blocked_joints'])
-        self.process.bus = self.bus
-        indices = view.get_joint_indices(joints)
-        virtual = view.get_joint_indices(view.list_virtual_joints())
-        self._input = BusInput(self.bus, indices, virtual)
-        self._output = BusOutput(self.bus, indices)
+        spec = VirtualRobotSpec(values['lag'], values['delay'], values['max_velocity'],
+                                tuple(values['blocked_joints']))
+        self.host.call(HOST, 'create', self.get_name(), 'virtual_robot', spec)
+        self._created = True
         self._entities = [self.make_subscription(JointState, '~/move_by_hand',
                                                  self._move_by_hand, 10)]
 
     def activate_component(self) -> None:
-        self.process.cycle.add_stage('input', self._input)
-        self.process.cycle.add_stage('output', self._output)
+        self.host.call(self.get_name(), 'activate')
 
     def deactivate_component(self) -> None:
-        self.process.cycle.remove_stage(self._input)
-        self.process.cycle.remove_stage(self._output)
+        self.host.call(self.get_name(), 'deactivate')
 
     def cleanup_component(self) -> None:
         self.destroy_entities(self._entities)
-        if self.process.bus is self.bus:
-            self.process.bus = None
-        self.bus = None
+        if self._created:
+            self._created = False
+            self.host.call(HOST, 'destroy', self.get_name())
 
     def _move_by_hand(self, msg: JointState) -> None:
         try:
@@ -78,22 +73,14 @@ class VirtualRobotNode(ManagedNode):
         except ValueError as error:
             self.get_logger().warning(f'move_by_hand ignored: {error}')
             return
-        if self.bus is not None:
-            self.bus.move_by_hand(positions)
-
-    def _apply_blocked(self, joints) -> None:
-        known = set(self.bus.joints)
-        unknown = [j for j in joints if j not in known]
-        if unknown:
-            raise ValueError(f'blocked_joints: not servo joints: {", ".join(unknown)}')
-        self.bus.block(self.bus.joints, False)
-        self.bus.block(joints, True)
+        if self._created:
+            self.host.cast(self.get_name(), 'move_by_hand', positions)
 
     def _on_set(self, parameters) -> SetParametersResult:
         for parameter in parameters:
-            if parameter.name == 'blocked_joints' and self.bus is not None:
+            if parameter.name == 'blocked_joints' and self._created:
                 try:
-                    self._apply_blocked(list(parameter.value or []))
-                except ValueError as error:
+                    self.host.call(self.get_name(), 'set_blocked', list(parameter.value or []))
+                except SweetieMotionError as error:
                     return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)

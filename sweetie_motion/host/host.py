@@ -1,0 +1,234 @@
+"""
+The cycle host: the shared objects and components of the cycle side, and the calls they accept.
+
+The host runs wherever the sync cycle runs: in a child process of its own (the default, see
+:mod:`sweetie_motion.nodes.cycle_process`), or inside the ROS process. The ROS side reaches
+it only through :meth:`CycleHost.dispatch`, with picklable arguments, so both places behave
+the same. Events for the ROS side (ownership changes, a controller that lost everything, a
+failing stage) go out through ``emit``.
+"""
+
+import threading
+from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Sequence, Tuple
+
+from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.host.components import Component, ComponentError, COMPONENTS, Emit, Poses
+from sweetie_motion.host.shared import CycleResources
+from sweetie_motion.host.transport import Channel, encode_error
+from sweetie_motion.model.robot_model import RobotModel
+
+#: the target name of the host's own methods in :meth:`CycleHost.dispatch`
+HOST = ''
+
+
+class Snapshot:
+    """Cycle stage 'observer': hands each tick's poses to the state publisher's thread."""
+
+    name = 'state_snapshot'
+
+    def __init__(self) -> None:
+        self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
+        self.event = threading.Event()
+
+    def update(self, tick: Tick) -> None:
+        """Keep the tick's poses (never written after the tick: no copies) and wake up."""
+        self.poses.write((tick.measured, tick.reference))
+        self.event.set()
+
+
+class StatePublisher(Protocol):
+    """What publishes the poses of the :class:`Snapshot` (joint_states, joint_states_ref)."""
+
+    def start(self, rate: float, cycle_priority: int = 0) -> None:
+        """Start publishing at ``rate`` [Hz] at most, below the cycle's priority."""
+
+    def stop(self) -> None:
+        """Stop publishing."""
+
+
+class CycleHost:
+    """
+    The cycle side of one motion process.
+
+    :param model: the configured robot model.
+    :param period: cycle period [s].
+    :param emit: sends an event (a tuple) to the ROS side; must not block.
+    """
+
+    #: the host's own methods the ROS side may call (target :data:`HOST`)
+    REMOTE = ('create', 'destroy', 'start_cycle', 'stop_cycle', 'statistics', 'owners',
+              'poses', 'servo_joints')
+
+    def __init__(self, model: RobotModel, period: float, emit: Emit) -> None:
+        self.resources = CycleResources(model, period)
+        self.emit = emit
+        self.snapshot = Snapshot()
+        self.publisher: Optional[StatePublisher] = None
+        self.components: Dict[str, Component] = {}
+        self._lock = threading.Lock()
+        self._error_counts: Dict[str, int] = {}
+        self.resources.arbiter.add_listener(lambda owners: emit(('owners', owners)))
+        self.resources.error_listeners.append(self._stage_error)
+
+    # --- calls from the ROS side ---------------------------------------------------------------
+
+    def dispatch(self, target: str, method: str, args: Sequence[Any] = (),
+                 kwargs: Optional[Mapping[str, Any]] = None) -> Any:
+        """
+        Call ``method`` of the host (target :data:`HOST`) or of a component.
+
+        :raises ComponentError: unknown target, or a method it does not offer.
+        """
+        if target == HOST:
+            subject: Any = self
+            allowed = self.REMOTE
+        else:
+            subject = self.components.get(target)
+            if subject is None:
+                raise ComponentError(f'no component {target!r} in the cycle process')
+            allowed = subject.REMOTE + ('activate', 'deactivate')
+        if method not in allowed:
+            raise ComponentError(f'{target or "the cycle host"} offers no {method!r}')
+        return getattr(subject, method)(*args, **(kwargs or {}))
+
+    def create(self, name: str, kind: str, spec: Any) -> None:
+        """
+        Create the component ``name`` of ``kind`` from ``spec``.
+
+        :raises ComponentError: unknown kind, a wrong spec, or a name already taken.
+        """
+        if kind not in COMPONENTS:
+            raise ComponentError(f'unknown component kind {kind!r} '
+                                 f'(known: {", ".join(sorted(COMPONENTS))})')
+        cls, spec_class = COMPONENTS[kind]
+        if not isinstance(spec, spec_class):
+            raise ComponentError(f'{kind} {name!r} needs a {spec_class.__name__}, '
+                                 f'got {type(spec).__name__}')
+        with self._lock:
+            if name in self.components:
+                raise ComponentError(f'component {name!r} exists already')
+            self.components[name] = cls(self.resources, name, self.emit, spec)
+
+    def destroy(self, name: str) -> None:
+        """Deactivate (if needed) and remove a component; unknown names are ignored."""
+        with self._lock:
+            component = self.components.pop(name, None)
+        if component is not None:
+            component.destroy()
+
+    def start_cycle(self, publish_rate: float = 100.0, priority: int = 0) -> str:
+        """
+        Start the cycle from the robot's pose (no jump at the first tick) and the publisher.
+
+        :param publish_rate: joint_states rate [Hz], at most the cycle rate.
+        :param priority: SCHED_FIFO priority of the cycle thread, 0 = normal scheduling.
+        :return: how the cycle thread is scheduled.
+        """
+        resources = self.resources
+        cycle = resources.cycle
+        bus = resources.bus
+        if bus is not None and not cycle.running:
+            measured = cycle.measured
+            state = bus.receive(cycle.clock())
+            indices = resources.view.get_joint_indices(bus.joints)
+            measured.position[indices] = state.position
+            cycle.seed(measured, JointVector(measured.position.copy(),
+                                             measured.velocity * 0.0, measured.effort.copy()))
+        cycle.add_stage('aggregator', resources.aggregator)
+        cycle.add_stage('observer', self.snapshot)
+        cycle.start(priority)
+        if self.publisher is not None:
+            self.publisher.start(min(publish_rate, 1.0 / cycle.period), priority)
+        return cycle.scheduling
+
+    def stop_cycle(self) -> None:
+        """Stop the cycle after its current tick, then the publisher."""
+        cycle = self.resources.cycle
+        cycle.stop()
+        cycle.remove_stage(self.resources.aggregator)
+        cycle.remove_stage(self.snapshot)
+        if self.publisher is not None:
+            self.publisher.stop()
+
+    def statistics(self, reset: bool = False) -> Dict[str, Any]:
+        """
+        Return a summary of the cycle (see CycleStatistics.summary) and its scheduling.
+
+        :param reset: start the statistics afresh after reading them.
+        """
+        cycle = self.resources.cycle
+        summary: Dict[str, Any] = dict(cycle.statistics.summary())
+        summary['scheduling'] = cycle.scheduling
+        summary['running'] = cycle.running
+        if reset:
+            cycle.reset_statistics()
+        return summary
+
+    def owners(self) -> Dict[str, str]:
+        """Return resource -> owner name ('' when free)."""
+        return self.resources.arbiter.owners()
+
+    def poses(self) -> Poses:
+        """Return copies of the newest reference and measured full poses."""
+        cycle = self.resources.cycle
+        return Poses(cycle.reference, cycle.measured)
+
+    def servo_joints(self) -> Sequence[str]:
+        """Return the joints of the servo bus (empty without a bus)."""
+        bus = self.resources.bus
+        return list(bus.joints) if bus is not None else []
+
+    # --- shutting down -------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the cycle, release every component and the bus hardware."""
+        self.stop_cycle()
+        for name in list(self.components):
+            component = self.components[name]
+            try:
+                component.deactivate()
+            except Exception:  # noqa: B902 -- shutting down: release the rest regardless
+                pass
+            self.destroy(name)
+        if self.resources.bus is not None:
+            self.resources.bus.disconnect()
+
+    def _stage_error(self, stage: str, error: BaseException) -> None:
+        count = self._error_counts.get(stage, 0) + 1
+        self._error_counts[stage] = count
+        if count <= 3 or count % 1000 == 0:
+            self.emit(('stage_error', stage, count, f'{type(error).__name__}: {error}'))
+
+
+def serve(host: CycleHost, requests: Channel, replies: Channel,
+          on_close: Callable[[], None] = lambda: None) -> None:
+    """
+    Answer the calls of the ROS side until it says ``close`` or goes away (end of file).
+
+    Requests are ``('call', id, target, method, args, kwargs)`` (``id`` None: no reply
+    wanted) and ``('close',)``; replies are ``('reply', id, ok, value or encoded error)``.
+    """
+    while True:
+        try:
+            message = requests.recv()
+        except (EOFError, OSError):
+            break
+        if message[0] == 'close':
+            break
+        _, request_id, target, method, args, kwargs = message
+        try:
+            reply = ('reply', request_id, True, host.dispatch(target, method, args, kwargs))
+        except Exception as error:  # noqa: B902 -- every failure goes back to the caller
+            reply = ('reply', request_id, False, encode_error(error))
+        if request_id is None:
+            if not reply[2]:
+                host.emit(('call_failed', target, method, reply[3][2]))
+            continue
+        try:
+            replies.send(reply)
+        except OSError:
+            break
+        except Exception as error:  # noqa: B902 -- a result that cannot be pickled
+            replies.send(('reply', request_id, False, encode_error(error)))
+    on_close()

@@ -1,0 +1,47 @@
+"""
+The shared objects of the cycle side.
+
+One RobotModel, one arbiter, one sync cycle with its aggregator, and the servo bus a bus
+component installs. Components never create these.
+"""
+
+from typing import Callable, List, Optional
+
+from sweetie_motion.core.aggregator import Aggregator
+from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.cycle import SyncCycle
+from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.servo.bus import ServoBus
+
+
+class CycleResources:
+    """
+    What the components of the cycle side share.
+
+    :param model: the configured robot model.
+    :param period: cycle period [s].
+    """
+
+    def __init__(self, model: RobotModel, period: float) -> None:
+        self.model = model
+        self.view = model.view()
+        groups = model.list_groups()
+        self.arbiter = Arbiter(groups)
+        self.cycle = SyncCycle(period, len(model.list_all_joints()), on_error=self._stage_error)
+        self.aggregator = Aggregator({g: model.get_group_indices(g) for g in groups},
+                                     self.arbiter.owners, lambda: self.arbiter.version)
+        self.bus: Optional[ServoBus] = None
+        self.error_listeners: List[Callable[[str, BaseException], None]] = []
+
+    @property
+    def period(self) -> float:
+        """Return the cycle period [s]."""
+        return self.cycle.period
+
+    def servo_joints(self) -> List[str]:
+        """Return the joints driven by servos: every joint but the virtual ones."""
+        return [j for j in self.model.list_all_joints() if not self.model.is_virtual(j)]
+
+    def _stage_error(self, stage: str, error: BaseException) -> None:
+        for listener in list(self.error_listeners):
+            listener(stage, error)
