@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
 """
-Benchmark of the sync cycle: in-process ports against the same components on rclpy topics.
+Benchmark of the sync cycle: the targets of R-SYS-1/8, each against a baseline of the same run.
 
-    .venv/bin/python bench/cycle.py [--seconds 10] [--rates 100 500]
+    .venv/bin/python bench/cycle.py [--seconds 10] [--load-seconds 20] [--rates 100 500]
 
-For each rate it measures, in one run:
-- the floor: a bare absolute-deadline sleep loop (no ROS, no work) -> period error;
-- sweetie_motion: the real motion process (motion core, virtual robot, three active
-  FollowJointState controllers with three different smoothing filters fed at 50 Hz over DDS,
-  joint_states and joint_states_ref published) -> compute time per cycle, period error, lost
-  cycles, CPU share of the whole process;
+Measured in one run:
+- the floor: a bare absolute-deadline sleep loop (no ROS, no work), with the scheduling the
+  cycle gets (SCHED_FIFO where permitted) and without -> period error, lost periods;
+- sweetie_motion as it runs by default (the cycle in a child process of its own): the motion
+  process with three FollowJointState controllers (three smoothing filters) fed at 10 Hz from
+  another process, joint states published -> compute time per cycle, period error, lost
+  cycles, CPU of both processes, at each rate;
+- the same under load at 100 Hz: a client sends 10 000-point FollowJointTrajectory goals every
+  2 s while another sends a storm of 2000 malformed goals -> lost cycles, compute time, the
+  largest gap of joint_states seen by a third process;
+- the alternative: the same load with the cycle inside the ROS process (isolated_cycle: false);
 - the baseline: the same core objects as separate rclpy nodes in one process exchanging
-  JointState messages on topics each cycle (bus -> 3 controllers -> aggregator -> bus), driven
-  by an rclpy timer -> end-to-end time per cycle, timer period error, lost cycles, CPU share.
+  JointState messages on topics each cycle, driven by an rclpy timer.
 
-Prints a table and the ratios against the floor and the baseline. DDS stays on the loopback.
+Prints a table per part and every target with ok/MISSED. DDS stays on the loopback.
 """
 
 import argparse
+import json
 import os
 import random
 import signal
@@ -43,9 +48,10 @@ from sweetie_motion.controllers.joint_state import FollowJointStateCore  # noqa:
 from sweetie_motion.conversions import joint_state  # noqa: E402
 from sweetie_motion.core.aggregator import Aggregator  # noqa: E402
 from sweetie_motion.core.arbiter import Arbiter  # noqa: E402
-from sweetie_motion.core.cycle import Tick  # noqa: E402
+from sweetie_motion.core.cycle import set_realtime_priority, Tick  # noqa: E402
 from sweetie_motion.core.ports import ControllerOutput, JointVector  # noqa: E402
 from sweetie_motion.core.smoothing import create_filter  # noqa: E402
+from sweetie_motion.host.host import HOST  # noqa: E402
 from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa: E402
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
@@ -74,18 +80,42 @@ def spin_quietly(executor):
         pass
 
 
-def bare_sleep_loop(period, seconds):
+#: the cycle's SCHED_FIFO priority (the motion node's cycle_priority default)
+PRIORITY = 50
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def bare_sleep_loop(period, seconds, priority=0):
     """Measure the period error of an absolute-deadline sleep loop doing nothing."""
-    errors = []
-    deadline = time.monotonic() + period
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        delay = deadline - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        errors.append(time.monotonic() - deadline)
-        deadline += period
-    return {'jitter': percentiles(errors), 'lost': 0}
+    result = {}
+
+    def loop():
+        result['scheduling'] = set_realtime_priority(priority)
+        errors, lost = [], 0
+        deadline = time.monotonic() + period
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            delay = deadline - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            late = time.monotonic() - deadline
+            if late >= period:
+                lost += int(late // period)
+                deadline += int(late // period) * period
+            errors.append(time.monotonic() - deadline)
+            deadline += period
+        result.update(jitter=percentiles(errors), lost=lost)
+    thread = threading.Thread(target=loop)
+    thread.start()
+    thread.join()
+    return result
+
+
+def process_cpu(pid):
+    """Return the CPU time [s] a process has used so far (user + system)."""
+    with open(f'/proc/{pid}/stat') as stream:
+        fields = stream.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 class Feeder:
@@ -124,15 +154,25 @@ def feeder_main(topic, rate, joints):
         rclpy.try_shutdown()
 
 
-def run_sweetie_motion(period, seconds):
-    """Run the real motion process with three controllers; return its cycle statistics."""
+def run_sweetie_motion(period, seconds, isolated=True, load=False):
+    """
+    Run the real motion process with three controllers; return its cycle statistics.
+
+    :param isolated: the cycle in a child process of its own (the default of the package).
+    :param load: also run a joint_trajectory controller and the load clients.
+    """
+    namespace = f'bench_{"iso" if isolated else "inp"}_{int(1 / period)}{"_load" * load}'
+    components = [{'name': 'virtual_robot', 'type': 'virtual_robot'}] + [
+        {'name': name, 'type': 'follow_joint_state',
+         'parameters': {'controlled_chains': chains, 'activation_delay': 0.0,
+                        'stay_operational': True, 'smoothing': smoothing}}
+        for name, chains, smoothing in CONTROLLERS]
+    if load:
+        components.append({'name': 'joint_trajectory', 'type': 'joint_trajectory', 'parameters': {
+            'controlled_chains': ['leg1', 'leg2', 'leg3', 'leg4', 'head', 'eyes']}})
     config = {'sweetie_motion': {
-        'namespace': 'bench', 'robot': 'sweetie_bot.yaml', 'period': period,
-        'components': [{'name': 'virtual_robot', 'type': 'virtual_robot'}] + [
-            {'name': name, 'type': 'follow_joint_state',
-             'parameters': {'controlled_chains': chains, 'activation_delay': 0.0,
-                            'stay_operational': True, 'smoothing': smoothing}}
-            for name, chains, smoothing in CONTROLLERS]}}
+        'namespace': namespace, 'robot': 'sweetie_bot.yaml', 'period': period,
+        'isolated_cycle': isolated, 'components': components}}
     with tempfile.NamedTemporaryFile('w', suffix='.yaml', delete=False) as stream:
         yaml.safe_dump(config, stream)
     context = rclpy.Context()
@@ -142,25 +182,51 @@ def run_sweetie_motion(period, seconds):
         executor = MotionExecutor(num_threads=4, context=context)
         for node in bringup.nodes:
             executor.add_node(node)
-        feeder = Feeder('/bench/joint_states_set', bringup.process.model.list_all_joints())
+        feeder = Feeder(f'/{namespace}/joint_states_set',
+                        bringup.process.model.list_all_joints())
         spinner = threading.Thread(target=spin_quietly, args=(executor,), daemon=True)
         spinner.start()
         failed = bringup.start()
         assert not failed, failed
+        host = bringup.host
         time.sleep(1.0)  # warm-up
-        stats = bringup.process.cycle.statistics
-        first_count, first_lost = stats.count, stats.lost
+        watcher = clients = None
+        if load:
+            watcher = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, 'load_clients.py'), 'watch', namespace,
+                 '--seconds', str(seconds)], stdout=subprocess.PIPE, text=True)
+            assert watcher.stdout.readline().strip() == 'watching'
+        host.call(HOST, 'statistics', reset=True)
         cpu0, wall0 = time.process_time(), time.monotonic()
+        child0 = process_cpu(host.pid) if host.isolated else 0.0
+        if load:
+            clients = [subprocess.Popen(
+                [sys.executable, os.path.join(HERE, 'load_clients.py'), *arguments, namespace],
+                stdout=subprocess.PIPE, text=True) for arguments in (
+                ['large', '--points', '10000', '--count', str(max(1, int(seconds // 2))),
+                 '--every', '2'], ['storm', '--count', '2000'])]
         time.sleep(seconds)
-        cpu = (time.process_time() - cpu0) / (time.monotonic() - wall0)
-        n = min(stats.count - first_count, stats.window)
-        slots = [(stats.count - 1 - k) % stats.window for k in range(n)]
-        print('  stage means [us]: ' + ', '.join(
-            f'{k} {v * 1e6:.0f}' for k, v in stats.stage_time.items()))
-        result = {'compute': percentiles(stats.compute[slots]),
-                  'jitter': percentiles(stats.period_error[slots]),
-                  'lost': stats.lost - first_lost, 'ticks': stats.count - first_count,
-                  'cpu': cpu}
+        stats = host.call(HOST, 'statistics')
+        wall = time.monotonic() - wall0
+        cpu = (time.process_time() - cpu0) / wall
+        child = (process_cpu(host.pid) - child0) / wall if host.isolated else 0.0
+        print(f'  [{namespace}] scheduling: {stats["scheduling"]}; cycle stage means [us]: '
+              + ', '.join(f'{k} {v * 1e6:.0f}' for k, v in host.call(
+                  HOST, 'stage_times').items()))
+        result = {'compute': (stats['compute_p50'], stats['compute_p99'], stats['compute_max']),
+                  'jitter': (stats['jitter_p50'], stats['jitter_p99'], stats['jitter_max']),
+                  'lost': stats['lost'], 'ticks': stats['ticks'], 'cpu': cpu + child,
+                  'cpu_ros': cpu, 'cpu_cycle': child}
+        if load:
+            result['watch'] = json.loads(watcher.communicate(timeout=60)[0].splitlines()[-1])
+            result['clients'] = []
+            for client in clients:
+                try:
+                    out = client.communicate(timeout=180)[0]
+                    result['clients'].append(json.loads(out.splitlines()[-1]))
+                except (subprocess.TimeoutExpired, IndexError, ValueError):
+                    client.kill()
+                    result['clients'].append({})
         feeder.stop()
         executor.shutdown()
         spinner.join(5)
@@ -317,6 +383,35 @@ def ms(values):
     return ' / '.join(f'{v * 1e3:6.3f}' for v in values)
 
 
+class Targets:
+    """Collects target checks and prints them with ok/MISSED."""
+
+    def __init__(self):
+        self.rows = []
+
+    def check(self, name, value, limit, ok, note=''):
+        self.rows.append((name, value, limit, ok, note))
+
+    def report(self):
+        print('targets (R-SYS-1/8, issue #8):')
+        for name, value, limit, ok, note in self.rows:
+            mark = 'ok' if ok else 'MISSED'
+            print(f'  {mark:6s} {name:58s} {value:>14s}  (target {limit}){note}')
+        return sum(not row[3] for row in self.rows)
+
+
+def row(label, result):
+    compute = ms(result['compute']) if 'compute' in result else '-'
+    cpu = f'{result["cpu"] * 100:6.1f}%' if 'cpu' in result else '-'
+    return (f'{label:34s}{compute:>26s}{ms(result["jitter"]):>26s}{result["lost"]:>7d}'
+            f'{cpu:>9s}')
+
+
+def header():
+    return (f'{"":34s}{"compute per cycle":>26s}{"period error":>26s}{"lost":>7s}'
+            f'{"CPU":>9s}')
+
+
 def main():
     global FEED_RATE
     if len(sys.argv) > 3 and sys.argv[1] == '--feeder':
@@ -324,46 +419,97 @@ def main():
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=10.0)
+    parser.add_argument('--load-seconds', type=float, default=20.0,
+                        help='length of the runs under load; 0 skips them')
     parser.add_argument('--rates', type=float, nargs='+', default=[100.0, 500.0])
     parser.add_argument('--feed-rate', type=float, default=10.0,
                         help='rate of the JointState stream to the controllers [Hz]')
+    parser.add_argument('--no-baseline', action='store_true',
+                        help='skip the rclpy-topics baseline')
     args = parser.parse_args()
     FEED_RATE = args.feed_rate
     sys.setswitchinterval(SWITCH_INTERVAL)
-    print(f'sync cycle benchmark: {args.seconds:.0f} s per run, 32 joints, 3 controllers, '
-          f'{os.cpu_count()} cores\n')
-    verdicts = []
+    print(f'sync cycle benchmark: {args.seconds:.0f} s per run ({args.load_seconds:.0f} s under '
+          f'load), 32 joints, 3 controllers, {os.cpu_count()} cores\n')
+    targets = Targets()
     for rate in args.rates:
         period = 1.0 / rate
+        floor_rt = bare_sleep_loop(period, args.seconds, PRIORITY)
         floor = bare_sleep_loop(period, args.seconds)
         ours = run_sweetie_motion(period, args.seconds)
-        base = run_baseline(period, args.seconds)
+        base = None if args.no_baseline else run_baseline(period, args.seconds)
         print(f'--- {rate:.0f} Hz (period {period * 1e3:.1f} ms) '
               '--- times in ms as p50 / p99 / max')
-        print(f'{"":28s}{"compute per cycle":>28s}{"period error":>28s}{"lost":>7s}'
-              f'{"CPU":>8s}')
-        print(f'{"bare sleep loop (floor)":28s}{"-":>28s}{ms(floor["jitter"]):>28s}'
-              f'{0:>7d}{"-":>8s}')
-        print(f'{"sweetie_motion (ports)":28s}{ms(ours["compute"]):>28s}'
-              f'{ms(ours["jitter"]):>28s}{ours["lost"]:>7d}{ours["cpu"] * 100:>7.1f}%')
-        print(f'{"baseline (rclpy topics)":28s}{ms(base["compute"]):>28s}'
-              f'{ms(base["jitter"]):>28s}{base["lost"]:>7d}{base["cpu"] * 100:>7.1f}%')
-        jitter_ratio = ours['jitter'][1] / max(floor['jitter'][1], 1e-9)
-        compute_ratio = base['compute'][0] / max(ours['compute'][0], 1e-9)
-        cpu_ratio = base['cpu'] / max(ours['cpu'], 1e-9)
-        print(f'ratios: period error p99 ours/floor = {jitter_ratio:.2f} (target <= 1.2); '
-              f'compute p50 baseline/ours = {compute_ratio:.1f}x; '
-              f'CPU baseline/ours = {cpu_ratio:.1f}x; baseline completed '
-              f'{base["completed"]}/{base["ticks"]} cycles\n')
-        verdicts.append((rate, ours['compute'][1] <= 0.0005, ours['lost'] == 0,
-                         jitter_ratio <= 1.2, ours['cpu'] <= 0.15 if rate <= 100 else None))
-    print('targets: compute p99 <= 0.5 ms | no lost cycles | period error p99 <= 1.2 x floor '
-          '| CPU <= 15 % at 100 Hz')
-    for rate, compute, lost, jitter, cpu in verdicts:
-        marks = ['ok' if v else 'MISSED' for v in (compute, lost, jitter)]
-        marks.append('-' if cpu is None else ('ok' if cpu else 'MISSED'))
-        print(f'  {rate:5.0f} Hz: ' + ' | '.join(marks))
-    return 0
+        print(header())
+        print(row(f'bare loop, {floor_rt["scheduling"][:14]}', floor_rt))
+        print(row('bare loop, normal scheduling', floor))
+        print(row('sweetie_motion (cycle process)', ours))
+        if base is not None:
+            print(row('baseline (rclpy topics)', base))
+        print(f'  CPU of sweetie_motion: ROS side {ours["cpu_ros"] * 100:.1f} % + cycle process '
+              f'{ours["cpu_cycle"] * 100:.1f} %')
+        jitter_ratio = ours['jitter'][1] / max(floor_rt['jitter'][1], 1e-9)
+        floor_note = ''
+        if floor_rt['lost']:
+            floor_note = (f'  [the bare loop itself lost {floor_rt["lost"]} periods: the '
+                          f'machine\'s floor, p99 {floor_rt["jitter"][1] * 1e3:.2f} ms]')
+        if base is not None:
+            print(f'ratios: compute p50 baseline/ours = '
+                  f'{base["compute"][0] / max(ours["compute"][0], 1e-9):.1f}x; CPU baseline/ours '
+                  f'= {base["cpu"] / max(ours["cpu"], 1e-9):.1f}x; baseline lost '
+                  f'{base["lost"]} of {base["ticks"]} cycles')
+        print()
+        hz = f'{rate:.0f} Hz'
+        targets.check(f'{hz}: lost cycles (idle machine)', str(ours['lost']), '0',
+                      ours['lost'] == 0, floor_note)
+        targets.check(f'{hz}: period error p99 / bare loop of the same run',
+                      f'{jitter_ratio:.2f}x', '<= 1.2x', jitter_ratio <= 1.2, floor_note)
+        if rate <= 100:
+            targets.check(f'{hz}: compute per cycle p99', f'{ours["compute"][1] * 1e3:.3f} ms',
+                          '<= 0.5 ms', ours['compute'][1] <= 0.0005)
+            targets.check(f'{hz}: CPU of the motion process (both processes)',
+                          f'{ours["cpu"] * 100:.1f} %', '<= 15 %', ours['cpu'] <= 0.15)
+    period = 0.01
+    under_load = {}
+    if args.load_seconds <= 0:
+        return targets.report()
+    for isolated in (True, False):
+        loaded = under_load[isolated] = run_sweetie_motion(period, args.load_seconds,
+                                                           isolated=isolated, load=True)
+        label = 'cycle process' if isolated else 'cycle inside the ROS process'
+        watch = loaded['watch']
+        large, storm = loaded['clients']
+        print(f'--- 100 Hz under load ({label}): 10 000-point goals every 2 s + a storm of '
+              '2000 malformed goals')
+        print(header())
+        print(row(f'sweetie_motion ({"isolated" if isolated else "in-process"})', loaded))
+        print(f'  joint_states seen by another process: {watch["messages"]} messages, largest '
+              f'gap {watch["stamp_gap_max"] * 1e3:.1f} ms between stamps, '
+              f'{watch["arrival_gap_max"] * 1e3:.1f} ms between arrivals')
+        print(f'  large goals: {large.get("accepted", "?")}/{large.get("sent", "?")} accepted, '
+              f'slowest answer {large.get("answer_s_max", float("nan")):.2f} s, '
+              f'{large.get("unanswered", "?")} unanswered within 30 s')
+        print(f'  storm: {storm.get("answered", "?")}/{storm.get("sent", "?")} answered in '
+              f'{storm.get("seconds", float("nan")):.1f} s; result codes of a sample: '
+              f'{storm.get("sample_codes")}\n')
+        if isolated:
+            gap_periods = watch['stamp_gap_max'] / period
+            targets.check('100 Hz under load: lost cycles', str(loaded['lost']), '0',
+                          loaded['lost'] == 0)
+            targets.check('100 Hz under load: largest joint_states gap (stamps)',
+                          f'{gap_periods:.2f} periods', '<= 2 periods', gap_periods <= 2.0 + 1e-3)
+            answered = storm.get('answered', 0) == storm.get('sent', -1) and all(
+                int(code) < 0 for code in (storm.get('sample_codes') or {'0': 0}))
+            targets.check('100 Hz under load: every malformed goal answered with an error',
+                          f'{storm.get("answered", 0)}/{storm.get("sent", "?")}', 'all',
+                          answered)
+    iso, inp = under_load[True], under_load[False]
+    print(f'the alternatives under the same load: cycle process lost {iso["lost"]} cycles '
+          f'(compute max {iso["compute"][2] * 1e3:.2f} ms, joint_states gap '
+          f'{iso["watch"]["stamp_gap_max"] * 1e3:.0f} ms); cycle inside the ROS process lost '
+          f'{inp["lost"]} (compute max {inp["compute"][2] * 1e3:.2f} ms, joint_states gap '
+          f'{inp["watch"]["stamp_gap_max"] * 1e3:.0f} ms)\n')
+    return targets.report()
 
 
 if __name__ == '__main__':

@@ -196,7 +196,7 @@ sweetie_motion:
             result = future.result().get_result_async()
             while not result.done():
                 time.sleep(0.005)
-            time.sleep(0.3)
+            time.sleep(0.3 + random.uniform(0.0, 0.01))  # no phase lock with the cycle
             with lock:
                 last['armed'] = True
                 count = len(changes)
@@ -205,7 +205,7 @@ sweetie_motion:
             while len(changes) == count:
                 time.sleep(0.0005)
             topic.append(changes[-1] - sent)
-            time.sleep(0.6)
+            time.sleep(0.6 + random.uniform(0.0, 0.01))
         period = 0.01
         fjt = np.array(fjt) / period
         topic = np.array(topic) / period
@@ -230,9 +230,11 @@ sweetie_motion:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--quick', action='store_true', help='fewer repetitions')
+    parser.add_argument('--only-latency', action='store_true', help='only the latency part')
     args = parser.parse_args()
-    bench_splines()
-    bench_storage(200 if args.quick else 1000)
+    if not args.only_latency:
+        bench_splines()
+        bench_storage(200 if args.quick else 1000)
     bench_latency(5 if args.quick else 20)
     return 0
 

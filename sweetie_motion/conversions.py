@@ -144,7 +144,7 @@ def goal_from_bytes(blob: bytes) -> TrajectoryGoal:
 
 def byte_array_value(blob: bytes) -> List[bytes]:
     """Return ``blob`` as rclpy holds a BYTE_ARRAY parameter value (1-byte bytes objects)."""
-    return [blob[k:k + 1] for k in range(len(blob))]
+    return memoryview(blob).cast('c').tolist()
 
 
 def goal_arrays_from_msg(msg) -> TrajectoryArrays:

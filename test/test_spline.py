@@ -363,3 +363,17 @@ def test_joints_are_interpolated_independently():
         for t in interior_times(times, 5):
             np.testing.assert_allclose(together.sample(float(t))[0][j],
                                        alone.sample(float(t))[0][0], atol=1e-14)
+
+
+def test_sampling_many_times_at_once_equals_sampling_each():
+    rng = np.random.default_rng(7)
+    times = np.cumsum(rng.uniform(0.1, 0.5, 12))
+    positions = rng.normal(0, 0.3, (12, 4))
+    for velocities in (None, rng.normal(0, 0.2, (12, 4))):
+        spline = build_spline(times, positions, velocities)
+        grid = np.concatenate([[times[0] - 1.0], np.linspace(times[0], times[-1], 97),
+                               [times[-1] + 1.0]])
+        many = spline.sample_many(grid)
+        for k, t in enumerate(grid):
+            for got, expected in zip(many, spline.sample(t)):
+                np.testing.assert_allclose(got[k], expected, atol=1e-12)

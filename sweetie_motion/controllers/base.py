@@ -125,6 +125,8 @@ class ControllerCore:
 
     def take_gained(self) -> FrozenSet[str]:
         """Return and clear the resources gained since the last call (the cycle resets them)."""
+        if not self._gained:  # every tick but a handover: no lock needed to see nothing
+            return frozenset()
         with self._lock:
             gained, self._gained = self._gained, frozenset()
             return gained

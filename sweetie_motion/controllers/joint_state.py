@@ -100,10 +100,13 @@ class FollowJointStateCore(ControllerCore):
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
         self.input = PoseInput(model, self.joints)
+        self._rest = np.zeros(len(self.indices))  # target velocity: poses are at rest
+        self._rest.setflags(write=False)
         # targets received since the last tick: several partial poses (any subsets) may arrive
         # within one tick, and each of them counts
         self._pending = np.full(len(self.indices), np.nan)
         self._pending_lock = threading.Lock()
+        self._fresh = False
         self._target = np.zeros(len(self.indices))
         self._activated_at: Optional[float] = None
         self._start_pose: Optional[JointVector] = None
@@ -127,6 +130,12 @@ class FollowJointStateCore(ControllerCore):
         if len(local):
             with self._pending_lock:
                 self._pending[local] = values
+                self._fresh = True
+
+    @property
+    def started(self) -> bool:
+        """Return whether the cycle has run this controller since its start."""
+        return self._activated_at is not None
 
     def start(self, reference: JointVector) -> None:
         """Prepare for activation from the current full reference pose."""
@@ -135,16 +144,21 @@ class FollowJointStateCore(ControllerCore):
             self._activated_at = None
         self._take_pending()  # poses sent before activation are not obeyed
 
-    def _take_pending(self) -> np.ndarray:
+    def _take_pending(self) -> Optional[np.ndarray]:
+        if not self._fresh:  # most ticks: nothing new (read without the lock: seen next tick)
+            return None
         with self._pending_lock:
             pending = self._pending
             self._pending = np.full(len(self.indices), np.nan)
+            self._fresh = False
         return pending
 
     def update(self, tick: Tick) -> None:
         """Hold during the activation delay, then follow the newest input; smooth; emit."""
-        with self._start_lock:
-            start, self._start_pose = self._start_pose, None
+        start = None
+        if self._start_pose is not None:
+            with self._start_lock:
+                start, self._start_pose = self._start_pose, None
         if start is not None:
             self._activated_at = tick.now
             self._target = start.position[self.indices].copy()
@@ -159,13 +173,13 @@ class FollowJointStateCore(ControllerCore):
             self.src_reset.write(tick.reference)
         else:
             pending = self._take_pending()
-            fresh = ~np.isnan(pending)
-            if fresh.any():
+            if pending is not None:
+                fresh = ~np.isnan(pending)
                 self._target[fresh] = pending[fresh]
         idx = self.indices
         position, velocity = self.filter.update(
             tick.measured.position[idx], tick.measured.velocity[idx], self._target,
-            np.zeros(len(idx)))
+            self._rest)
         out_position = tick.reference.position.copy()
         out_velocity = np.zeros(len(out_position))
         out_position[idx] = position

@@ -22,6 +22,7 @@ from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.smoothing import SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.arrays import TrajectoryArrays
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.spline import build_spline, JointSpline
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
@@ -99,13 +100,11 @@ class GoalPlanner:
         self.interpolation = interpolation
         self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
 
-    def plan(self, goal: GoalLike, reference: JointVector, measured: JointVector) -> GoalPlan:
+    def validate(self, goal: GoalLike) -> TrajectoryArrays:
         """
-        Validate ``goal`` and build its spline from the current pose.
+        Check ``goal`` for this controller (joints, structure, limits, support flags).
 
-        :param goal: a goal or its arrays (as converted from a message).
-        :param reference: the current full reference pose (where the motion starts).
-        :param measured: the current full measured pose (for the start tolerance).
+        :return: the goal's arrays.
         :raises GoalError: with the result code and message for the client.
         """
         controlled = self.controlled
@@ -115,6 +114,20 @@ class GoalPlanner:
             raise GoalError(ResultCode.INVALID_JOINTS,
                             f'support flags of chain(s) {", ".join(foreign)} that this '
                             'controller does not drive')
+        return arrays
+
+    def plan(self, goal: GoalLike,
+             poses: Callable[[], Tuple[JointVector, JointVector]]) -> GoalPlan:
+        """
+        Validate ``goal`` and build its spline from the current pose.
+
+        :param goal: a goal or its arrays (as converted from a message).
+        :param poses: returns the current full (reference, measured) poses: where the motion
+            starts and what the start tolerance is checked against; called after validation.
+        :raises GoalError: with the result code and message for the client.
+        """
+        arrays = self.validate(goal)
+        reference, measured = poses()
         joints = arrays.joints()
         columns = arrays.columns(joints)
         indices = self.model.get_joint_indices(joints)
@@ -158,7 +171,7 @@ class GoalPlanner:
         """Name the joints the trajectory drives faster than their URDF velocity limit."""
         limits = self.model.velocity_limits()[indices]
         grid = np.linspace(0.0, spline.duration, 200)
-        peak = np.max(np.abs([spline.sample(t)[1] for t in grid]), axis=0)
+        peak = np.abs(spline.sample_many(grid)[1]).max(axis=0)
         return [f'{j} needs {p:.2f} rad/s (URDF limit {lim:.2f})'
                 for j, p, lim in zip(joints, peak, limits) if p > 1.05 * lim]
 
@@ -241,8 +254,7 @@ class JointTrajectoryCore(ControllerCore):
         if poses is None:
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'controller {self.name} is not running (no pose yet)')
-        reference, measured = poses
-        return ExecutingGoal(self.planner.plan(goal, reference, measured))
+        return ExecutingGoal(self.planner.plan(goal, lambda: poses))
 
     def start(self, executing: ExecutingGoal) -> None:
         """Make ``executing`` the next goal (the running one is preempted at the next tick)."""
@@ -306,7 +318,9 @@ class JointTrajectoryCore(ControllerCore):
                 active.end('aborted', ResultCode.INVALID_GOAL,
                            'preempted by a newer goal (the motion switched to it)')
             active = self._active = pending
-            active.started_at = tick.now
+            # the spline's t = 0 is the reference the previous tick sent: this tick sends the
+            # motion one period in (a goal changes the reference at the first tick it is seen)
+            active.started_at = tick.now - tick.period
             self._settling = None
             self._blend()
         if cancel is not None and cancel is active:

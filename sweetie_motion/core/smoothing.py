@@ -105,6 +105,9 @@ class SmoothingFilter(ABC):
         """
         Advance one period and return the smoothed (position, velocity).
 
+        The returned arrays are the filter's own until its next update: read them, do not
+        modify them (:attr:`state` returns copies).
+
         :param actual_position: measured positions of the filter's joints.
         :param actual_velocity: measured velocities.
         :param ref_position: raw reference positions for the end of this period.
@@ -113,8 +116,12 @@ class SmoothingFilter(ABC):
 
     @property
     def state(self) -> Tuple[np.ndarray, np.ndarray]:
-        """Return the last output (position, velocity)."""
+        """Return copies of the last output (position, velocity)."""
         return self._position.copy(), self._velocity.copy()
+
+    def _output(self) -> Tuple[np.ndarray, np.ndarray]:
+        # each update assigns new arrays: no copy needed for the caller of update()
+        return self._position, self._velocity
 
 
 class PassThrough(SmoothingFilter):
@@ -125,7 +132,7 @@ class PassThrough(SmoothingFilter):
     def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
         self._position = np.array(ref_position, dtype=float)
         self._velocity = np.array(ref_velocity, dtype=float)
-        return self.state
+        return self._output()
 
 
 class CriticallyDamped(SmoothingFilter):
@@ -146,21 +153,19 @@ class CriticallyDamped(SmoothingFilter):
     def validate(self, params):
         if np.any(params['transient_time'] <= 0):
             raise SmoothingConfigError('critically_damped: transient_time must be > 0')
+        self._omega = self.SETTLING / params['transient_time']
+        self._decay = np.exp(-self._omega * self.period)
 
     def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
-        omega = self.SETTLING / self.params['transient_time']
-        dt = self.period
-        ref_position = np.asarray(ref_position, dtype=float)
-        ref_velocity = np.asarray(ref_velocity, dtype=float)
+        omega, dt = self._omega, self.period
         # Error at the start of the period against the reference extrapolated back by one
         # period, then exact propagation: e(t) = (e0 + (e0' + w e0) t) exp(-w t).
         error = self._position - (ref_position - ref_velocity * dt)
         error_rate = self._velocity - ref_velocity
-        decay = np.exp(-omega * dt)
         c = error_rate + omega * error
-        self._position = ref_position + (error + c * dt) * decay
-        self._velocity = ref_velocity + (error_rate - omega * c * dt) * decay
-        return self.state
+        self._position = ref_position + (error + c * dt) * self._decay
+        self._velocity = ref_velocity + (error_rate - omega * c * dt) * self._decay
+        return self._output()
 
 
 class Transient(SmoothingFilter):
@@ -203,7 +208,7 @@ class Transient(SmoothingFilter):
         if self._elapsed >= self._longest:  # faded out: follow exactly (the common case)
             self._position = ref_position.copy()
             self._velocity = ref_velocity.copy()
-            return self.state
+            return self._output()
         duration = self.params['transient_time']
         s = np.clip(self._elapsed / duration, 0.0, 1.0)
         d0, v0 = self._offset
@@ -215,7 +220,7 @@ class Transient(SmoothingFilter):
         dg = (1 - s) ** 2 * (1 + 2 * s - 15 * s ** 2)
         self._position = ref_position + d0 * h + v0 * g
         self._velocity = ref_velocity + d0 * dh + v0 * dg
-        return self.state
+        return self._output()
 
 
 class JerkLimited(SmoothingFilter):
@@ -252,7 +257,7 @@ class JerkLimited(SmoothingFilter):
         self._input = InputParameter(n)
         # each joint on its own: a slow joint must not slow the others down
         self._input.synchronization = Synchronization.No
-        self._output = OutputParameter(n)
+        self._result = OutputParameter(n)
         self._input.max_velocity = self.params['max_velocity'].tolist()
         self._input.max_acceleration = self.params['max_acceleration'].tolist()
         self._input.max_jerk = self.params['max_jerk'].tolist()
@@ -274,20 +279,20 @@ class JerkLimited(SmoothingFilter):
         if (self._finished and not target_velocity.any()
                 and (target == self._target).all()):
             self._velocity = np.zeros(len(self.joints))  # at rest on the target
-            return self.state
+            return self._output()
         self._target = target
         self._input.target_position = target.tolist()
         self._input.target_velocity = target_velocity.tolist()
-        result = self._otg.update(self._input, self._output)
+        result = self._otg.update(self._input, self._result)
         self._finished = result == Result.Finished
         if result not in (Result.Working, Result.Finished):
             # cannot happen with valid limits; hold still rather than jump
             self._velocity = np.zeros(len(self.joints))
-            return self.state
-        self._output.pass_to_input(self._input)
-        self._position = np.array(self._output.new_position)
-        self._velocity = np.array(self._output.new_velocity)
-        return self.state
+            return self._output()
+        self._result.pass_to_input(self._input)
+        self._position = np.array(self._result.new_position)
+        self._velocity = np.array(self._result.new_velocity)
+        return self._output()
 
 
 #: name -> filter class; the smoothing parameter of a controller picks one.

@@ -8,8 +8,10 @@ The components do what the nodes used to do with the cores directly: join and le
 ask the arbiter, start goals.
 """
 
-from dataclasses import dataclass, field
-from typing import Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import (
+    Callable, Dict, Hashable, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+)
 
 import numpy as np
 
@@ -217,9 +219,16 @@ class FollowJointStateComponent(ControllerComponent):
         self.core.set_targets(local, values)
 
     def src_reset(self) -> Tuple[bool, Optional[np.ndarray]]:
-        """Return (in the activation delay, the full reference position to offer or None)."""
-        pose = self.core.src_reset.value
-        return self.core.in_activation_delay, (None if pose is None else pose.position)
+        """
+        Return (still to offer, the full reference position to offer or None).
+
+        Nothing is left to offer once the cycle has run the controller past its activation
+        delay.
+        """
+        core = self.core
+        pose = core.src_reset.value
+        done = core.started and not core.in_activation_delay
+        return not done, (None if pose is None or done else pose.position)
 
 
 @dataclass(frozen=True)
@@ -360,10 +369,8 @@ COMPONENTS: Dict[str, Tuple[type, type]] = {
 }
 
 
-@dataclass
-class Poses:
+class Poses(NamedTuple):
     """The newest full poses of the cycle: the reference and the measured state."""
 
     reference: JointVector
     measured: JointVector
-    tick: int = field(default=0)

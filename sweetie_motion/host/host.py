@@ -57,8 +57,8 @@ class CycleHost:
     """
 
     #: the host's own methods the ROS side may call (target :data:`HOST`)
-    REMOTE = ('create', 'destroy', 'start_cycle', 'stop_cycle', 'statistics', 'owners',
-              'poses', 'servo_joints')
+    REMOTE = ('create', 'destroy', 'start_cycle', 'stop_cycle', 'statistics', 'stage_times',
+              'owners', 'poses', 'servo_joints')
 
     def __init__(self, model: RobotModel, period: float, emit: Emit) -> None:
         self.resources = CycleResources(model, period)
@@ -164,6 +164,10 @@ class CycleHost:
         if reset:
             cycle.reset_statistics()
         return summary
+
+    def stage_times(self) -> Dict[str, float]:
+        """Return each stage's mean compute time [s] (exponential average over ~100 ticks)."""
+        return dict(self.resources.cycle.statistics.stage_time)
 
     def owners(self) -> Dict[str, str]:
         """Return resource -> owner name ('' when free)."""

@@ -240,6 +240,7 @@ class FollowJointStateNode(ControllerNode):
 
     def activate_component(self) -> None:
         super().activate_component()
+        self._drop_src_reset_timer()
         # offered only during the activation delay: no timer wakes the executor afterwards
         self._src_reset_timer = self.create_timer(0.1, self._publish_src_reset)
         self._entities.append(self._src_reset_timer)
@@ -269,19 +270,22 @@ class FollowJointStateNode(ControllerNode):
         if problems:
             self.get_logger().warning('pose: ' + '; '.join(problems), throttle_duration_sec=5.0)
 
+    def _drop_src_reset_timer(self) -> None:
+        # a cancelled rclpy timer still wakes the executor: remove it altogether
+        timer, self._src_reset_timer = self._src_reset_timer, None
+        if timer is not None and timer in self._entities:
+            self._entities.remove(timer)
+            self.call_soon(lambda: self.destroy_timer(timer))
+
     def _publish_src_reset(self) -> None:
         if not self._created or self.lifecycle_state != 'active':
             return
         try:
-            in_delay, pose = self.host.call(self.get_name(), 'src_reset', timeout=1.0)
+            pending, pose = self.host.call(self.get_name(), 'src_reset', timeout=1.0)
         except SweetieMotionError:
             return
-        if not in_delay and pose is not None:
-            # a cancelled rclpy timer still wakes the executor: remove it altogether
-            timer, self._src_reset_timer = self._src_reset_timer, None
-            if timer is not None and timer in self._entities:
-                self._entities.remove(timer)
-                self.call_soon(lambda: self.destroy_timer(timer))
+        if not pending:
+            self._drop_src_reset_timer()
             return
         if pose is not None:
             msg = joint_state(self._names, pose, np.zeros(len(pose)))

@@ -22,7 +22,7 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.params import declare_table, empty_array_type, read_table
+from sweetie_motion.nodes.params import declare_table, read_table
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 
 
@@ -62,11 +62,7 @@ class ManagedNode(LifecycleNode):
         service = getattr(self, '_service_change_state', None)
         if service is not None:
             service.callback = self._guard_change_state(service.callback)
-        self._declare_parameters()
-        for name in empty:
-            spec = next((s for s in self.PARAMETERS if s.name == name), None)
-            if spec is not None and spec.kind is list:
-                self.set_parameters([Parameter(name, empty_array_type(spec), [])])
+        self._declare_parameters(empty)
         self.values: dict = {}
         #: topic inputs need no mutual exclusion (they hand data over through LatestValue),
         #: and a reentrant group keeps the MultiThreadedExecutor from re-polling them
@@ -74,13 +70,13 @@ class ManagedNode(LifecycleNode):
 
     # --- parameters ----------------------------------------------------------------------------
 
-    def _declare_parameters(self) -> None:
+    def _declare_parameters(self, empty: Sequence[str] = ()) -> None:
         # Overrides were declared automatically (so that per-joint entries exist); declare the
         # table's own parameters again with their descriptors, keeping the override values.
         for spec in self.PARAMETERS:
             if self.has_parameter(spec.name):
                 self.undeclare_parameter(spec.name)
-        declare_table(self, self.PARAMETERS)
+        declare_table(self, self.PARAMETERS, empty)
 
     def accepts_parameter(self, name: str) -> bool:
         """Return whether a parameter outside the table is meaningful (e.g. per-joint ones)."""

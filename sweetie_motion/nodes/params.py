@@ -1,6 +1,6 @@
 """Declare a node's parameter table with descriptors; validate at configure and on set."""
 
-from typing import Any, Dict, Sequence
+from typing import Any, Collection, Dict, Sequence
 
 from rcl_interfaces.msg import (
     FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult,
@@ -36,13 +36,19 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     return desc
 
 
-def declare_table(node: Node, specs: Sequence[ParameterSpec]) -> None:
-    """Declare every parameter of ``specs`` (values given as overrides win over defaults)."""
+def declare_table(node: Node, specs: Sequence[ParameterSpec],
+                  empty: Collection[str] = ()) -> None:
+    """
+    Declare every parameter of ``specs`` (values given as overrides win over defaults).
+
+    :param empty: names of list parameters given as an empty list (rclpy cannot take [] as an
+        override: it has no type); they are declared empty, read-only ones included.
+    """
     for spec in specs:
         if node.has_parameter(spec.name):
             continue
         default = spec.default
-        if spec.kind is list and not default:
+        if spec.kind is list and (not default or spec.name in empty):
             # rclpy cannot infer the type of an empty list: pass the type explicitly
             node.declare_parameter(spec.name, empty_array_type(spec), descriptor(spec))
         else:

@@ -9,6 +9,7 @@ goals and invalid goals are refused with the reason; built-in (library) trajecto
 overridden but not deleted.
 """
 
+import hashlib
 from pathlib import Path
 from typing import List
 
@@ -24,6 +25,20 @@ from sweetie_motion.storage.store import TrajectoryStore
 from sweetie_motion.trajectory.validation import check_structure, validate_goal
 
 DEFAULT_STORAGE_DIR = '~/.local/share/sweetie_motion/trajectories'
+
+
+def _message_format() -> str:
+    """Name the serialized form of a goal: it changes with the message definitions."""
+    from control_msgs.action import FollowJointTrajectory
+    from control_msgs.msg import JointTolerance
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    fields = [t.get_fields_and_field_types() for t in (
+        FollowJointTrajectory.Goal, JointTrajectory, JointTrajectoryPoint, JointTolerance)]
+    return 'cdr-' + hashlib.sha1(repr(fields).encode()).hexdigest()[:12]
+
+
+#: the load cache keeps each trajectory serialized, as its parameter holds it
+SERIALIZED = _message_format()
 
 
 class TrajectoryStorageNode(ManagedNode):
@@ -66,7 +81,7 @@ class TrajectoryStorageNode(ManagedNode):
         try:
             for name in report.loaded:
                 parameter = self.prefix + name
-                value = byte_array_value(goal_to_bytes(self.store.get(name)))
+                value = byte_array_value(self._serialized(name))
                 if self.has_parameter(parameter):
                     self.set_parameters([Parameter(parameter, Parameter.Type.BYTE_ARRAY,
                                                    value)])
@@ -74,10 +89,19 @@ class TrajectoryStorageNode(ManagedNode):
                     self.declare_parameter(parameter, value, self._descriptor(name))
         finally:
             self._publishing = False
+        self.store.write_cache()
         self.get_logger().info(
             f'{len(report.loaded)} trajectories from {self.store.directory}'
             + (f' and {len(self.store.library)} library folder(s)' if self.store.library
                else '') + (f'; {len(report.problems)} problem(s)' if report.problems else ''))
+
+    def _serialized(self, name: str) -> bytes:
+        """Return the serialized goal of a loaded trajectory (from the load cache if there)."""
+        blob = self.store.derived(name, SERIALIZED)
+        if blob is None:
+            blob = goal_to_bytes(self.store.get(name))
+            self.store.put_derived(name, SERIALIZED, blob)
+        return blob
 
     def cleanup_component(self) -> None:
         self.store = None

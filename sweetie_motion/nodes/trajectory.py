@@ -20,6 +20,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sweetie_motion.controllers.joint_trajectory import GoalPlan, GoalPlanner, Outcome
@@ -54,6 +55,8 @@ def _name_problem(name: str) -> Optional[str]:
 
 #: the speed scales a stored trajectory may be played at (0 means 1)
 MIN_SPEED, MAX_SPEED = 0.05, 20.0
+#: goal, cancel and result requests the action servers queue
+REQUEST_QUEUE = 1000
 
 
 @dataclass(eq=False)
@@ -106,6 +109,11 @@ class JointTrajectoryNode(ControllerNode):
                       'refused (INVALID_GOAL).', low=1024, high=2**31 - 1),
         ParameterSpec('feedback_rate', 20.0, 'Rate of action feedback [Hz].',
                       low=1.0, high=200.0),
+        ParameterSpec('result_timeout', 10.0,
+                      'How long a finished goal stays known to the action server [s]: every '
+                      'status message lists them all, and clients slow down with thousands. '
+                      'Clients ask for the result right away (rclpy, MoveIt, the editor).',
+                      read_only=True, low=1.0, high=3600.0),
         ParameterSpec('play_action', '',
                       'Name of the play-by-name action (sweetie_motion_msgs/PlayTrajectory), '
                       'relative to the robot namespace; empty: none.', read_only=True),
@@ -134,6 +142,7 @@ class JointTrajectoryNode(ControllerNode):
         self._last_support = None
         self._storage_client: Optional[AsyncParameterClient] = None
         self._planner: Optional[GoalPlanner] = None
+        self._monitor_timer = None
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -170,31 +179,36 @@ class JointTrajectoryNode(ControllerNode):
 
     def create_entities(self) -> None:
         values = self.values
+        # requests queue up instead of being dropped when a client sends many at once
+        # (rclpy's default service QoS keeps the newest 10)
+        requests = QoSProfile(depth=REQUEST_QUEUE, reliability=ReliabilityPolicy.RELIABLE)
+        common = {'cancel_callback': lambda handle: CancelResponse.ACCEPT,
+                  'callback_group': self._action_group,
+                  'goal_service_qos_profile': requests,
+                  'cancel_service_qos_profile': requests,
+                  'result_service_qos_profile': requests,
+                  'result_timeout': max(1, int(round(values['result_timeout'])))}
         self._action = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=self._on_goal,
-            handle_accepted_callback=self._on_accepted,
-            cancel_callback=lambda handle: CancelResponse.ACCEPT,
-            callback_group=self._action_group)
+            handle_accepted_callback=self._on_accepted, **common)
         self._entities = [self._action]
         if values['play_action']:
             self._entities.append(ActionServer(
                 self, PlayTrajectory, values['play_action'], execute_callback=self._play,
-                goal_callback=lambda goal: GoalResponse.ACCEPT,
-                cancel_callback=lambda handle: CancelResponse.ACCEPT,
-                callback_group=self._action_group))
+                goal_callback=lambda goal: GoalResponse.ACCEPT, **common))
         self._support_pub = self.make_publisher(SupportState, values['support_topic'], 10)
         self._last_goal_pub = self.make_publisher(FollowJointTrajectory.Goal, '~/last_goal',
                                                   LATCHED)
-        self._entities += [self._support_pub, self._last_goal_pub,
-                           self.create_timer(1.0 / values['feedback_rate'], self._monitor,
-                                             callback_group=self._action_group)]
+        self._entities += [self._support_pub, self._last_goal_pub]
+        self._monitor_timer = None
 
     def cleanup_component(self) -> None:
         super().cleanup_component()
         # goals whose outcome the monitor can no longer fetch: answer their clients
         with self._goals_lock:
             goals, self._goals = list(self._goals.values()), {}
+            self._stop_monitor()
         for running in goals:
             self._resolve(running, Outcome('aborted', int(ResultCode.INVALID_GOAL),
                                            f'controller {self.get_name()} was cleaned up'))
@@ -247,16 +261,19 @@ class JointTrajectoryNode(ControllerNode):
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
-        try:
-            poses = self.host.call(HOST, 'poses', timeout=2.0)
-        except SweetieMotionError as error:
-            raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
-                            f'{error}') from None
-        plan = self._planner.plan(goal, poses.reference, poses.measured)
+        plan = self._planner.plan(goal, self._poses)
         if plan.warnings:
             self.get_logger().warning('faster than the velocity limits: ' +
                                       '; '.join(plan.warnings))
         return plan
+
+    def _poses(self):
+        """Return the cycle's newest poses; raise GoalError when the cycle is unavailable."""
+        try:
+            return self.host.call(HOST, 'poses', timeout=2.0)
+        except SweetieMotionError as error:
+            raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
+                            f'{error}') from None
 
     def _on_goal(self, goal) -> GoalResponse:
         """Check, convert, validate and plan now: the goal starts the moment it is accepted."""
@@ -297,6 +314,12 @@ class JointTrajectoryNode(ControllerNode):
                             f'the motion cycle did not take the goal: {error}') from None
         with self._goals_lock:  # polled from now on (the cycle keeps the outcome till then)
             self._goals[key] = running
+            if self._monitor_timer is None:
+                # the monitor runs only while goals do: each wake-up of the executor rebuilds
+                # its whole wait set in Python
+                self._monitor_timer = self.create_timer(
+                    1.0 / self.values['feedback_rate'], self._monitor,
+                    callback_group=self._action_group)
         return running
 
     @staticmethod
@@ -365,12 +388,19 @@ class JointTrajectoryNode(ControllerNode):
         if not running.done.done():
             running.done.set_result(outcome)
 
+    def _stop_monitor(self) -> None:
+        """Destroy the monitor timer when no goal is left (call with the goals lock held)."""
+        timer, self._monitor_timer = self._monitor_timer, None
+        if timer is not None:
+            self.call_soon(lambda: self.destroy_timer(timer))
+
     def _monitor(self) -> None:
         """Goal bookkeeping at feedback_rate: cancel requests, feedback, results, support."""
         with self._goals_lock:
             goals = dict(self._goals)
-        if not goals or not self._created:
-            return
+            if not goals or not self._created:
+                self._stop_monitor()
+                return
         name = self.get_name()
         try:
             for key, running in goals.items():
@@ -452,14 +482,9 @@ class JointTrajectoryNode(ControllerNode):
         """Shift a goal so that it starts with a smooth approach from the current pose."""
         if not goal.points:
             return goal
-        try:
-            poses = self.host.call(HOST, 'poses', timeout=2.0)
-        except SweetieMotionError as error:
-            raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
-                            f'{error}') from None
         view = self.process.view
         names = view.list_all_joints()
-        current = dict(zip(names, poses.reference.position))
+        current = dict(zip(names, self._poses().reference.position))
         limits = dict(zip(names, view.velocity_limits()))
         duration = approach_time(goal.first_pose(), current, limits)
         if duration == 0.0:

@@ -4,6 +4,8 @@ The trajectory store: a writable folder of trajectory files plus read-only libra
 The store is what the ``trajectory_storage`` node persists through: every change is written
 atomically before it is acknowledged, so a crash loses no acknowledged trajectory and leaves
 no half-written file. Loading reports corrupt files and skips them; the others still load.
+Files unchanged since the last load come from a cache (:mod:`sweetie_motion.storage.cache`)
+and become goals only when asked for.
 """
 
 from dataclasses import dataclass, field
@@ -11,9 +13,10 @@ from pathlib import Path
 import threading
 from typing import Dict, Iterable, List, Optional, Union
 
+from sweetie_motion.storage.cache import CACHE_NAME, file_key, LoadCache
 from sweetie_motion.storage.files import (
-    check_name, dump_goal, is_temporary, load_goal_file, name_of, remove_durably, SUFFIX,
-    TrajectoryFileError, write_atomically,
+    check_name, dump_goal, goal_from_document, goal_to_document, is_temporary, load_goal_file,
+    name_of, remove_durably, SUFFIX, TrajectoryFileError, write_atomically,
 )
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.validation import check_structure, GoalError
@@ -42,15 +45,21 @@ class TrajectoryStore:
         self.directory = Path(directory).expanduser()
         self.library = [Path(p).expanduser() for p in library]
         self._goals: Dict[str, TrajectoryGoal] = {}
+        #: checked documents not yet turned into goals (from the cache)
+        self._documents: Dict[str, dict] = {}
         self._origin: Dict[str, Path] = {}
         self._lock = threading.Lock()
+        self.cache = LoadCache(self.directory / CACHE_NAME)
 
     def load(self) -> LoadReport:
         """Load every folder; report what was loaded and what was skipped, and why."""
         report = LoadReport()
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.cache.read()
         goals: Dict[str, TrajectoryGoal] = {}
+        documents: Dict[str, dict] = {}
         origin: Dict[str, Path] = {}
+        loaded: List[Path] = []
         for folder in self.library + [self.directory]:
             if not folder.is_dir():
                 if folder != self.directory:
@@ -71,28 +80,61 @@ class TrajectoryStore:
                 if name is None:
                     report.problems.append(f'{path}: not a valid trajectory name, skipped')
                     continue
+                key = file_key(path)
+                document = self.cache.document(path, key) if key else None
+                if document is not None:  # checked before, unchanged since
+                    loaded.append(path)
+                    documents[name] = document
+                    goals.pop(name, None)
+                    origin[name] = path
+                    continue
                 try:
                     goal = load_goal_file(path)
                     check_structure(goal)
                 except (TrajectoryFileError, GoalError) as error:
                     report.problems.append(f'{path}: {error}; skipped')
                     continue
+                if key is not None:
+                    self.cache.put_document(path, key, goal_to_document(goal, name))
+                loaded.append(path)
                 goals[name] = goal
+                documents.pop(name, None)
                 origin[name] = path
+        self.cache.keep_only(loaded)
         with self._lock:
-            self._goals, self._origin = goals, origin
-        report.loaded = sorted(goals)
+            self._goals, self._documents, self._origin = goals, documents, origin
+        report.loaded = sorted(origin)
         return report
+
+    def write_cache(self) -> bool:
+        """Keep what this load parsed for the next one; return whether the cache was written."""
+        return self.cache.write()
+
+    def derived(self, name: str, kind: str) -> Optional[bytes]:
+        """Return derived data ``kind`` of trajectory ``name`` as loaded (None if unknown)."""
+        with self._lock:
+            path = self._origin.get(name)
+        return self.cache.derived(path, kind) if path is not None else None
+
+    def put_derived(self, name: str, kind: str, data: bytes) -> None:
+        """Keep derived data of trajectory ``name`` as loaded, for the next load."""
+        with self._lock:
+            path = self._origin.get(name)
+        if path is not None:
+            self.cache.put_derived(path, kind, data)
 
     def names(self) -> List[str]:
         """Return the names of every trajectory, sorted."""
         with self._lock:
-            return sorted(self._goals)
+            return sorted(self._origin)
 
     def get(self, name: str) -> Optional[TrajectoryGoal]:
         """Return a trajectory (None if unknown)."""
         with self._lock:
-            return self._goals.get(name)
+            goal = self._goals.get(name)
+            if goal is None and name in self._documents:
+                goal = self._goals[name] = goal_from_document(self._documents.pop(name), name)
+            return goal
 
     def is_library(self, name: str) -> bool:
         """Return whether ``name`` comes from a read-only library folder."""
@@ -113,6 +155,7 @@ class TrajectoryStore:
         write_atomically(path, dump_goal(goal, name))
         with self._lock:
             self._goals[name] = goal
+            self._documents.pop(name, None)
             self._origin[name] = path
         return path
 
@@ -133,6 +176,7 @@ class TrajectoryStore:
         remove_durably(path)
         with self._lock:
             self._goals.pop(name, None)
+            self._documents.pop(name, None)
             self._origin.pop(name, None)
         for folder in reversed(self.library):  # a built-in of that name shows again
             candidate = folder / f'{name}{SUFFIX}'

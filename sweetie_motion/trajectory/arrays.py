@@ -85,7 +85,7 @@ class TrajectoryArrays:
         bad = np.flatnonzero(lengths != n)
         if len(bad):
             p = int(bad[0])
-            problems.append((p, 0, f'point {p} has {lengths[p]} positions for {n} joints'))
+            problems.append((p, 0, f'point {p} has {int(lengths[p])} positions for {n} joints'))
         stacked = {}
         for rank, (name, rows) in enumerate(zip(OPTIONAL_FIELDS,
                                                 (velocities, accelerations, effort)), 1):
@@ -93,7 +93,8 @@ class TrajectoryArrays:
             bad = np.flatnonzero((lengths != 0) & (lengths != n))
             if len(bad):
                 p = int(bad[0])
-                problems.append((p, rank, f'point {p} has {lengths[p]} {name} for {n} joints'))
+                problems.append((p, rank,
+                                 f'point {p} has {int(lengths[p])} {name} for {n} joints'))
             given = lengths != 0
             if name != 'effort' and k and given.any() and not given.all():
                 p = int(np.flatnonzero(given != given[0])[0])

@@ -45,6 +45,35 @@ class JointSpline:
         """Return the number of joints."""
         return len(self.end)
 
+    def sample_many(self, times: Sequence[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """
+        Return (position, velocity, acceleration) at each of ``times`` [s], vectorised.
+
+        :return: three arrays of shape (len(times), n), as :meth:`sample` per time.
+        """
+        t = np.asarray(times, dtype=float)
+        n = self.size
+        if len(self.times) < 2:
+            position = np.tile(self.end, (len(t), 1))
+            return position, np.zeros_like(position), np.zeros_like(position)
+        segment = np.clip(np.searchsorted(self.times, t, side='right') - 1, 0,
+                          len(self.coefficients) - 1)
+        tau = (np.clip(t, self.times[0], self.times[-1]) - self.times[segment])[:, None]
+        c = self.coefficients[segment]                                  # (m, 6, n)
+        position = ((((c[:, 5] * tau + c[:, 4]) * tau + c[:, 3]) * tau + c[:, 2]) * tau
+                    + c[:, 1]) * tau + c[:, 0]
+        velocity = ((((5.0 * c[:, 5] * tau + 4.0 * c[:, 4]) * tau + 3.0 * c[:, 3]) * tau
+                     + 2.0 * c[:, 2]) * tau + c[:, 1])
+        acceleration = (((20.0 * c[:, 5] * tau + 12.0 * c[:, 4]) * tau + 6.0 * c[:, 3]) * tau
+                        + 2.0 * c[:, 2])
+        outside = (t < self.times[0]) | (t >= self.times[-1])
+        if outside.any():
+            position[t >= self.times[-1]] = self.end
+            position[t < self.times[0]] = self.coefficients[0, 0]
+            velocity[outside] = 0.0
+            acceleration[outside] = 0.0
+        return position.reshape(len(t), n), velocity, acceleration
+
     def sample(self, t: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
         Return (position, velocity, acceleration) at time ``t`` [s].

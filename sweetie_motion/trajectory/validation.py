@@ -117,15 +117,15 @@ def check_structure(goal: GoalLike) -> TrajectoryArrays:
             continue
         bad = ~np.isfinite(values)
         if bad.any():
-            k, j = np.argwhere(bad)[0]
-            problems.append((int(k), rank,
-                             f'point {k}: {label} of {names[j]} is {values[k, j]}'))
+            k, j = (int(i) for i in np.argwhere(bad)[0])
+            problems.append((k, rank,
+                             f'point {k}: {label} of {names[j]} is {float(values[k, j])}'))
     times = arrays.times
     invalid = ~np.isfinite(times) | (times < 0)
     if invalid.any():
         k = int(np.argmax(invalid))
-        problems.append((k, 4, f'point {k}: time_from_start {times[k]} is negative or not '
-                               'finite'))
+        problems.append((k, 4, f'point {k}: time_from_start {float(times[k])} is negative or '
+                               'not finite'))
     with np.errstate(invalid='ignore'):
         early = np.flatnonzero(~(np.diff(times) > 0)) + 1
     if len(early):
