@@ -57,6 +57,7 @@ from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa:
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
 from sweetie_motion.process_config import load_process_config  # noqa: E402
 from sweetie_motion.servo.virtual import VirtualServoBus  # noqa: E402
+from targets import Targets  # noqa: E402
 
 FEED_RATE = 10.0  # Hz: joint_state_publisher_gui's default rate; set by --feed-rate
 CONTROLLERS = [  # name, chains, smoothing
@@ -210,8 +211,8 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
         wall = time.monotonic() - wall0
         cpu = (time.process_time() - cpu0) / wall
         child = (process_cpu(host.pid) - child0) / wall if host.isolated else 0.0
-        print(f'  [{namespace}] scheduling: {stats["scheduling"]}; cycle stage means [us]: '
-              + ', '.join(f'{k} {v * 1e6:.0f}' for k, v in host.call(
+        print(f'  [{namespace}] scheduling: {stats["scheduling"]}; cycle stages, mean/max [us]: '
+              + ', '.join(f'{k} {mean * 1e6:.0f}/{top * 1e6:.0f}' for k, (mean, top) in host.call(
                   HOST, 'stage_times').items()))
         result = {'compute': (stats['compute_p50'], stats['compute_p99'], stats['compute_max']),
                   'jitter': (stats['jitter_p50'], stats['jitter_p99'], stats['jitter_max']),
@@ -383,23 +384,6 @@ def ms(values):
     return ' / '.join(f'{v * 1e3:6.3f}' for v in values)
 
 
-class Targets:
-    """Collects target checks and prints them with ok/MISSED."""
-
-    def __init__(self):
-        self.rows = []
-
-    def check(self, name, value, limit, ok, note=''):
-        self.rows.append((name, value, limit, ok, note))
-
-    def report(self):
-        print('targets (R-SYS-1/8, issue #8):')
-        for name, value, limit, ok, note in self.rows:
-            mark = 'ok' if ok else 'MISSED'
-            print(f'  {mark:6s} {name:58s} {value:>14s}  (target {limit}){note}')
-        return sum(not row[3] for row in self.rows)
-
-
 def row(label, result):
     compute = ms(result['compute']) if 'compute' in result else '-'
     cpu = f'{result["cpu"] * 100:6.1f}%' if 'cpu' in result else '-'
@@ -431,7 +415,7 @@ def main():
     sys.setswitchinterval(SWITCH_INTERVAL)
     print(f'sync cycle benchmark: {args.seconds:.0f} s per run ({args.load_seconds:.0f} s under '
           f'load), 32 joints, 3 controllers, {os.cpu_count()} cores\n')
-    targets = Targets()
+    targets = Targets('the sync cycle, R-SYS-1/8')
     for rate in args.rates:
         period = 1.0 / rate
         floor_rt = bare_sleep_loop(period, args.seconds, PRIORITY)

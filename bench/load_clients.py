@@ -218,7 +218,10 @@ def run_watch(namespace, seconds):
         time.sleep(0.01)
     first = dict(cycle[-1]) if cycle else {}
     print('watching', flush=True)  # the parent starts the load when it sees this line
-    time.sleep(seconds)
+    if seconds > 0:
+        time.sleep(seconds)
+    else:
+        sys.stdin.read()  # until the parent closes our input: the load is over
     wait = time.monotonic() + 2.5  # one more diagnostics message after the window
     count = len(cycle)
     while len(cycle) == count and time.monotonic() < wait:
@@ -228,7 +231,8 @@ def run_watch(namespace, seconds):
     lost = int(float(last.get('lost', 0))) - int(float(first.get('lost', 0)))
     stamp_gaps = np.diff(stamps) if len(stamps) > 1 else np.zeros(1)
     arrival_gaps = np.diff(arrivals) if len(arrivals) > 1 else np.zeros(1)
-    print(json.dumps({'lost': lost, 'compute_max': float(last.get('compute_max', 'nan')),
+    print(json.dumps({'lost': lost, 'scheduling': last.get('scheduling', '?'),
+                      'compute_max': float(last.get('compute_max', 'nan')),
                       'compute_p99': float(last.get('compute_p99', 'nan')),
                       'messages': len(stamps), 'stamp_gap_max': float(stamp_gaps.max()),
                       'arrival_gap_max': float(arrival_gaps.max()),
@@ -243,7 +247,8 @@ def main():
     parser.add_argument('--points', type=int, default=10000)
     parser.add_argument('--count', type=int, default=5)
     parser.add_argument('--every', type=float, default=2.0)
-    parser.add_argument('--seconds', type=float, default=20.0)
+    parser.add_argument('--seconds', type=float, default=20.0,
+                        help='watch: how long; 0 = until standard input closes')
     args = parser.parse_args()
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
     rclpy.init()

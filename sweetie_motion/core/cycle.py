@@ -133,6 +133,8 @@ class CycleStatistics:
         self.started = time.monotonic()
         #: stage name -> mean compute time [s] (exponential average over ~100 ticks)
         self.stage_time: Dict[str, float] = {}
+        #: stage name -> longest compute time [s] since the statistics started
+        self.stage_max: Dict[str, float] = {}
 
     def record(self, compute: float, period_error: float, lost: int, overrun: bool) -> None:
         """Add one tick."""
@@ -248,6 +250,7 @@ class SyncCycle:
         self._index += 1
         clock = time.perf_counter
         stage_time = self.statistics.stage_time
+        stage_max = self.statistics.stage_max
         for name, stage in self._stages:
             start = clock()
             try:
@@ -258,6 +261,8 @@ class SyncCycle:
                     self.on_error(name, error)
             spent = clock() - start
             stage_time[name] = stage_time.get(name, spent) * 0.99 + spent * 0.01
+            if spent > stage_max.get(name, 0.0):
+                stage_max[name] = spent
         self._measured = tick.measured
         self._reference = tick.reference
         return tick

@@ -36,7 +36,7 @@ CALL_TIMEOUT = 10.0
 START_TIMEOUT = 60.0
 
 #: the module run as the cycle process
-CHILD_MODULE = 'sweetie_motion.nodes.cycle_process'
+CHILD_MODULE = 'sweetie_motion.host.cycle_process'
 
 Listener = Callable[[tuple], None]
 
@@ -55,14 +55,17 @@ class HostSettings:
     :param namespace: the robot namespace (for the state publisher's node).
     :param ros_args: the process's ROS arguments (``--ros-args ...``): remappings apply to
         both sides.
-    :param node_name: name of the cycle process's own node (it publishes joint_states).
+    :param node_name: name of the node that publishes joint_states for the cycle process.
+    :param priority: the cycle's SCHED_FIFO priority (0: normal scheduling); the other threads
+        of the cycle process run just below it.
     """
 
     robot: str
     period: float
     namespace: str = ''
     ros_args: List[str] = field(default_factory=list)
-    node_name: str = 'sync_cycle'
+    node_name: str = 'cycle_state'
+    priority: int = 0
 
 
 class HostClient(ABC):

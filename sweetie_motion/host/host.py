@@ -2,49 +2,24 @@
 The cycle host: the shared objects and components of the cycle side, and the calls they accept.
 
 The host runs wherever the sync cycle runs: in a child process of its own (the default, see
-:mod:`sweetie_motion.nodes.cycle_process`), or inside the ROS process. The ROS side reaches
+:mod:`sweetie_motion.host.cycle_process`), or inside the ROS process. The ROS side reaches
 it only through :meth:`CycleHost.dispatch`, with picklable arguments, so both places behave
 the same. Events for the ROS side (ownership changes, a controller that lost everything, a
 failing stage) go out through ``emit``.
 """
 
 import threading
-from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from sweetie_motion.core.cycle import Tick
-from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.core.ports import JointVector
 from sweetie_motion.host.components import Component, ComponentError, COMPONENTS, Emit, Poses
 from sweetie_motion.host.shared import CycleResources
+from sweetie_motion.host.state_board import BoardWriter
 from sweetie_motion.host.transport import Channel, encode_error
 from sweetie_motion.model.robot_model import RobotModel
 
 #: the target name of the host's own methods in :meth:`CycleHost.dispatch`
 HOST = ''
-
-
-class Snapshot:
-    """Cycle stage 'observer': hands each tick's poses to the state publisher's thread."""
-
-    name = 'state_snapshot'
-
-    def __init__(self) -> None:
-        self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
-        self.event = threading.Event()
-
-    def update(self, tick: Tick) -> None:
-        """Keep the tick's poses (never written after the tick: no copies) and wake up."""
-        self.poses.write((tick.measured, tick.reference))
-        self.event.set()
-
-
-class StatePublisher(Protocol):
-    """What publishes the poses of the :class:`Snapshot` (joint_states, joint_states_ref)."""
-
-    def start(self, rate: float, cycle_priority: int = 0) -> None:
-        """Start publishing at ``rate`` [Hz] at most, below the cycle's priority."""
-
-    def stop(self) -> None:
-        """Stop publishing."""
 
 
 class CycleHost:
@@ -63,8 +38,8 @@ class CycleHost:
     def __init__(self, model: RobotModel, period: float, emit: Emit) -> None:
         self.resources = CycleResources(model, period)
         self.emit = emit
-        self.snapshot = Snapshot()
-        self.publisher: Optional[StatePublisher] = None
+        #: the cycle's poses for the joint_states publisher (another thread or process)
+        self.board_writer = BoardWriter(len(model.list_all_joints()))
         self.components: Dict[str, Component] = {}
         self._lock = threading.Lock()
         self._error_counts: Dict[str, int] = {}
@@ -136,10 +111,9 @@ class CycleHost:
             cycle.seed(measured, JointVector(measured.position.copy(),
                                              measured.velocity * 0.0, measured.effort.copy()))
         cycle.add_stage('aggregator', resources.aggregator)
-        cycle.add_stage('observer', self.snapshot)
+        self.board_writer.set_rate(min(publish_rate, 1.0 / cycle.period))
+        cycle.add_stage('observer', self.board_writer)
         cycle.start(priority)
-        if self.publisher is not None:
-            self.publisher.start(min(publish_rate, 1.0 / cycle.period), priority)
         return cycle.scheduling
 
     def stop_cycle(self) -> None:
@@ -147,9 +121,7 @@ class CycleHost:
         cycle = self.resources.cycle
         cycle.stop()
         cycle.remove_stage(self.resources.aggregator)
-        cycle.remove_stage(self.snapshot)
-        if self.publisher is not None:
-            self.publisher.stop()
+        cycle.remove_stage(self.board_writer)
 
     def statistics(self, reset: bool = False) -> Dict[str, Any]:
         """
@@ -165,9 +137,11 @@ class CycleHost:
             cycle.reset_statistics()
         return summary
 
-    def stage_times(self) -> Dict[str, float]:
-        """Return each stage's mean compute time [s] (exponential average over ~100 ticks)."""
-        return dict(self.resources.cycle.statistics.stage_time)
+    def stage_times(self) -> Dict[str, Tuple[float, float]]:
+        """Return each stage's (mean, longest) compute time [s] (mean over ~100 ticks)."""
+        statistics = self.resources.cycle.statistics
+        return {name: (mean, statistics.stage_max.get(name, mean))
+                for name, mean in statistics.stage_time.items()}
 
     def owners(self) -> Dict[str, str]:
         """Return resource -> owner name ('' when free)."""
@@ -197,6 +171,7 @@ class CycleHost:
             self.destroy(name)
         if self.resources.bus is not None:
             self.resources.bus.disconnect()
+        self.board_writer.close()
 
     def _stage_error(self, stage: str, error: BaseException) -> None:
         count = self._error_counts.get(stage, 0) + 1

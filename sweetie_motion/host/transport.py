@@ -11,19 +11,21 @@ array using it does.
 """
 
 import importlib
-import mmap
 from multiprocessing.connection import Connection
 import os
 import pickle
 import tempfile
 import threading
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Tuple
 
 #: arrays at least this large [bytes] go through a memory-mapped file instead of the pipe
 INLINE_LIMIT = 256 * 1024
 
 #: where the out-of-band files are written: RAM, not a disk
 SHARED_MEMORY_DIR = '/dev/shm' if os.path.isdir('/dev/shm') else tempfile.gettempdir()
+
+#: bytes read at once (the GIL is free between reads)
+READ_CHUNK = 1 << 20
 
 #: out-of-band files of one sender start with this, followed by its process id
 FILE_PREFIX = 'sweetie_motion-'
@@ -98,14 +100,13 @@ def _write_buffers(buffers: List[pickle.PickleBuffer]) -> Tuple[str, List[Tuple[
 
 
 def _map_buffers(path: str, spans: List[Tuple[int, int]]) -> List[memoryview]:
-    with open(path, 'rb') as stream:
+    with open(path, 'rb', buffering=0) as stream:
         size = os.fstat(stream.fileno()).st_size
-        mapping: Optional[mmap.mmap] = (mmap.mmap(stream.fileno(), size, access=mmap.ACCESS_READ)
-                                        if size else None)
-    os.unlink(path)  # the mapping stays valid; the memory goes with the last view
-    if mapping is None:
-        return [memoryview(b'') for _ in spans]
-    whole = memoryview(mapping)
+        whole = memoryview(bytearray(size))
+        done = 0
+        while done < size:  # the GIL is released during each read
+            done += stream.readinto(whole[done:done + READ_CHUNK]) or size
+    os.unlink(path)
     return [whole[offset:offset + size] for offset, size in spans]
 
 

@@ -64,8 +64,9 @@ class MotionBringup:
         model = load_robot_description(config.robot)
         model.configure()
         if config.isolated_cycle:
+            priority = int(config.motion.get('cycle_priority', MotionCoreNode.CYCLE_PRIORITY))
             host = RemoteHost(HostSettings(str(config.robot), config.period, config.namespace,
-                                           list(ros_args)))
+                                           list(ros_args), priority=priority))
         else:
             host = LocalHost(model, config.period)
         #: set when the cycle process ended by itself (the bringup then stops)

@@ -1,10 +1,11 @@
 """
 The motion core node: the life of the sync cycle, ownership and cycle diagnostics.
 
-Active = the cycle runs. ``joint_states`` (measured) and ``joint_states_ref`` (the aggregated
-reference) are published where the cycle runs: by the cycle process's own node
-(``sync_cycle``) when the cycle is isolated, by this node otherwise. This node publishes
-``resource_owners`` (who drives what, latched) and the cycle statistics on ``/diagnostics``.
+Active = the cycle runs. ``joint_states`` (measured) and ``joint_states_ref`` (the
+aggregated reference) come from the cycle's state board: published by a process of their own
+(node ``cycle_state``) when the cycle is isolated, by a thread of this node otherwise. This
+node publishes ``resource_owners`` (who drives what, latched) and the cycle statistics on
+``/diagnostics``.
 """
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -13,6 +14,7 @@ from sweetie_motion.host.client import LocalHost
 from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.state_publisher import JointStatePublisher
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion_msgs.msg import ResourceOwnership
 
@@ -23,6 +25,9 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 class MotionCoreNode(ManagedNode):
     """The node that owns the cycle's life: active = the cycle runs."""
 
+    #: default SCHED_FIFO priority of the cycle thread
+    CYCLE_PRIORITY = 50
+
     PARAMETERS = (
         ParameterSpec('period', 0.01, 'Sync cycle period [s] (set by the process config).',
                       read_only=True, low=0.0005, high=1.0),
@@ -31,7 +36,7 @@ class MotionCoreNode(ManagedNode):
                       low=1.0, high=2000.0),
         ParameterSpec('diagnostics_period', 1.0, 'Period of the cycle diagnostics [s].',
                       low=0.05, high=60.0),
-        ParameterSpec('cycle_priority', 50,
+        ParameterSpec('cycle_priority', CYCLE_PRIORITY,
                       'SCHED_FIFO real-time priority of the cycle thread (the joint state '
                       'publisher runs one below); 0 = normal scheduling. Needs root, '
                       'CAP_SYS_NICE or an rtprio limit; without, the cycle runs normally and '
@@ -60,28 +65,31 @@ class MotionCoreNode(ManagedNode):
         self._entities = [self.pub_owners, self.pub_diag, self.diag_timer]
         if isinstance(self.host, LocalHost):
             # the cycle runs in this process: this node publishes the joint states
-            from sweetie_motion.nodes.cycle_process import JointStatePublisher
+            writer = self.host.host.board_writer
             self._local_publisher = JointStatePublisher(
-                self, self.process.model.list_all_joints(), self.host.host.snapshot)
-            self.host.host.publisher = self._local_publisher
+                self, self.process.model.list_all_joints(), writer.board,
+                writer.wake_read_fd, writer.wake_fd)
         self.host.add_listener(self._on_event)
         self._publish_owners(self.host.call(HOST, 'owners'))
 
     def activate_component(self) -> None:
         self.scheduling = self.host.call(HOST, 'start_cycle', self.values['publish_rate'],
                                          self.values['cycle_priority'])
+        if self._local_publisher is not None:
+            self._local_publisher.start()
         where = 'a process of its own' if self.host.isolated else 'this process'
         self.get_logger().info(f'sync cycle started in {where} (pid {self.host.pid}), '
                                f'{self.scheduling}')
 
     def deactivate_component(self) -> None:
         self.host.call(HOST, 'stop_cycle')
+        if self._local_publisher is not None:
+            self._local_publisher.stop()
 
     def cleanup_component(self) -> None:
         self.host.remove_listener(self._on_event)
         if self._local_publisher is not None:
             self._local_publisher.destroy()
-            self.host.host.publisher = None
             self._local_publisher = None
         self.destroy_entities(self._entities)
 

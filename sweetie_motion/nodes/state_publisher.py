@@ -1,0 +1,144 @@
+"""
+Publishes the cycle's state board on ``joint_states`` and ``joint_states_ref``.
+
+With the cycle in a process of its own (the default), this runs as a third small process,
+``python -m sweetie_motion.nodes.state_publisher SETTINGS``, started by the cycle process,
+with a node of its own (``cycle_state`` in the robot namespace) that only publishes: rclpy
+holds the GIL while it publishes, and neither the cycle nor the ROS side of the motion process
+can then make the robot state pause. With the cycle inside the ROS process, the motion node
+runs the same loop in a thread.
+
+Each message is stamped with its tick's time on the ROS clock, not the (later) publishing time.
+The process ends when the cycle process closes the wake-up pipe (it stopped or died).
+"""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import List, Optional, Sequence
+
+import numpy as np
+import rclpy
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from sweetie_motion.conversions import fill_joint_state, joint_state
+from sweetie_motion.core.cycle import set_realtime_priority
+from sweetie_motion.host.cycle_process import die_with_parent
+from sweetie_motion.host.state_board import StateBoard, wait_for_tick
+
+
+class JointStatePublisher:
+    """
+    Waits for the cycle's signal, reads the state board and publishes the two poses.
+
+    :param node: the node that owns the publishers.
+    :param names: the joint names, in RobotModel order.
+    :param board: the cycle's state board.
+    :param wake_fd: read end of the cycle's wake-up pipe.
+    :param wake_write_fd: its write end, where the cycle is in this process (to stop the
+        thread between ticks).
+    """
+
+    def __init__(self, node: Node, names: Sequence[str], board: StateBoard,
+                 wake_fd: int, wake_write_fd: Optional[int] = None) -> None:
+        self.node = node
+        self.names = list(names)
+        self.board = board
+        self.wake_fd = wake_fd
+        self.wake_write_fd = wake_write_fd
+        self.state_publisher = node.create_publisher(JointState, 'joint_states', 10)
+        self.reference_publisher = node.create_publisher(JointState, 'joint_states_ref', 10)
+        self._running = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> None:
+        """Publish in a thread of this process (the cycle in the same process)."""
+        self._running.set()
+        self._thread = threading.Thread(target=self.run, name='state_publisher', daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread."""
+        self._running.clear()
+        if self._thread is not None:
+            if self.wake_write_fd is not None:
+                try:
+                    os.write(self.wake_write_fd, b'!')
+                except OSError:
+                    pass
+            self._thread.join(1.0)
+            self._thread = None
+
+    def destroy(self) -> None:
+        """Stop and destroy the publishers."""
+        self.stop()
+        self.node.destroy_publisher(self.state_publisher)
+        self.node.destroy_publisher(self.reference_publisher)
+
+    def run(self) -> None:
+        """Publish after every signal of the cycle until the pipe closes or stop()."""
+        # the names are set once: assigning a list of strings costs a check per element
+        state_msg = joint_state(self.names, np.zeros(0), np.zeros(0))
+        ref_msg = joint_state(self.names, np.zeros(0), np.zeros(0))
+        clock = self.node.get_clock()
+        os.set_blocking(self.wake_fd, True)
+        in_thread = self._thread is not None
+        while True:
+            try:
+                if not wait_for_tick(self.wake_fd):
+                    return  # the cycle is gone
+            except OSError:
+                return
+            if in_thread and not self._running.is_set():
+                return
+            snapshot = self.board.read()
+            if snapshot is None or not self.node.context.ok():
+                continue
+            measured, reference, _ = snapshot
+            ros_now = clock.now()
+            age = max(0.0, time.monotonic() - reference.stamp)
+            stamp = Time(nanoseconds=ros_now.nanoseconds - int(age * 1e9),
+                         clock_type=ros_now.clock_type).to_msg()
+            state_msg.header.stamp = ref_msg.header.stamp = stamp
+            fill_joint_state(state_msg, measured.position, measured.velocity, measured.effort)
+            fill_joint_state(ref_msg, reference.position, reference.velocity)
+            try:
+                self.state_publisher.publish(state_msg)
+                self.reference_publisher.publish(ref_msg)
+            except Exception as error:  # noqa: B902 -- e.g. the context shutting down
+                if self.node.context.ok():
+                    self.node.get_logger().warning(f'publishing joint states failed: {error}',
+                                                   throttle_duration_sec=10.0)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the publisher process (started by the cycle process, not by users)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print('usage: python -m sweetie_motion.nodes.state_publisher SETTINGS_JSON '
+              '(started by the cycle process)', file=sys.stderr)
+        return 2
+    settings = json.loads(argv[0])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the cycle process ends us (pipe closed)
+    die_with_parent()
+    set_realtime_priority(settings['priority'])
+    board = StateBoard(settings['board'], len(settings['joints']))
+    rclpy.init(args=['sweetie_motion_state', *settings['ros_args']])
+    node = Node(settings['node_name'], namespace=settings['namespace'] or None,
+                start_parameter_services=False,
+                parameter_overrides=[Parameter('start_type_description_service', value=False)])
+    try:
+        JointStatePublisher(node, settings['joints'], board, settings['wake_fd']).run()
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""
+The cycle keeps time whatever clients send (R-SYS-1, R-SYS-8): a load test from other processes.
+
+The motion process runs as a user starts it; one process sends FollowJointTrajectory goals of
+10 000 points, another a storm of 2000 malformed goals, a third watches joint_states and the
+cycle's diagnostics. The cycle's own lost-tick counter must not move and joint_states must
+never pause for more than two periods.
+"""
+
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+from motion_process import motion_process, MotionClient
+import pytest
+from ros_util import HERE, ROOT
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NS = 'pony_load'
+PERIOD = 0.01
+CLIENTS = os.path.join(ROOT, 'bench', 'load_clients.py')
+
+
+def write_config(tmp: Path) -> str:
+    text = (Path(HERE) / 'config' / 'trajectory_test.yaml').read_text()
+    path = tmp / 'load_test.yaml'
+    path.write_text(text.replace('STORAGE_DIR', str(tmp / 'store')))
+    return str(path)
+
+
+def client(*arguments: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, CLIENTS, *arguments], stdout=subprocess.PIPE,
+                            stdin=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def last_json(output: str) -> dict:
+    lines = [line for line in output.splitlines() if line.startswith('{')]
+    assert lines, f'no result from the client:\n{output}'
+    return json.loads(lines[-1])
+
+
+def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_path, domain_id):
+    with motion_process(write_config(tmp_path), NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(['motion', 'joint_trajectory'])
+        watcher = client('watch', NS, '--seconds', '0')
+        try:
+            assert watcher.stdout.readline().strip() == 'watching'
+            large = client('large', NS, '--points', '10000', '--count', '4', '--every', '2')
+            storm = client('storm', NS, '--count', '2000')
+            storm_result = last_json(storm.communicate(timeout=200)[0])
+            large_result = last_json(large.communicate(timeout=200)[0])
+        finally:
+            # closing its input tells the watcher that the load is over: it reports
+            report = watcher.communicate(input='', timeout=60)[0]
+        watch = last_json(report)
+    assert watch['lost'] == 0, (
+        f'the cycle lost {watch["lost"]} ticks under load (scheduling: {watch["scheduling"]})')
+    assert watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3, watch
+    assert watch['messages'] > 0
+    assert storm_result['answered'] == storm_result['sent'] == 2000, storm_result
+    codes = storm_result['sample_codes']
+    assert codes and all(int(code) < 0 for code in codes), codes   # each one refused
+    assert large_result['accepted'] >= 1, large_result
