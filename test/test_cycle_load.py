@@ -25,7 +25,9 @@ CLIENTS = os.path.join(ROOT, 'bench', 'load_clients.py')
 
 
 def write_config(tmp: Path) -> str:
-    text = (Path(HERE) / 'config' / 'trajectory_test.yaml').read_text()
+    """Write the trajectory tests' process with the default goal limits (50 000 points)."""
+    lines = (Path(HERE) / 'config' / 'trajectory_test.yaml').read_text().splitlines()
+    text = '\n'.join(line for line in lines if 'limits:' not in line)
     path = tmp / 'load_test.yaml'
     path.write_text(text.replace('STORAGE_DIR', str(tmp / 'store')))
     return str(path)

@@ -402,3 +402,53 @@ def test_save_overwrites_and_leaves_no_temporary(tmp_path):
     store.save('nod', nod(0.2))
     assert sorted(os.listdir(tmp_path)) == ['nod.yaml']
     assert load_goal_file(tmp_path / 'nod.yaml') == nod(0.2)
+
+
+# --- the load cache ------------------------------------------------------------------------------
+
+
+def test_unchanged_files_load_from_the_cache_and_changed_ones_are_parsed_again(
+        folders, monkeypatch):
+    import sweetie_motion.storage.store as store_module
+    saved, library = folders
+    first = TrajectoryStore(saved, [library])
+    first.load()
+    first.save('nod', rich())
+    again = TrajectoryStore(saved, [library])
+    again.load()                     # parses nod.yaml (saved since) and caches it
+    again.put_derived('nod', 'blob', b'\x00\x01')
+    assert again.write_cache()
+    parsed = []
+    real = store_module.load_goal_file
+    monkeypatch.setattr(store_module, 'load_goal_file',
+                        lambda path: parsed.append(path.name) or real(path))
+    third = TrajectoryStore(saved, [library])
+    assert third.load().loaded == ['bow', 'nod'] and parsed == []
+    assert third.get('nod') == rich() and third.get('bow') == nod(0.1)
+    assert third.derived('nod', 'blob') == b'\x00\x01'
+    write_goal(saved, 'nod', nod(0.3))   # changed: the cache entry no longer matches
+    fourth = TrajectoryStore(saved, [library])
+    assert fourth.load().loaded == ['bow', 'nod'] and parsed == ['nod.yaml']
+    assert fourth.get('nod') == nod(0.3) and fourth.derived('nod', 'blob') is None
+
+
+def test_a_broken_cache_file_is_ignored_and_rewritten(folders):
+    from sweetie_motion.storage.cache import CACHE_NAME
+    saved, library = folders
+    saved.mkdir()
+    (saved / CACHE_NAME).write_text('{"format": "sweetie_motion/trajectory-cache 1", "fil')
+    store = TrajectoryStore(saved, [library])
+    assert store.load().loaded == ['bow'] and store.get('bow') == nod(0.1)
+    assert store.write_cache()
+    assert TrajectoryStore(saved, [library]).load().problems == []
+
+
+def test_a_corrupt_file_is_reported_again_at_every_load(folders):
+    saved, library = folders
+    saved.mkdir()
+    (saved / 'broken.yaml').write_text('points: [ {t: 0')
+    for _ in range(2):
+        store = TrajectoryStore(saved, [library])
+        report = store.load()
+        store.write_cache()
+        assert report.loaded == ['bow'] and 'broken.yaml' in report.problems[0]

@@ -141,6 +141,21 @@ BAD_GOALS = [
      Result.INVALID_GOAL, 'path_tolerance of joint12: position -2.0 is invalid'),
     ('start far away', lambda: fjt_goal(['joint12'], [[1.0], [0.0]], [0, 1]),
      Result.PATH_TOLERANCE_VIOLATED, 'joint12'),
+    # the limits of trajectory_test.yaml: max_points 5000, max_duration 600 s,
+    # max_message_bytes 500 000; checked before anything else
+    ('too many points', lambda: fjt_goal(['joint12'], [[0.0]] * 5001,
+                                         [0.01 * (k + 1) for k in range(5001)]),
+     Result.INVALID_GOAL, 'the trajectory has 5001 points; joint_trajectory accepts at most 5000 '
+                          '(parameter limits.max_points)'),
+    ('too many joints', lambda: fjt_goal([f'j{k}' for k in range(50)], [[0.0] * 50], [1]),
+     Result.INVALID_JOINTS, 'the trajectory names 50 joints; joint_trajectory drives 32'),
+    ('too long', lambda: fjt_goal(['joint12'], [[0.0], [0.1]], [1, 601]),
+     Result.INVALID_GOAL, 'lasts 601.0 s; joint_trajectory accepts at most 600 s'),
+    ('too large', lambda: fjt_goal(['joint12', 'joint13'], [[0.0, 0.0]] * 4000,
+                                   [0.01 * (k + 1) for k in range(4000)],
+                                   velocities=[[0.0, 0.0]] * 4000,
+                                   accelerations=[[0.0, 0.0]] * 4000),
+     Result.INVALID_GOAL, 'holds 224000 bytes of values; joint_trajectory accepts at most 200000'),
 ]
 
 

@@ -1,0 +1,119 @@
+"""
+The motion process as three processes (ROS side, cycle, state publisher), as a user runs it.
+
+What a user must be able to rely on: one command starts all of it; a dead cycle process stops
+the bringup with a clear message instead of leaving a robot that is silently not driven; a
+killed bringup leaves no orphan behind; ``--in-process`` runs everything in one process.
+"""
+
+import contextlib
+import os
+import signal
+import sys
+
+from diagnostic_msgs.msg import DiagnosticArray
+from motion_process import MotionClient
+import pytest
+from ros_util import HERE, Process, wait_for
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def children(pid):
+    """Return the process ids whose parent is ``pid``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat') as stream:
+                    fields = stream.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != 'Z':
+                found.append(int(entry))
+    return found
+
+
+def running(pid):
+    try:
+        with open(f'/proc/{pid}/stat') as stream:
+            return stream.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def bringup(namespace, *extra):
+    """Run `sweetie-motion bringup` of the two-controller test process; yield the Process."""
+    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
+                       os.path.join(HERE, 'config', 'two_controllers.yaml'), '--namespace',
+                       namespace, *extra], f'motion-{namespace}')
+    try:
+        yield process
+    except BaseException:
+        sys.stderr.write(f'\n----- output of the motion process -----\n{process.output()}\n')
+        raise
+    finally:
+        process.stop()
+        os.unlink(process.log.name)
+
+
+def cycle_status(peer, namespace):
+    seen = {}
+    peer.node.create_subscription(
+        DiagnosticArray, '/diagnostics',
+        lambda m: seen.update({s.name: s for s in m.status}), 10)
+    wait_for(lambda: f'{namespace}: sync cycle' in seen, 15, message='cycle diagnostics')
+    return {kv.key: kv.value for kv in seen[f'{namespace}: sync cycle'].values}
+
+
+def test_a_killed_cycle_process_stops_the_bringup_with_a_message(domain_id):
+    with bringup('cycle_killed') as process:
+        with MotionClient('cycle_killed', domain_id) as peer:
+            peer.wait_ready(['motion'])
+        cycle = children(process.popen.pid)
+        assert len(cycle) == 1, cycle
+        os.kill(cycle[0], signal.SIGKILL)
+        process.popen.wait(20)
+        assert process.popen.returncode == 1
+        assert 'the cycle process ended' in process.output()
+
+
+def test_a_killed_bringup_leaves_no_process_behind(domain_id):
+    with bringup('bringup_killed') as process:
+        with MotionClient('bringup_killed', domain_id) as peer:
+            peer.wait_ready(['motion'])
+        cycle = children(process.popen.pid)
+        assert len(cycle) == 1
+        publisher = children(cycle[0])
+        assert len(publisher) == 1, 'the state publisher runs under the cycle process'
+        os.kill(process.popen.pid, signal.SIGKILL)
+        process.popen.wait(10)
+        wait_for(lambda: not running(cycle[0]) and not running(publisher[0]), 15,
+                 message='the cycle and publisher processes to end')
+
+
+def test_the_cycle_reports_how_it_runs(domain_id):
+    with bringup('cycle_report') as process:
+        with MotionClient('cycle_report', domain_id) as peer:
+            peer.wait_ready(['motion'])
+            status = cycle_status(peer, 'cycle_report')
+            assert status['isolated'] == 'true'
+            assert status['scheduling'].startswith(('SCHED_FIFO 50', 'normal'))
+            assert float(status['lost']) == 0
+        assert process.stop() == 0
+
+
+def test_in_process_the_same_nodes_publish_and_move(domain_id):
+    with bringup('in_process', '--in-process') as process:
+        with MotionClient('in_process', domain_id) as peer:
+            peer.wait_ready(['motion', 'head_control', 'follow_joint_state'])
+            assert children(process.popen.pid) == [], 'no cycle process'
+            status = cycle_status(peer, 'in_process')
+            assert status['isolated'] == 'false'
+            peer.publish('joint_states_set', ['joint12'], [0.3])
+            wait_for(lambda: abs(peer.position('joint12', 'reference') - 0.3) < 1e-3, 10,
+                     message='the reference at the pose')
+            wait_for(lambda: abs(peer.position('joint12') - 0.3) < 0.01, 10,
+                     message='the virtual robot at the pose')
+        assert process.stop() == 0

@@ -1,0 +1,220 @@
+"""
+The cycle side and its transport, tested without ROS on the calling side.
+
+Pipes with memory files, the state board, the host's calls, and a real cycle process started,
+used, killed and closed.
+"""
+
+from multiprocessing.connection import Pipe
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from sweetie_motion.core.ports import JointVector
+from sweetie_motion.core.smoothing import FilterSpec
+from sweetie_motion.errors import UnknownChainError
+from sweetie_motion.host.client import HostError, HostSettings, LocalHost, RemoteHost
+from sweetie_motion.host.components import (
+    ComponentError, FollowJointStateSpec, VirtualRobotSpec,
+)
+from sweetie_motion.host.host import HOST
+from sweetie_motion.host.state_board import BoardWriter, StateBoard, wait_for_tick
+from sweetie_motion.host.transport import (
+    Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
+)
+from sweetie_motion.model import load_robot_description
+from sweetie_motion.paths import config_path
+from sweetie_motion.trajectory.validation import GoalError, ResultCode
+
+
+def leftovers(pid=None):
+    prefix = f'{FILE_PREFIX}{pid or os.getpid()}-'
+    return [n for n in os.listdir(SHARED_MEMORY_DIR) if n.startswith(prefix)]
+
+
+def channel_pair():
+    a, b = Pipe(duplex=False)
+    return Channel(b), Channel(a)  # sender, receiver
+
+
+def transfer(message):
+    sender, receiver = channel_pair()
+    received = []
+    reader = threading.Thread(target=lambda: received.append(receiver.recv()))
+    reader.start()
+    sender.send(message)
+    reader.join(10)
+    return received[0]
+
+
+# --- transport -----------------------------------------------------------------------------------
+
+
+def test_small_messages_travel_through_the_pipe():
+    message = ('call', 7, 'legs', 'set_targets', (np.arange(3), np.ones(3)), {'x': 1})
+    got = transfer(message)
+    assert got[:4] == message[:4] and got[5] == {'x': 1}
+    np.testing.assert_array_equal(got[4][0], np.arange(3))
+
+
+def test_large_arrays_travel_through_a_memory_file_that_is_removed():
+    coefficients = np.random.default_rng(1).normal(size=(4000, 6, 32))  # 6 MB
+    got = transfer({'spline': coefficients, 'times': np.arange(4001.0)})
+    np.testing.assert_array_equal(got['spline'], coefficients)
+    assert got['times'][-1] == 4000.0
+    assert leftovers() == []
+
+
+def test_errors_keep_their_class_message_and_fields():
+    error = decode_error(encode_error(GoalError(ResultCode.INVALID_JOINTS, 'unknown joint x')))
+    assert isinstance(error, GoalError) and error.code == -2
+    assert str(error) == 'unknown joint x' and error.code_name == 'INVALID_JOINTS'
+    chain = decode_error(encode_error(UnknownChainError('tail', ['leg1'])))
+    assert isinstance(chain, UnknownChainError) and 'tail' in str(chain)
+    strange = decode_error(('no.such.module', 'Oops', 'it broke', {}))
+    assert isinstance(strange, RemoteError) and 'Oops: it broke' in str(strange)
+
+
+# --- state board ---------------------------------------------------------------------------------
+
+
+def test_the_state_board_hands_over_consistent_poses_and_wakes_the_reader():
+    writer = BoardWriter(4)
+    try:
+        reader = StateBoard(writer.board.path, 4)
+        assert reader.read() is None  # nothing written yet
+        measured = JointVector(np.arange(4.0), np.ones(4), np.zeros(4))
+        reference = JointVector(-np.arange(4.0), 2 * np.ones(4), np.zeros(4))
+        writer.board.write(measured, reference, 12, 3.5)
+        got_measured, got_reference, index = reader.read()
+        np.testing.assert_array_equal(got_measured.position, measured.position)
+        np.testing.assert_array_equal(got_reference.velocity, reference.velocity)
+        assert index == 12 and got_reference.stamp == 3.5
+        assert reader.sequence == 2
+    finally:
+        writer.close()
+    assert not os.path.exists(writer.board.path)
+
+
+def test_the_board_writer_wakes_the_reader_at_the_publish_rate():
+    from sweetie_motion.core.cycle import Tick
+    writer = BoardWriter(2)
+    try:
+        writer.set_rate(50.0)  # every other tick of a 100 Hz cycle
+        os.set_blocking(writer.wake_read_fd, False)
+        for k in range(10):
+            writer.update(Tick(k * 0.01, 0.01, k, JointVector.zeros(2), JointVector.zeros(2)))
+        assert len(os.read(writer.wake_read_fd, 100)) == 5
+        os.set_blocking(writer.wake_read_fd, True)
+        os.write(writer.wake_fd, b'!')
+        assert wait_for_tick(writer.wake_read_fd)
+    finally:
+        writer.close()
+
+
+# --- the host, in this process -------------------------------------------------------------------
+
+
+@pytest.fixture(scope='module')
+def pony_model():
+    model = load_robot_description('sweetie_bot.yaml')
+    model.configure()
+    return model
+
+
+def follow_spec(**changes):
+    values = {'chains': ('leg1',), 'activation_delay': 0.0, 'stay_operational': True,
+              'smoothing': FilterSpec('none')}
+    values.update(changes)
+    return FollowJointStateSpec(**values)
+
+
+def test_the_host_answers_only_what_components_offer(pony_model):
+    host = LocalHost(pony_model, 0.01)
+    try:
+        host.call(HOST, 'create', 'bus', 'virtual_robot', VirtualRobotSpec())
+        host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
+        with pytest.raises(ComponentError, match='offers no'):
+            host.call('legs', 'core')                      # attributes are not callable
+        with pytest.raises(ComponentError, match="no component 'arms'"):
+            host.call('arms', 'activate')
+        with pytest.raises(ComponentError, match='exists already'):
+            host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
+        with pytest.raises(ComponentError, match='needs a FollowJointStateSpec'):
+            host.call(HOST, 'create', 'arms', 'follow_joint_state', VirtualRobotSpec())
+        with pytest.raises(ComponentError, match='unknown component kind'):
+            host.call(HOST, 'create', 'arms', 'teleport', follow_spec())
+        with pytest.raises(UnknownChainError):
+            host.call(HOST, 'create', 'tail', 'follow_joint_state', follow_spec(chains=('x',)))
+    finally:
+        host.close()
+
+
+# --- the host in a process of its own ------------------------------------------------------------
+
+
+def settings():
+    return HostSettings(str(config_path('sweetie_bot.yaml')), 0.01, 'host_test', priority=0)
+
+
+def wait(predicate, timeout, message):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f'timed out waiting for {message}'
+        time.sleep(0.01)
+
+
+def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
+    host = RemoteHost(settings())
+    events = []
+    host.add_listener(events.append)
+    try:
+        assert host.pid != os.getpid() and host.alive()
+        host.call(HOST, 'create', 'bus', 'virtual_robot', VirtualRobotSpec())
+        host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
+        host.call('bus', 'activate')
+        scheduling = host.call(HOST, 'start_cycle', 100.0, 0)
+        assert scheduling == 'normal'
+        host.call('legs', 'activate')
+        wait(lambda: any(e[0] == 'owners' and e[1]['leg1'] == 'legs' for e in events), 10,
+             'the owners event')
+        host.cast('legs', 'set_targets', np.array([1]), np.array([0.4]))  # joint12
+        wait(lambda: abs(host.call(HOST, 'poses').reference.position[1] - 0.4) < 1e-9, 10,
+             'the target in the reference')
+        assert len(host.call(HOST, 'poses').measured.position) == 32
+        stats = host.call(HOST, 'statistics')
+        assert stats['running'] and stats['ticks'] > 0
+        with pytest.raises(UnknownChainError):  # the child's exception, same class
+            host.call(HOST, 'create', 'tail', 'follow_joint_state', follow_spec(chains=('x',)))
+    finally:
+        host.close()
+    assert not host.alive()
+    assert leftovers(host.pid) == [] and leftovers() == []
+
+
+def test_a_dead_cycle_process_is_reported_and_calls_fail_at_once():
+    host = RemoteHost(settings())
+    events = []
+    host.add_listener(events.append)
+    try:
+        os.kill(host.pid, signal.SIGKILL)
+        wait(lambda: ('host_exited', -signal.SIGKILL) in events, 10, 'host_exited')
+        started = time.monotonic()
+        with pytest.raises(HostError, match='gone|ended'):
+            host.call(HOST, 'owners', timeout=5.0)
+        assert time.monotonic() - started < 1.0
+    finally:
+        host.close()
+
+
+def test_the_cycle_process_ends_with_its_parent_pipe():
+    host = RemoteHost(settings())
+    publisher = host.info['publisher_pid']
+    host._requests.close()  # what the kernel does when the bringup dies
+    host.process.wait(10)
+    wait(lambda: not os.path.exists(f'/proc/{publisher}') or
+         open(f'/proc/{publisher}/stat').read().split()[2] == 'Z', 10, 'the publisher to end')
+    host.close()
