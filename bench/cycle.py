@@ -198,8 +198,9 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                  '--seconds', str(seconds)], stdout=subprocess.PIPE, text=True)
             assert watcher.stdout.readline().strip() == 'watching'
         host.call(HOST, 'statistics', reset=True)
+        others = [host.pid, host.info['publisher_pid']] if host.isolated else []
         cpu0, wall0 = time.process_time(), time.monotonic()
-        child0 = process_cpu(host.pid) if host.isolated else 0.0
+        child0 = sum(process_cpu(pid) for pid in others)
         if load:
             clients = [subprocess.Popen(
                 [sys.executable, os.path.join(HERE, 'load_clients.py'), *arguments, namespace],
@@ -210,7 +211,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
         stats = host.call(HOST, 'statistics')
         wall = time.monotonic() - wall0
         cpu = (time.process_time() - cpu0) / wall
-        child = (process_cpu(host.pid) - child0) / wall if host.isolated else 0.0
+        child = (sum(process_cpu(pid) for pid in others) - child0) / wall
         print(f'  [{namespace}] scheduling: {stats["scheduling"]}; cycle stages, mean/max [us]: '
               + ', '.join(f'{k} {mean * 1e6:.0f}/{top * 1e6:.0f}' for k, (mean, top) in host.call(
                   HOST, 'stage_times').items()))
@@ -430,8 +431,8 @@ def main():
         print(row('sweetie_motion (cycle process)', ours))
         if base is not None:
             print(row('baseline (rclpy topics)', base))
-        print(f'  CPU of sweetie_motion: ROS side {ours["cpu_ros"] * 100:.1f} % + cycle process '
-              f'{ours["cpu_cycle"] * 100:.1f} %')
+        print(f'  CPU of sweetie_motion: ROS side {ours["cpu_ros"] * 100:.1f} % + cycle and state '
+              f'publisher processes {ours["cpu_cycle"] * 100:.1f} %')
         jitter_ratio = ours['jitter'][1] / max(floor_rt['jitter'][1], 1e-9)
         floor_note = ''
         if floor_rt['lost']:
@@ -451,7 +452,7 @@ def main():
         if rate <= 100:
             targets.check(f'{hz}: compute per cycle p99', f'{ours["compute"][1] * 1e3:.3f} ms',
                           '<= 0.5 ms', ours['compute'][1] <= 0.0005)
-            targets.check(f'{hz}: CPU of the motion process (both processes)',
+            targets.check(f'{hz}: CPU of the motion process (all three processes)',
                           f'{ours["cpu"] * 100:.1f} %', '<= 15 %', ours['cpu'] <= 0.15)
     period = 0.01
     under_load = {}

@@ -199,6 +199,10 @@ def cycle_status(msg, namespace):
 def run_watch(namespace, seconds):
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
+    from sweetie_motion.core.cycle import set_realtime_priority
+    # the measuring instrument must not starve behind the load it measures (its DDS threads
+    # inherit the priority): otherwise the gaps it reports are its own
+    set_realtime_priority(30)
     node = rclpy.create_node('load_watch')
     arrivals, stamps, cycle = [], [], []
 

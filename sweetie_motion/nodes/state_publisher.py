@@ -124,6 +124,9 @@ def main(argv: Optional[List[str]] = None) -> int:
               '(started by the cycle process)', file=sys.stderr)
         return 2
     settings = json.loads(argv[0])
+    # a publish then only queues the sample: a reader that is slow to acknowledge (a busy
+    # subscriber process) never holds this loop up
+    os.environ.setdefault('RMW_FASTRTPS_PUBLICATION_MODE', 'ASYNCHRONOUS')
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the cycle process ends us (pipe closed)
     die_with_parent()
     set_realtime_priority(settings['priority'])

@@ -75,26 +75,29 @@ class VirtualServoBus(ServoBus):
             if self._last is not None and now > self._last:
                 self._advance(now - self._last)
             self._last = now
-            return BusState(self._position.copy(), self._velocity.copy(), self._effort, now)
+            # no copies: _advance replaces the arrays, it never writes into the ones returned
+            return BusState(self._position, self._velocity, self._effort, now)
 
     def _advance(self, dt: float) -> None:
-        start = self._position.copy()
+        start = self._position
         if len(self._command) > self.delay:
             target, feed_forward = self._command[0]
             if dt != self._decay_dt:
                 self._decay_dt, self._decay = dt, float(np.exp(-dt / self.lag))
+                self._reach = self.velocity_limits * dt
+                self._neg_reach = -self._reach
             # exact first-order lag towards a target moving at the feed-forward velocity,
             # then the servo's velocity limit
-            step = target + feed_forward * dt - target * self._decay - self._position * (
-                1.0 - self._decay)
-            reach = self.velocity_limits * dt
-            step = np.minimum(np.maximum(step, -reach), reach)
+            step = (target - start) * (1.0 - self._decay)
+            step += feed_forward * dt
+            np.minimum(step, self._reach, out=step)
+            np.maximum(step, self._neg_reach, out=step)
             if self._all_hold:
-                self._position = self._position + step
+                self._position = start + step
             else:
-                self._position = np.where(self._torque & ~self._blocked,
-                                          self._position + step, self._position)
+                self._position = np.where(self._torque & ~self._blocked, start + step, start)
         if self._hand:
+            self._position = self._position.copy()
             for index, value in self._hand.items():
                 if not self._torque[index] and not self._blocked[index]:
                     self._position[index] = value
