@@ -5,12 +5,13 @@ A :class:`Channel` sends Python objects over one end of a pipe. Objects are pick
 5; numpy arrays larger than ``inline_limit`` bytes travel out of band: they are written into one
 file on a memory file system (``/dev/shm``) and the receiver maps that file and unpickles the
 arrays as read-only views of the mapping, without copying them. A 10 000-point trajectory's
-spline (tens of MB) thus costs the receiving process a ``mmap`` instead of a copy made while
-it holds its GIL. The file is unlinked as soon as it is mapped; the memory goes when the last
-array using it does.
+spline (15 MB) thus costs the receiving process a ``mmap`` instead of a copy made while it
+holds its GIL, and its release an ``munmap`` made without it. The file is unlinked as soon as
+it is mapped; the memory goes when the last array using it does.
 """
 
 import importlib
+import mmap
 from multiprocessing.connection import Connection
 import os
 import pickle
@@ -23,9 +24,6 @@ INLINE_LIMIT = 256 * 1024
 
 #: where the out-of-band files are written: RAM, not a disk
 SHARED_MEMORY_DIR = '/dev/shm' if os.path.isdir('/dev/shm') else tempfile.gettempdir()
-
-#: bytes read at once (the GIL is free between reads)
-READ_CHUNK = 1 << 20
 
 #: out-of-band files of one sender start with this, followed by its process id
 FILE_PREFIX = 'sweetie_motion-'
@@ -100,13 +98,15 @@ def _write_buffers(buffers: List[pickle.PickleBuffer]) -> Tuple[str, List[Tuple[
 
 
 def _map_buffers(path: str, spans: List[Tuple[int, int]]) -> List[memoryview]:
-    with open(path, 'rb', buffering=0) as stream:
+    # mapped, not read: no copy, and a mapping is unmapped with the GIL released (freeing a
+    # 64 MB bytearray held the GIL for 4-12 ms, unmapping as much for under 2 ms)
+    with open(path, 'rb') as stream:
         size = os.fstat(stream.fileno()).st_size
-        whole = memoryview(bytearray(size))
-        done = 0
-        while done < size:  # the GIL is released during each read
-            done += stream.readinto(whole[done:done + READ_CHUNK]) or size
-    os.unlink(path)
+        mapping = mmap.mmap(stream.fileno(), size, access=mmap.ACCESS_READ) if size else None
+    os.unlink(path)  # the mapping stays valid; the memory goes with the last view
+    if mapping is None:
+        return [memoryview(b'') for _ in spans]
+    whole = memoryview(mapping)
     return [whole[offset:offset + size] for offset, size in spans]
 
 

@@ -208,7 +208,7 @@ class JointTrajectoryNode(ControllerNode):
         # goals whose outcome the monitor can no longer fetch: answer their clients
         with self._goals_lock:
             goals, self._goals = list(self._goals.values()), {}
-            self._stop_monitor()
+            self._stop_monitor(now=True)
         for running in goals:
             self._resolve(running, Outcome('aborted', int(ResultCode.INVALID_GOAL),
                                            f'controller {self.get_name()} was cleaned up'))
@@ -388,11 +388,18 @@ class JointTrajectoryNode(ControllerNode):
         if not running.done.done():
             running.done.set_result(outcome)
 
-    def _stop_monitor(self) -> None:
-        """Destroy the monitor timer when no goal is left (call with the goals lock held)."""
+    def _stop_monitor(self, now: bool = False) -> None:
+        """
+        Destroy the monitor timer (call with the goals lock held).
+
+        :param now: destroy it here (cleanup) instead of from the executor (its own callback).
+        """
         timer, self._monitor_timer = self._monitor_timer, None
         if timer is not None:
-            self.call_soon(lambda: self.destroy_timer(timer))
+            if now:
+                self.destroy_timer(timer)
+            else:
+                self.call_soon(lambda: self.destroy_timer(timer))
 
     def _monitor(self) -> None:
         """Goal bookkeeping at feedback_rate: cancel requests, feedback, results, support."""
