@@ -92,6 +92,7 @@ def bare_sleep_loop(period, seconds, priority=0):
 
     def loop():
         result['scheduling'] = set_realtime_priority(priority)
+        steal = steal_seconds()
         errors, lost = [], 0
         deadline = time.monotonic() + period
         end = time.monotonic() + seconds
@@ -105,11 +106,21 @@ def bare_sleep_loop(period, seconds, priority=0):
                 deadline += int(late // period) * period
             errors.append(time.monotonic() - deadline)
             deadline += period
-        result.update(jitter=percentiles(errors), lost=lost)
+        result.update(jitter=percentiles(errors), lost=lost, steal=steal_seconds() - steal)
     thread = threading.Thread(target=loop)
     thread.start()
     thread.join()
     return result
+
+
+def steal_seconds():
+    """Return the CPU time the hypervisor took from this VM so far, all CPUs [s]."""
+    try:
+        with open('/proc/stat') as stream:
+            fields = stream.readline().split()
+        return int(fields[8]) / os.sysconf('SC_CLK_TCK')
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def process_cpu(pid):
@@ -199,6 +210,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
             assert watcher.stdout.readline().strip() == 'watching'
         host.call(HOST, 'statistics', reset=True)
         others = [host.pid, host.info['publisher_pid']] if host.isolated else []
+        steal0 = steal_seconds()
         cpu0, wall0 = time.process_time(), time.monotonic()
         child0 = sum(process_cpu(pid) for pid in others)
         if load:
@@ -210,9 +222,11 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
         time.sleep(seconds)
         stats = host.call(HOST, 'statistics')
         wall = time.monotonic() - wall0
+        steal = steal_seconds() - steal0
         cpu = (time.process_time() - cpu0) / wall
         child = (sum(process_cpu(pid) for pid in others) - child0) / wall
-        print(f'  [{namespace}] scheduling: {stats["scheduling"]}; cycle stages, mean/max [us]: '
+        print(f'  [{namespace}] scheduling: {stats["scheduling"]}; CPU taken by the hypervisor '
+              f'(steal) during the run: {steal * 1e3:.0f} ms; cycle stages, mean/max [us]: '
               + ', '.join(f'{k} {mean * 1e6:.0f}/{top * 1e6:.0f}' for k, (mean, top) in host.call(
                   HOST, 'stage_times').items()))
         result = {'compute': (stats['compute_p50'], stats['compute_p99'], stats['compute_max']),
@@ -432,7 +446,8 @@ def main():
         if base is not None:
             print(row('baseline (rclpy topics)', base))
         print(f'  CPU of sweetie_motion: ROS side {ours["cpu_ros"] * 100:.1f} % + cycle and state '
-              f'publisher processes {ours["cpu_cycle"] * 100:.1f} %')
+              f'publisher processes {ours["cpu_cycle"] * 100:.1f} %; hypervisor steal during the '
+              f'bare loops: {(floor_rt["steal"] + floor["steal"]) * 1e3:.0f} ms')
         jitter_ratio = ours['jitter'][1] / max(floor_rt['jitter'][1], 1e-9)
         floor_note = ''
         if floor_rt['lost']:
