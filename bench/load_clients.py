@@ -199,10 +199,6 @@ def cycle_status(msg, namespace):
 def run_watch(namespace, seconds):
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
-    from sweetie_motion.core.cycle import set_realtime_priority
-    # the measuring instrument must not starve behind the load it measures (its DDS threads
-    # inherit the priority): otherwise the gaps it reports are its own
-    set_realtime_priority(30)
     node = rclpy.create_node('load_watch')
     arrivals, stamps, cycle = [], [], []
 
@@ -255,6 +251,12 @@ def main():
                         help='watch: how long; 0 = until standard input closes')
     args = parser.parse_args()
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
+    if args.kind == 'watch':
+        # the measuring instrument must not starve behind the load it measures, DDS threads
+        # included (rclpy.init creates them; they inherit this thread's scheduling): else a
+        # writer's history (10 messages) overflows while it waits, and the gaps are its own
+        from sweetie_motion.core.cycle import set_realtime_priority
+        set_realtime_priority(30)
     rclpy.init()
     try:
         if args.kind == 'large':

@@ -32,6 +32,10 @@ from sweetie_motion.host.cycle_process import die_with_parent
 from sweetie_motion.host.state_board import StateBoard, wait_for_tick
 
 
+#: more ticks than this between two publications is reported as a pause
+PAUSE_TICKS = 5
+
+
 class JointStatePublisher:
     """
     Waits for the cycle's signal, reads the state board and publishes the two poses.
@@ -88,6 +92,7 @@ class JointStatePublisher:
         clock = self.node.get_clock()
         os.set_blocking(self.wake_fd, True)
         in_thread = self._thread is not None
+        last_index = None
         while True:
             try:
                 if not wait_for_tick(self.wake_fd):
@@ -99,7 +104,13 @@ class JointStatePublisher:
             snapshot = self.board.read()
             if snapshot is None or not self.node.context.ok():
                 continue
-            measured, reference, _ = snapshot
+            measured, reference, index = snapshot
+            if last_index is not None and index - last_index > PAUSE_TICKS:
+                # ticks the cycle made without this loop publishing them: say so
+                self.node.get_logger().warning(
+                    f'joint_states paused for {index - last_index} ticks of the cycle',
+                    throttle_duration_sec=5.0)
+            last_index = index
             ros_now = clock.now()
             age = max(0.0, time.monotonic() - reference.stamp)
             stamp = Time(nanoseconds=ros_now.nanoseconds - int(age * 1e9),
