@@ -1,7 +1,7 @@
 """A motion process stepped by hand on the virtual robot (simulated time, no ROS)."""
 
 from sweetie_motion.controllers.joint_state import FollowJointStateCore
-from sweetie_motion.core.smoothing import create_filter
+from sweetie_motion.core.smoothing import create_filter, filter_spec
 from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
@@ -24,19 +24,32 @@ class Sim:
                                           self.view.get_joint_indices(
                                               self.view.list_virtual_joints())))
         cycle.add_stage('aggregator', self.process.aggregator)
+        # the safety stage as the cycle process installs it: every reference passes it
+        self.process.safety.reset(cycle.reference.position)
+        cycle.add_stage('aggregator', self.process.safety, order=100)
         cycle.add_stage('output', BusOutput(self.bus, indices))
+        self.process.bus = self.bus
         self.now = 0.0
         self.bus.receive(self.now)
         self.refs = []
+        self.velocities = []
 
     def idx(self, joint):
         return self.view.get_joint_index(joint)
 
     def fjs(self, name='fjs', chains=('leg1', 'head', 'nose'), delay=0.2, stay=True,
             smoothing='critically_damped', order=10):
-        core = FollowJointStateCore(
-            name, self.view, self.process.arbiter, list(chains), delay, stay,
-            lambda joints: create_filter(smoothing, joints, PERIOD, {'transient_time': 0.2}))
+        if smoothing == 'jerk_limited':  # as the node configures it: the model's limits
+            view = self.view
+            spec = filter_spec(smoothing, {}, {}, view.list_all_joints(),
+                               view.velocity_limits(), (), view.acceleration_limits(),
+                               view.jerk_limits())
+            make = lambda joints: spec.create(joints, PERIOD)  # noqa: E731
+        else:
+            make = lambda joints: create_filter(  # noqa: E731
+                smoothing, joints, PERIOD, {'transient_time': 0.2})
+        core = FollowJointStateCore(name, self.view, self.process.arbiter, list(chains), delay,
+                                    stay, make)
         self.process.cycle.add_stage('controller', core, order)
         core.start(self.process.cycle.reference)
         core.acquire()
@@ -47,6 +60,7 @@ class Sim:
             self.now += PERIOD
             tick = self.process.cycle.step(self.now)
             self.refs.append(tick.reference.position.copy())
+            self.velocities.append(tick.reference.velocity.copy())
         return tick
 
     def trajectory_controller(self, name='trajectory', chains=('leg1', 'leg2', 'leg3', 'leg4',

@@ -7,7 +7,9 @@ and offers it on ``out_joints_src_reset``, so that the source can adopt the robo
 its messages are obeyed; afterwards each incoming pose (any joint order, any subset) updates
 the targets of the joints it names and this controller drives. The output always covers every
 joint of every resource the controller owns; joints without news hold their target. The smoothing
-filter makes steps of the input smooth.
+filter makes steps of the input smooth (the default, jerk_limited, within the joint limits).
+Joints taken over while they move (a handover) keep their velocity and come to rest where a
+brake within the limits ends, unless new input says otherwise: no jump, no reversal.
 """
 
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.core.safety import stopping_position
 from sweetie_motion.core.smoothing import SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
 
@@ -100,6 +103,7 @@ class FollowJointStateCore(ControllerCore):
         self.activation_delay = float(activation_delay)
         self.filter = make_filter(self.joints)
         self.input = PoseInput(model, self.joints)
+        self.limits = model.joint_limits().take(self.indices)
         self._rest = np.zeros(len(self.indices))  # target velocity: poses are at rest
         self._rest.setflags(write=False)
         # targets received since the last tick: several partial poses (any subsets) may arrive
@@ -161,11 +165,16 @@ class FollowJointStateCore(ControllerCore):
                 start, self._start_pose = self._start_pose, None
         if start is not None:
             self._activated_at = tick.now
-            self._target = start.position[self.indices].copy()
-            self.filter.reset(self._target, np.zeros(len(self.indices)))
+            position = tick.reference.position[self.indices]
+            velocity = tick.reference.velocity[self.indices]
+            self._target = stopping_position(self.limits, position, velocity)
+            self.filter.reset(position, velocity)
         local = self.adopt_gained(tick, self.filter)
-        if local is not None:  # resources back from another controller: hold where they are
-            self._target[local] = tick.reference.position[self.indices[local]]
+        if local is not None:  # resources back from another controller: rest where they stop
+            idx = self.indices[local]
+            self._target[local] = stopping_position(
+                self.limits.take(local), tick.reference.position[idx],
+                tick.reference.velocity[idx])
         if self._activated_at is None:
             return
         self.in_activation_delay = tick.now - self._activated_at < self.activation_delay

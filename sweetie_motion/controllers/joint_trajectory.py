@@ -5,7 +5,9 @@ The action side (another thread) validates a goal, builds its spline once and sw
 cycle samples it each tick, checks the path tolerance against the measured pose, passes the
 reference through the smoothing filter and emits it; at the end it checks the goal tolerance
 within goal_time_tolerance. A new goal preempts the running one without a jump (the filter
-blends from where the motion is); cancel holds the pose, decelerating through the filter.
+blends from where the motion is). Cancel and abort brake: the motion decelerates within the
+acceleration and jerk limits along its direction and holds where it came to rest (no overshoot,
+no reversal).
 When a goal has ended and the motion has settled, the controller gives its resources back, so
 that a background controller (FollowJointState) takes over from the held pose.
 """
@@ -20,11 +22,16 @@ from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.core.safety import Brake
 from sweetie_motion.core.smoothing import SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.trajectory.arrays import TrajectoryArrays
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.spline import build_spline, JointSpline
+from sweetie_motion.trajectory.timing import (
+    describe_retiming, join_splines, limit_excess, plan_approach, planning_limits, policy_problem,
+    scale_times,
+)
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
 from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode, validate_goal
 
@@ -71,8 +78,9 @@ class GoalPlan:
     tolerances: Tolerances
     resources: FrozenSet[str]
     support: List[Tuple[str, np.ndarray, np.ndarray]]
-    #: what the action side should tell the user (e.g. velocity limits exceeded)
-    warnings: List[str] = field(default_factory=list)
+    #: what the planning changed in the goal's timing (retimed, a longer approach): the
+    #: result message carries it
+    timing: List[str] = field(default_factory=list)
 
     @property
     def duration(self) -> float:
@@ -89,15 +97,23 @@ class GoalPlanner:
     :param chains: the chains the controller drives.
     :param defaults: default tolerances.
     :param interpolation: 'akima' or 'cubic' for position-only keyframes.
+    :param policy: what a goal beyond the velocity or acceleration limits gets: 'retime'
+        (slowed down to fit) or 'refuse' (INVALID_GOAL), see :mod:`trajectory.timing`.
     """
 
     def __init__(self, name: str, model: RobotModelView, chains: Sequence[str],
-                 defaults: ToleranceDefaults, interpolation: str = 'akima') -> None:
+                 defaults: ToleranceDefaults, interpolation: str = 'akima',
+                 policy: str = 'retime') -> None:
+        problem = policy_problem(policy)
+        if problem:
+            raise ValueError(f'limits policy {policy!r}: {problem}')
         self.name = name
         self.model = model
         self.controlled = ControlledJoints.of(model, chains)
         self.defaults = defaults
         self.interpolation = interpolation
+        self.policy = policy
+        self.limits = model.joint_limits()
         self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
 
     def validate(self, goal: GoalLike) -> TrajectoryArrays:
@@ -131,49 +147,77 @@ class GoalPlanner:
         joints = arrays.joints()
         columns = arrays.columns(joints)
         indices = self.model.get_joint_indices(joints)
+        limits = self.limits.take(indices)
+        planning = planning_limits(limits)
         tolerances = Tolerances(joints, arrays, self.defaults)
-        given_times = arrays.times
-        times = given_times
+        times = arrays.times
         positions = arrays.positions[:, columns]
         velocities = accelerations = None
         if arrays.velocities is not None:
             velocities = arrays.velocities[:, columns]
             if arrays.accelerations is not None:
                 accelerations = arrays.accelerations[:, columns]
+        timing: List[str] = []
+        # the goal's own motion, from its first keyframe on, within the limits
+        motion = build_spline(times, positions, velocities, accelerations, self.interpolation)
+        _, excess = limit_excess(motion, joints, limits, start=float(times[0]))
+        if excess is not None:
+            if self.policy == 'refuse':
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'the trajectory exceeds the joint limits: {excess.describe()}'
+                                f' (controller {self.name} refuses such goals: '
+                                'limits.policy is refuse)')
+            factor, _ = limit_excess(motion, joints, planning, start=float(times[0]))
+            times = scale_times(times, factor, float(times[0]))
+            if velocities is not None:
+                velocities = velocities / factor
+                if accelerations is not None:
+                    accelerations = accelerations / factor ** 2
+            motion = build_spline(times, positions, velocities, accelerations,
+                                  self.interpolation)
+            timing.append(describe_retiming(factor, excess))
         start_position = reference.position[indices]
         start_velocity = reference.velocity[indices]
+        shift = 0.0
         if times[0] > 0:
-            # the motion starts where the robot is: the current pose is the knot at t = 0
-            times = np.concatenate([[0.0], times])
-            positions = np.vstack([start_position, positions])
-            if velocities is not None:
-                velocities = np.vstack([start_velocity, velocities])
-            if accelerations is not None:
-                accelerations = np.vstack([np.zeros(len(joints)), accelerations])
+            # the motion starts where the robot is: an approach within the limits, in the
+            # requested time if possible, else as fast as the limits allow
+            first = motion.sample(float(times[0])) if len(times) > 1 else (
+                motion.end, np.zeros(len(joints)), np.zeros(len(joints)))
+            try:
+                duration, knots, p, v, a = plan_approach(
+                    start_position, start_velocity, first[0], first[1], first[2], planning,
+                    float(times[0]))
+            except ValueError as error:
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'cannot plan the approach to the first point: {error}') from None
+            approach = build_spline(knots, p, v, a)
+            spline = join_splines(approach, _from(motion, float(times[0])))
+            shift = duration - float(times[0])
+            if shift > 1e-3:
+                timing.append(f'the approach to the first point takes {duration:.2f} s '
+                              f'instead of {times[0]:.2f} s (joint limits)')
         else:
             violation = tolerances.start_violation(positions[0], measured.position[indices])
             if violation is not None:
                 raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
                                 f'the trajectory starts away from the current pose: '
                                 f'{violation}')
-        spline = build_spline(times, positions, velocities, accelerations, self.interpolation,
-                              start_velocity=start_velocity if given_times[0] > 0 else None)
-        support = [(chain, given_times, arrays.positions[:, column])
+            spline = motion
+        support = [(chain, times + shift, arrays.positions[:, column])
                    for chain, column in zip(arrays.support_chains(), arrays.columns(
                        [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
         resources = frozenset(self.model.get_joints_groups(joints))
         local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
-        return GoalPlan(joints, indices, local, spline, tolerances, resources, support,
-                        self._speed_warnings(spline, joints, indices))
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, timing)
 
-    def _speed_warnings(self, spline: JointSpline, joints: List[str],
-                        indices: np.ndarray) -> List[str]:
-        """Name the joints the trajectory drives faster than their URDF velocity limit."""
-        limits = self.model.velocity_limits()[indices]
-        grid = np.linspace(0.0, spline.duration, 200)
-        peak = np.abs(spline.sample_many(grid)[1]).max(axis=0)
-        return [f'{j} needs {p:.2f} rad/s (URDF limit {lim:.2f})'
-                for j, p, lim in zip(joints, peak, limits) if p > 1.05 * lim]
+
+def _from(spline: JointSpline, start: float) -> JointSpline:
+    """Return the part of ``spline`` from its knot at ``start`` on (its first knot)."""
+    if len(spline.times) < 2 or spline.times[0] >= start:
+        return spline
+    keep = int(np.searchsorted(spline.times, start - 1e-12))
+    return JointSpline(spline.times[keep:], spline.coefficients[keep:], spline.end)
 
 
 @dataclass(eq=False)
@@ -201,14 +245,15 @@ class ExecutingGoal:
         """Return the goal's joints, in the order of its feedback arrays."""
         return self.plan.joints
 
-    @property
-    def warnings(self) -> List[str]:
-        """Return what the action side should tell the user."""
-        return self.plan.warnings
-
     def end(self, status: str, code: int, message: str) -> None:
-        """Record the outcome (the first one wins) and wake whoever waits for it."""
+        """
+        Record the outcome (the first one wins) and wake whoever waits for it.
+
+        The message tells what planning changed in the timing, if anything.
+        """
         if self.outcome is None:
+            if self.plan.timing:
+                message = f'{message}; {"; ".join(self.plan.timing)}'
             self.outcome = Outcome(status, int(code), message)
             self.finished.set()
 
@@ -236,6 +281,12 @@ class JointTrajectoryCore(ControllerCore):
         self._settling: Optional[Tuple[ExecutingGoal, float]] = None
         self._hold = np.zeros(len(self.indices))
         self._started = False
+        self._period: Optional[float] = None
+        self._brake: Optional[Brake] = None
+        self._braking = False
+        self._acceleration = np.zeros(len(self.indices))
+        self._last_velocity = np.zeros(len(self.indices))
+        self._last_output: Optional[Tuple[np.ndarray, np.ndarray]] = None
         #: the latest full poses the cycle saw (reference, measured), for the action side
         self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
         #: chain -> support weight of the running goal (``support/<chain>`` keyframes)
@@ -299,13 +350,17 @@ class JointTrajectoryCore(ControllerCore):
         """Start holding the current pose (on activation)."""
         self._hold = reference.position[self.indices].copy()
         self.filter.reset(self._hold, reference.velocity[self.indices])
+        self._braking = False
         self._started = True
 
     def update(self, tick: Tick) -> None:
         """Sample the running goal, check tolerances, smooth, emit; manage goal ends."""
         self.poses.write((tick.reference, tick.measured))
+        self._period = tick.period
         if not self._started:
             self.reset(tick.reference)
+        if self._braking and self.take_gained_pending():
+            self._end_braking()  # gained joints start from the reference: leave the brake
         local = self.adopt_gained(tick, self.filter)
         if local is not None:
             self._hold[local] = tick.reference.position[self.indices[local]]
@@ -318,6 +373,8 @@ class JointTrajectoryCore(ControllerCore):
                 active.end('aborted', ResultCode.INVALID_GOAL,
                            'preempted by a newer goal (the motion switched to it)')
             active = self._active = pending
+            if self._braking:
+                self._end_braking()
             # the spline's t = 0 is the reference the previous tick sent: this tick sends the
             # motion one period in (a goal changes the reference at the first tick it is seen)
             active.started_at = tick.now - tick.period
@@ -334,15 +391,44 @@ class JointTrajectoryCore(ControllerCore):
             target = self._hold.copy()
             target_velocity[:] = 0.0
         idx = self.indices
-        position, velocity = self.filter.update(tick.measured.position[idx],
-                                                tick.measured.velocity[idx], target,
-                                                target_velocity)
+        if self._braking:
+            position, velocity = self._brake.step()
+            self._last_output = (position, velocity)
+            if not self._brake.active:
+                self._hold = position.copy()
+                self._end_braking()
+        else:
+            position, velocity = self.filter.update(tick.measured.position[idx],
+                                                    tick.measured.velocity[idx], target,
+                                                    target_velocity)
+        self._acceleration = (velocity - self._last_velocity) / tick.period
+        self._last_velocity = np.array(velocity, dtype=float)
         out_position = tick.reference.position.copy()
         out_velocity = np.zeros(len(out_position))
         out_position[idx] = position
         out_velocity[idx] = velocity
         self.emit(tick, out_position, out_velocity)
         self._release_when_settled(tick, velocity)
+
+    def take_gained_pending(self) -> bool:
+        """Return whether resources were gained since the last tick (without taking them)."""
+        return bool(self._gained)
+
+    def _end_braking(self) -> None:
+        # the filter continues from where the brake is
+        if self._last_output is not None:
+            self.filter.reset(*self._last_output)
+        self._braking = False
+        self._last_output = None
+
+    def _start_braking(self) -> None:
+        position, velocity = self.filter.state
+        if self._brake is None:
+            self._brake = Brake(self.model.joint_limits().take(self.indices),
+                                self._period or 0.01)
+        self._brake.start(position, velocity, self._acceleration)
+        self._last_output = (position, velocity)
+        self._braking = True
 
     def _blend(self) -> None:
         # a new motion starts from where the filter is: no jump, the offset fades out
@@ -384,9 +470,14 @@ class JointTrajectoryCore(ControllerCore):
         if active.outcome.status == 'succeeded':
             self._hold[active.plan.local] = active.plan.spline.end  # exactly the last keyframe
         else:
-            # stopped on the way: hold where the motion is, decelerating through the filter
+            # stopped on the way: brake within the limits, hold where the motion comes to rest
             self._hold = position.copy()
-            self.filter.reset(position, velocity)
+            if self._braking:
+                pass  # already braking (a second stop of the same motion)
+            elif np.abs(velocity).max(initial=0.0) > 0.0:
+                self._start_braking()
+            else:
+                self.filter.reset(position, velocity)
         self._active = None
         self._settling = (active, tick.now)
 

@@ -3,8 +3,10 @@ TorqueMainSwitch: servos off so a person can pose the robot by hand (R-SYS-6).
 
 Switching the torque off takes the controller's resources from their owners, frees their servos
 and feeds the measured pose back as the reference, so ``joint_states_ref`` follows what the
-person does. Switching it on makes the servos hold where they are and gives the resources back
-to their previous owners, which continue from that pose. If another controller takes a resource
+person does. Switching it on while the person still moves the robot starts from the measured
+position and velocity and brakes within the acceleration and jerk limits; once at rest the
+servos hold there and the resources go back to their previous owners, which continue from that
+pose. If another controller takes a resource
 while its servos are free, the switch turns them on first: nobody drives limp servos.
 """
 
@@ -16,6 +18,7 @@ import numpy as np
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.safety import Brake
 from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.servo.bus import ServoBus, ServoStatus
 
@@ -35,9 +38,10 @@ class TorqueMainSwitchCore(ControllerCore):
         self._servo_joints = {r: [j for j in model.get_group_joints(r) if j in on_bus]
                               for r in self.resources}
         self._switch_lock = threading.Lock()
-        # torque on hands the resources back in two ticks: one that holds the measured pose
-        # with zero velocity, then the release, so the next owner starts from rest
+        # torque on: 1 = brake from the measured state (starts next tick), 3 = braking,
+        # 2 = at rest, release (the next owner starts from rest)
         self._handover = 0
+        self._brake = Brake(model.joint_limits(), 0.01)
         self._abandoned: FrozenSet[str] = frozenset()
         self._switch_lock_free = threading.Lock()  # taken inside arbiter callbacks
         self.on_ownership = self._ownership_changed
@@ -96,8 +100,18 @@ class TorqueMainSwitchCore(ControllerCore):
             self.release()
             return
         if self._handover == 1:
-            self._handover = 2
-            self.emit(tick, tick.measured.position.copy(), np.zeros(len(tick.measured)))
+            if self._brake.period != tick.period:
+                self._brake = Brake(self.model.joint_limits(), tick.period)
+            # this tick still sends the measured state; the brake continues from it
+            self._brake.start(tick.measured.position, tick.measured.velocity)
+            self._handover = 3
+            self.emit(tick, tick.measured.position.copy(), tick.measured.velocity.copy())
+            return
+        if self._handover == 3:
+            position, velocity = self._brake.step()
+            if not self._brake.active:
+                self._handover = 2
+            self.emit(tick, position, velocity)
             return
         self.emit(tick, tick.measured.position.copy(), tick.measured.velocity.copy())
 

@@ -95,6 +95,7 @@ class Tick:
     Both poses are fresh copies for each tick and are never written after the tick ends, so
     observers may keep references to them.
     :param outputs: controller name -> its output this tick.
+    :param held: joints no controller drove this tick (set by the aggregator; None before).
     """
 
     now: float
@@ -103,6 +104,7 @@ class Tick:
     measured: JointVector
     reference: JointVector
     outputs: Dict[str, ControllerOutput] = field(default_factory=dict)
+    held: Optional[np.ndarray] = None
 
 
 class Stage(Protocol):

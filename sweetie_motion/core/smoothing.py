@@ -15,11 +15,17 @@ optional per-joint overrides. Filters are chosen by name from :data:`REGISTRY`:
   velocity; a step of the reference is followed without overshoot, a ramp without lag;
 - ``transient``: fades the offset present at reset out in ``transient_time`` (quintic blend,
   position, velocity and acceleration continuous), then follows the reference exactly;
-- ``jerk_limited``: online jerk-limited following with ruckig, limits per joint.
+- ``jerk_limited``: online jerk-limited following with ruckig, limits per joint (by default
+  each joint's velocity, acceleration and jerk limits of the RobotModel): steps and catch-ups
+  move within the limits, so the safety stage never has to step in.
+
+Whatever the filter, the safety stage (:mod:`sweetie_motion.core.safety`) keeps the reference
+within the joint limits; a filter that needs it all the time is reported.
 """
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+import math
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
 
 import numpy as np
@@ -236,7 +242,7 @@ class JerkLimited(SmoothingFilter):
     NAME = 'jerk_limited'
     PARAMETERS = {'max_velocity': (1.57, 'velocity limit [rad/s]'),
                   'max_acceleration': (8.0, 'acceleration limit [rad/s^2]'),
-                  'max_jerk': (80.0, 'jerk limit [rad/s^3]')}
+                  'max_jerk': (80.0, 'jerk limit [rad/s^3] (inf: none)')}
 
     def validate(self, params):
         for key, array in params.items():
@@ -280,7 +286,7 @@ class JerkLimited(SmoothingFilter):
                 and (target == self._target).all()):
             self._velocity = np.zeros(len(self.joints))  # at rest on the target
             return self._output()
-        self._target = target
+        self._target = target.copy()  # the caller may change its array in place
         self._input.target_position = target.tolist()
         self._input.target_velocity = target_velocity.tolist()
         result = self._otg.update(self._input, self._result)
@@ -354,18 +360,23 @@ class FilterSpec:
 
 def filter_spec(kind: str, params: Mapping[str, Any], overrides: Mapping[str, Mapping[str, Any]],
                 joints: Sequence[str], velocity_limits: Sequence[float],
-                parameter_names: Iterable[str]) -> FilterSpec:
+                parameter_names: Iterable[str],
+                acceleration_limits: Optional[Sequence[float]] = None,
+                jerk_limits: Optional[Sequence[float]] = None) -> FilterSpec:
     """
     Build a :class:`FilterSpec` from a controller's smoothing parameters, checking them.
 
-    A ``max_velocity`` of 0 stands for each joint's velocity limit (10 rad/s where the limit
-    is not finite).
+    A ``max_velocity``, ``max_acceleration`` or ``max_jerk`` of 0 stands for each joint's limit
+    of the robot model (10 rad/s, 100 rad/s^2 where a velocity or acceleration limit is not
+    finite; no jerk limit where none is configured).
 
     :param kind: ``smoothing.type``.
     :param params: ``smoothing.<parameter>`` values (parameters of other filters are dropped).
     :param overrides: ``smoothing.<joint>.<parameter>`` values.
     :param joints: every joint of the robot; :param velocity_limits: theirs [rad/s].
     :param parameter_names: every smoothing parameter any filter has (for the error message).
+    :param acceleration_limits: the joints' acceleration limits [rad/s^2] (for 0).
+    :param jerk_limits: the joints' jerk limits [rad/s^3] (for 0).
     :raises SmoothingConfigError: unknown kind, an override of an unknown joint or parameter.
     """
     if kind not in REGISTRY:
@@ -385,9 +396,17 @@ def filter_spec(kind: str, params: Mapping[str, Any], overrides: Mapping[str, Ma
     kept = {k: float(v) for k, v in params.items() if k in known}
     kept_overrides = {j: {k: float(v) for k, v in p.items() if k in known}
                       for j, p in overrides.items()}
-    if 'max_velocity' in known and kept.get('max_velocity', 0.0) == 0.0:
-        kept.pop('max_velocity', None)
-        for joint, limit in zip(joints, velocity_limits):
+    model_limits = {'max_velocity': (velocity_limits, 10.0),
+                    'max_acceleration': (acceleration_limits, 100.0),
+                    'max_jerk': (jerk_limits, math.inf)}
+    for key, (limits, fallback) in model_limits.items():
+        if key not in known or kept.get(key, 0.0) != 0.0:
+            continue
+        kept.pop(key, None)
+        if limits is None:
+            limits = [fallback] * len(joints)
+        for joint, limit in zip(joints, limits):
             entry = kept_overrides.setdefault(joint, {})
-            entry.setdefault('max_velocity', float(limit) if np.isfinite(limit) else 10.0)
+            if entry.get(key, 0.0) == 0.0:
+                entry[key] = float(limit) if np.isfinite(limit) else fallback
     return FilterSpec(kind, kept, {j: p for j, p in kept_overrides.items() if p})

@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from sweetie_motion.core.ports import JointVector
+from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.host.components import Component, ComponentError, COMPONENTS, Emit, Poses
 from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.host.state_board import BoardWriter
@@ -33,7 +34,7 @@ class CycleHost:
 
     #: the host's own methods the ROS side may call (target :data:`HOST`)
     REMOTE = ('create', 'destroy', 'start_cycle', 'stop_cycle', 'statistics', 'stage_times',
-              'owners', 'poses', 'servo_joints')
+              'owners', 'poses', 'servo_joints', 'safety')
 
     def __init__(self, model: RobotModel, period: float, emit: Emit) -> None:
         self.resources = CycleResources(model, period)
@@ -45,6 +46,7 @@ class CycleHost:
         self._error_counts: Dict[str, int] = {}
         self.resources.arbiter.add_listener(lambda owners: emit(('owners', owners)))
         self.resources.error_listeners.append(self._stage_error)
+        self.resources.safety_listeners.append(lambda text: emit(('safety', text)))
 
     # --- calls from the ROS side ---------------------------------------------------------------
 
@@ -110,7 +112,11 @@ class CycleHost:
             measured.position[indices] = state.position
             cycle.seed(measured, JointVector(measured.position.copy(),
                                              measured.velocity * 0.0, measured.effort.copy()))
+        if not cycle.running:
+            reference = cycle.reference
+            resources.safety.reset(reference.position, reference.velocity)
         cycle.add_stage('aggregator', resources.aggregator)
+        cycle.add_stage('aggregator', resources.safety, order=100)
         self.board_writer.set_rate(min(publish_rate, 1.0 / cycle.period))
         cycle.add_stage('observer', self.board_writer)
         cycle.start(priority)
@@ -121,6 +127,7 @@ class CycleHost:
         cycle = self.resources.cycle
         cycle.stop()
         cycle.remove_stage(self.resources.aggregator)
+        cycle.remove_stage(self.resources.safety)
         cycle.remove_stage(self.board_writer)
 
     def statistics(self, reset: bool = False) -> Dict[str, Any]:
@@ -142,6 +149,10 @@ class CycleHost:
         statistics = self.resources.cycle.statistics
         return {name: (mean, statistics.stage_max.get(name, mean))
                 for name, mean in statistics.stage_time.items()}
+
+    def safety(self) -> SafetyReport:
+        """Return what the safety stage changed since the start, per joint and controller."""
+        return self.resources.safety.report()
 
     def owners(self) -> Dict[str, str]:
         """Return resource -> owner name ('' when free)."""

@@ -1,15 +1,18 @@
 """
 The shared objects of the cycle side.
 
-One RobotModel, one arbiter, one sync cycle with its aggregator, and the servo bus a bus
-component installs. Components never create these.
+One RobotModel, one arbiter, one sync cycle with its aggregator and safety stage, and the servo
+bus a bus component installs. Components never create these.
 """
 
 from typing import Callable, List, Optional
 
+import numpy as np
+
 from sweetie_motion.core.aggregator import Aggregator
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import SyncCycle
+from sweetie_motion.core.safety import SafetyStage
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.servo.bus import ServoBus
 
@@ -32,6 +35,12 @@ class CycleResources:
                                      self.arbiter.owners, lambda: self.arbiter.version)
         self.bus: Optional[ServoBus] = None
         self.error_listeners: List[Callable[[str, BaseException], None]] = []
+        self.safety_listeners: List[Callable[[str], None]] = []
+        #: the last word on the reference before the bus; installed with the aggregator
+        self.safety = SafetyStage(model.list_all_joints(), model.joint_limits(), period,
+                                  lambda: self.aggregator.joint_owners, self.servos_off,
+                                  self._safety_event)
+        self._bus_indices = (None, np.zeros(0, dtype=np.intp))
 
     @property
     def period(self) -> float:
@@ -41,6 +50,21 @@ class CycleResources:
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""
         return [j for j in self.model.list_all_joints() if not self.model.is_virtual(j)]
+
+    def servos_off(self) -> Optional[np.ndarray]:
+        """Return a mask of the joints (canonical order) whose servos are off, None: no bus."""
+        bus = self.bus
+        if bus is None:
+            return None
+        if self._bus_indices[0] is not bus:
+            self._bus_indices = (bus, self.view.get_joint_indices(bus.joints))
+        mask = np.zeros(self.cycle.size, dtype=bool)
+        mask[self._bus_indices[1]] = ~bus.torque()
+        return mask
+
+    def _safety_event(self, message: str) -> None:
+        for listener in list(self.safety_listeners):
+            listener(message)
 
     def _stage_error(self, stage: str, error: BaseException) -> None:
         for listener in list(self.error_listeners):

@@ -14,24 +14,29 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     """
     Create (not configure) a RobotModel from a ``robot:`` mapping.
 
-    :param robot: ``{urdf: path, chains: {...}, groups: {...}}``; a relative urdf path is
-        relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead.
+    :param robot: ``{urdf: path, chains: {...}, groups: {...}, limits: {...}}``; a relative
+        urdf path is relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead;
+        ``limits`` gives acceleration and jerk limits (see :class:`RobotModel`).
     :raises ModelError: the mapping lacks the URDF or has no chains.
     """
     if not isinstance(robot, Mapping):
         raise ModelError('robot description must be a mapping with urdf, chains, groups')
     chains = robot.get('chains') or {}
     groups = robot.get('groups') or {}
+    limits = robot.get('limits') or {}
+    if not isinstance(limits, Mapping):
+        raise ModelError('robot description: "limits" must be a mapping '
+                         '{default | group | chain | joint: {acceleration, jerk}}')
     if not chains and not groups:
         raise ModelError('robot description declares no chains and no groups')
     if robot.get('urdf_xml'):
-        return RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups)
+        return RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups, limits=limits)
     if not robot.get('urdf'):
         raise ModelError('robot description lacks "urdf" (a file path) or "urdf_xml"')
     urdf = Path(robot['urdf'])
     if not urdf.is_absolute():
         urdf = Path(base_dir) / urdf
-    return RobotModel(urdf_file=str(urdf), chains=chains, groups=groups)
+    return RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
 
 
 def load_robot_description(path: Union[str, Path]) -> RobotModel:

@@ -91,6 +91,8 @@ class JointInfo:
     :param upper: upper position limit [rad or m], +inf for continuous joints.
     :param velocity: velocity limit [rad/s or m/s].
     :param effort: effort limit [N*m or N].
+    :param acceleration: acceleration limit [rad/s^2 or m/s^2] (robot config ``limits``).
+    :param jerk: jerk limit [rad/s^3 or m/s^3], inf where none is configured.
     """
 
     name: str
@@ -103,6 +105,37 @@ class JointInfo:
     upper: float
     velocity: float
     effort: float
+    acceleration: float = math.inf
+    jerk: float = math.inf
+
+
+#: Acceleration limit of a joint the robot config gives none for, per unit of its velocity
+#: limit [1/s]: the joint reaches its top speed in 0.2 s.
+DEFAULT_ACCELERATION_PER_VELOCITY = 5.0
+#: Keys of a ``limits`` entry of the robot config.
+LIMIT_KEYS = ('acceleration', 'jerk')
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """
+    The limits of every joint, arrays in canonical order (read-only).
+
+    Position and velocity come from the URDF; acceleration and jerk from the robot config
+    (``limits``); a jerk of inf means none is configured.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    jerk: np.ndarray
+
+    def take(self, indices: Sequence[int]) -> 'JointLimits':
+        """Return the limits of the joints at ``indices``, in that order."""
+        idx = np.asarray(indices, dtype=np.intp)
+        return JointLimits(self.lower[idx], self.upper[idx], self.velocity[idx],
+                           self.acceleration[idx], self.jerk[idx])
 
 
 @dataclass(frozen=True)
@@ -133,6 +166,10 @@ class _State:
         self.lower = _readonly(np.array([j.lower for j in joints]))
         self.upper = _readonly(np.array([j.upper for j in joints]))
         self.velocity = _readonly(np.array([j.velocity for j in joints]))
+        self.limits = JointLimits(
+            self.lower, self.upper, self.velocity,
+            _readonly(np.array([j.acceleration for j in joints])),
+            _readonly(np.array([j.jerk for j in joints])))
         self.kinematics = None  # built lazily: most components never need pinocchio
 
 
@@ -260,6 +297,18 @@ class RobotModelView:
         """Return velocity limits in canonical order [rad/s or m/s]."""
         return self._state('velocity_limits').velocity
 
+    def acceleration_limits(self) -> np.ndarray:
+        """Return acceleration limits in canonical order [rad/s^2 or m/s^2]."""
+        return self._state('acceleration_limits').limits.acceleration
+
+    def jerk_limits(self) -> np.ndarray:
+        """Return jerk limits in canonical order [rad/s^3 or m/s^3]; inf: not configured."""
+        return self._state('jerk_limits').limits.jerk
+
+    def joint_limits(self) -> JointLimits:
+        """Return position, velocity, acceleration and jerk limits of every joint."""
+        return self._state('joint_limits').limits
+
     def get_chain_property(self, chain: str, key: str, default: Any = None) -> Any:
         """Return an extra property of a chain declaration (any key besides the links)."""
         return _chain(self._state('get_chain_property'), chain).spec.properties.get(key, default)
@@ -302,12 +351,17 @@ class RobotModel(RobotModelView):
     :param groups: ``{group: {chains: [...], joints: [...]}}``; a chain in no group becomes a
         group of its own name.
     :param urdf_file: path of a URDF file, read by configure().
+    :param limits: ``{default | group | chain | joint: {acceleration, jerk}}``: acceleration
+        [rad/s^2] and jerk [rad/s^3] limits; the most specific entry wins (joint, then chain,
+        then group, then ``default``). Without an entry a joint may accelerate to its velocity
+        limit in 0.2 s and has no jerk limit.
     """
 
     def __init__(self, urdf: Optional[str] = None,
                  chains: Optional[Mapping[str, Mapping[str, Any]]] = None,
                  groups: Optional[Mapping[str, Mapping[str, Any]]] = None,
-                 urdf_file: Optional[str] = None) -> None:
+                 urdf_file: Optional[str] = None,
+                 limits: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
         super().__init__(self)
         if (urdf is None) == (urdf_file is None):
             raise ValueError('RobotModel needs exactly one of urdf and urdf_file')
@@ -315,6 +369,7 @@ class RobotModel(RobotModelView):
         self._urdf_file = urdf_file
         self._chain_decl: Dict[str, Mapping[str, Any]] = dict(chains or {})
         self._group_decl: Dict[str, Mapping[str, Any]] = dict(groups or {})
+        self._limits_decl: Dict[str, Mapping[str, Any]] = dict(limits or {})
         self._lock = threading.RLock()
         self._current: Optional[_State] = None
         self._local = threading.local()
@@ -385,7 +440,8 @@ class RobotModel(RobotModelView):
                         xml = stream.read()
                 except OSError as error:
                     raise UrdfError(f'cannot read URDF file {self._urdf_file}: {error}') from None
-            self._current = _build_state(xml, self._chain_decl, self._group_decl)
+            self._current = _build_state(xml, self._chain_decl, self._group_decl,
+                                         self._limits_decl)
 
     def cleanup(self) -> None:
         """Forget everything computed by configure(); the declarations are kept."""
@@ -539,8 +595,39 @@ class RobotModel(RobotModelView):
 # --- configure -----------------------------------------------------------------------------------
 
 
+def _limit_entries(limits_decl: Mapping[str, Mapping[str, Any]], names: set
+                   ) -> Dict[str, Dict[str, float]]:
+    """Check the ``limits`` declaration; return name -> {key: value}."""
+    entries = {}
+    for name, entry in limits_decl.items():
+        if name != 'default' and name not in names:
+            raise ChainDeclarationError(
+                f'limits: {name!r} is neither "default" nor a group, chain or joint')
+        if not isinstance(entry, Mapping):
+            raise ChainDeclarationError(
+                f'limits.{name}: expected a mapping with {" and/or ".join(LIMIT_KEYS)}')
+        unknown = set(entry) - set(LIMIT_KEYS)
+        if unknown:
+            raise ChainDeclarationError(
+                f'limits.{name}: unknown key(s) {", ".join(sorted(unknown))} (position and '
+                'velocity limits come from the URDF; the config gives acceleration and jerk)')
+        values = {}
+        for key, value in entry.items():
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise ChainDeclarationError(
+                    f'limits.{name}.{key}: expected a number, got {value!r}') from None
+            if not value > 0:
+                raise ChainDeclarationError(f'limits.{name}.{key} must be > 0, got {value}')
+            values[key] = value
+        entries[name] = values
+    return entries
+
+
 def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
-                 group_decl: Mapping[str, Mapping[str, Any]]) -> _State:
+                 group_decl: Mapping[str, Mapping[str, Any]],
+                 limits_decl: Optional[Mapping[str, Mapping[str, Any]]] = None) -> _State:
     tree = parse_urdf(xml)
     links = set(tree.links)
     specs = [ChainSpec.from_mapping(name, decl) for name, decl in chain_decl.items()]
@@ -636,12 +723,21 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
             else:
                 raise ChainDeclarationError(f'joint {joint!r} is listed by two groups')
 
+    limit_entries = _limit_entries(limits_decl or {},
+                                   set(groups) | set(chain_paths) | {o[0] for o in order})
     joints = []
     for index, (name, chain, group, virtual) in enumerate(order):
         urdf_joint = tree.joints[name]
+        chains_of = [c for c, path in chain_paths.items() if name in {j for j, _ in path}]
+        resolved: Dict[str, float] = {}
+        for key in ['default', group, *reversed(chains_of), name]:
+            resolved.update(limit_entries.get(key, {}))
+        acceleration = resolved.get(
+            'acceleration', DEFAULT_ACCELERATION_PER_VELOCITY * urdf_joint.velocity)
         joints.append(JointInfo(name, index, chain, group, virtual, urdf_joint.joint_type,
                                 urdf_joint.lower, urdf_joint.upper, urdf_joint.velocity,
-                                urdf_joint.effort))
+                                urdf_joint.effort, acceleration,
+                                resolved.get('jerk', math.inf)))
     index = {j.name: j.index for j in joints}
     chains = {}
     for spec in specs:

@@ -39,10 +39,12 @@ SMOOTHING_PARAMETERS = (
     ParameterSpec('smoothing.max_velocity', 0.0,
                   "jerk_limited: velocity limit [rad/s]; 0 = each joint's URDF limit.",
                   low=0.0, high=100.0),
-    ParameterSpec('smoothing.max_acceleration', 8.0,
-                  'jerk_limited: acceleration limit [rad/s^2].', low=0.001, high=1e4),
-    ParameterSpec('smoothing.max_jerk', 80.0, 'jerk_limited: jerk limit [rad/s^3].',
-                  low=0.001, high=1e6),
+    ParameterSpec('smoothing.max_acceleration', 0.0,
+                  "jerk_limited: acceleration limit [rad/s^2]; 0 = each joint's limit of the "
+                  'robot config.', low=0.0, high=1e4),
+    ParameterSpec('smoothing.max_jerk', 0.0,
+                  "jerk_limited: jerk limit [rad/s^3]; 0 = each joint's limit of the robot "
+                  'config (none if it gives none).', low=0.0, high=1e6),
 )
 
 
@@ -125,7 +127,8 @@ class ControllerNode(ManagedNode):
         view = self.process.view
         return filter_spec(self.values['smoothing.type'], params, overrides,
                            view.list_all_joints(), view.velocity_limits(),
-                           [spec.name.split('.')[1] for spec in SMOOTHING_PARAMETERS])
+                           [spec.name.split('.')[1] for spec in SMOOTHING_PARAMETERS],
+                           view.acceleration_limits(), view.jerk_limits())
 
     def component_spec(self):
         """Return the spec of this controller's component on the cycle side (subclasses)."""
@@ -202,7 +205,7 @@ class FollowJointStateNode(ControllerNode):
     """
 
     KIND = 'follow_joint_state'
-    PARAMETERS = controller_parameters(stay_operational=False) + [
+    PARAMETERS = controller_parameters(stay_operational=False, smoothing='jerk_limited') + [
         ParameterSpec('activation_delay', 1.0,
                       'After activation, hold the pose and offer it on out_joints_src_reset '
                       'for this long before obeying the input [s].', low=0.0, high=60.0),

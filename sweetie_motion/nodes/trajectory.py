@@ -38,6 +38,7 @@ from sweetie_motion.parameters import nested_overrides, ParameterError, Paramete
 from sweetie_motion.storage.files import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
+from sweetie_motion.trajectory.timing import POLICIES
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, GoalLike, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
@@ -107,6 +108,11 @@ class JointTrajectoryNode(ControllerNode):
         ParameterSpec('limits.max_message_bytes', 64 * 1024 * 1024,
                       'Goals whose points hold more than this many bytes of values are '
                       'refused (INVALID_GOAL).', low=1024, high=2**31 - 1),
+        ParameterSpec('limits.policy', 'retime',
+                      'A goal needing more velocity or acceleration than the joint limits: '
+                      'retime (slowed down by the smallest factor that fits; the result '
+                      'message says so) or refuse (INVALID_GOAL naming the joint, the time, '
+                      'the needed and the allowed value).', choices=POLICIES),
         ParameterSpec('feedback_rate', 20.0, 'Rate of action feedback [Hz].',
                       low=1.0, high=200.0),
         ParameterSpec('result_timeout', 10.0,
@@ -173,7 +179,7 @@ class JointTrajectoryNode(ControllerNode):
         defaults = self._tolerance_defaults()
         chains = tuple(values['controlled_chains'])
         self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
-                                    values['interpolation'])
+                                    values['interpolation'], values['limits.policy'])
         return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
                                    values['interpolation'], self.order)
 
@@ -262,9 +268,9 @@ class JointTrajectoryNode(ControllerNode):
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
         plan = self._planner.plan(goal, self._poses)
-        if plan.warnings:
-            self.get_logger().warning('faster than the velocity limits: ' +
-                                      '; '.join(plan.warnings))
+        if plan.timing:
+            self.get_logger().info('goal planned within the joint limits: ' +
+                                   '; '.join(plan.timing))
         return plan
 
     def _poses(self):

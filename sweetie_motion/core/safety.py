@@ -1,0 +1,399 @@
+"""
+The safety stage and braking: the reference never exceeds the joint limits (R-SYS-8).
+
+:class:`SafetyStage` runs after the aggregator and before the servo bus, every tick, whatever
+controllers are active: it is installed with the cycle, not by a component. It checks the full
+reference against the joint limits from the state it sent last (position, velocity and
+acceleration, both as the reference states them and as its positions imply them, since a servo
+sees the positions). A reference
+within the limits passes unchanged, which is the normal case. Where a joint's reference is out
+of reach, the stage moves that joint towards it with ruckig (online, time-optimal, within the
+limits) and counts the intervention for the joint and for the controller that drove it. A joint
+no controller drives while it moves (its owner gave it up or was stopped) is braked to rest
+along its direction of motion. Joints whose servos are off pass unchanged: they follow the
+measured pose and command nothing.
+
+Jerk: everything the stage generates itself (corrections, brakes) is jerk-limited where the
+robot config gives a jerk limit, and so are the controllers' own brakes, the approach to a
+goal's first point and the default FollowJointState filter. A controller's reference is not
+corrected for jerk alone, only counted (``jerk_excess``): keyframe splines are C1 (their
+acceleration changes at keyframes and at a motion's end), and a jerk correction there would
+turn into overshoot, which is worse for a servo than the jerk.
+
+:class:`Brake` is the stop the controllers use themselves (cancel, abort, torque on): the
+fastest deceleration to rest within the acceleration and jerk limits, with no overshoot and no
+reversal. :func:`stopping_position` tells where such a stop ends.
+"""
+
+from dataclasses import dataclass, field
+import math
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.core.cycle import Tick
+from sweetie_motion.model.robot_model import JointLimits
+
+#: relative slack of the limit checks: a spline sampled exactly within a limit must pass
+RELATIVE_SLACK = 1e-6
+#: absolute slack of the limit checks (rounding of positions of a few radians)
+ABSOLUTE_SLACK = 1e-9
+#: a controller whose joints need the stage this long without a break is reported [s]
+PERSISTENT_INTERVENTION = 1.0
+
+
+def _ruckig():
+    try:
+        import ruckig
+    except ImportError:  # pragma: no cover -- a declared dependency
+        raise ImportError('the safety stage needs the ruckig Python module: pip install ruckig'
+                          ) from None
+    return ruckig
+
+
+class _Generator:
+    """One ruckig online generator over a set of joints with their limits."""
+
+    def __init__(self, limits: JointLimits, period: float) -> None:
+        ruckig = _ruckig()
+        n = len(limits.velocity)
+        self.ruckig = ruckig
+        self.size = n
+        self.otg = ruckig.Ruckig(n, period)
+        self.input = ruckig.InputParameter(n)
+        self.output = ruckig.OutputParameter(n)
+        # each joint on its own: a slow joint must not slow the others down
+        self.input.synchronization = ruckig.Synchronization.No
+        self.input.max_velocity = _finite(limits.velocity, 1e3).tolist()
+        self.input.max_acceleration = _finite(limits.acceleration, 1e4).tolist()
+        self.input.max_jerk = limits.jerk.tolist()
+        self.velocity = _finite(limits.velocity, 1e3)
+        self.acceleration = _finite(limits.acceleration, 1e4)
+        self.jerk = np.asarray(limits.jerk, dtype=float)
+
+    def step(self, enabled: np.ndarray, braking: np.ndarray, position: np.ndarray,
+             velocity: np.ndarray, acceleration: np.ndarray, target_position: np.ndarray,
+             target_velocity: np.ndarray
+             ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """
+        Advance the ``enabled`` joints one period towards the targets (``braking``: to rest).
+
+        :return: (position, velocity, acceleration) of every joint (only the enabled ones are
+            meaningful), or None if ruckig refused the input.
+        """
+        ruckig, data = self.ruckig, self.input
+        acceleration = np.clip(acceleration, -self.acceleration, self.acceleration)
+        # A joint already decelerating hard near rest cannot ramp its deceleration down within
+        # the jerk limit before the velocity crosses zero: that brake would reverse. Such a
+        # joint stops without the jerk limit (a stop must never turn back).
+        reversing = braking & (velocity * acceleration < 0) & \
+            (acceleration ** 2 >= 2 * self.jerk * np.abs(velocity))
+        data.max_jerk = np.where(reversing, np.inf, self.jerk).tolist()
+        data.enabled = enabled.tolist()
+        data.per_dof_control_interface = [
+            ruckig.ControlInterface.Velocity if b else ruckig.ControlInterface.Position
+            for b in braking]
+        data.current_position = position.tolist()
+        data.current_velocity = np.clip(velocity, -self.velocity, self.velocity).tolist()
+        data.current_acceleration = acceleration.tolist()
+        data.target_position = np.where(braking, position, target_position).tolist()
+        data.target_velocity = np.where(braking, 0.0, target_velocity).tolist()
+        data.target_acceleration = [0.0] * self.size
+        result = self.otg.update(data, self.output)
+        if result not in (ruckig.Result.Working, ruckig.Result.Finished):
+            return None
+        out = self.output
+        return (np.array(out.new_position), np.array(out.new_velocity),
+                np.array(out.new_acceleration))
+
+
+def _finite(values: np.ndarray, fallback: float) -> np.ndarray:
+    return np.where(np.isfinite(values), values, fallback)
+
+
+class Brake:
+    """
+    Stops joints as fast as the limits allow, along their direction of motion.
+
+    The velocity is brought to zero within the acceleration and jerk limits (ruckig's velocity
+    interface); the position keeps going the way it went until the joint rests: no overshoot of
+    the rest pose, no reversal.
+
+    :param limits: the limits of the joints to stop.
+    :param period: cycle period [s].
+    """
+
+    def __init__(self, limits: JointLimits, period: float) -> None:
+        self.limits = limits
+        self.period = period
+        self._generator = _Generator(limits, period)
+        self._state: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
+        self._all = np.ones(len(limits.velocity), dtype=bool)
+
+    def start(self, position: np.ndarray, velocity: np.ndarray,
+              acceleration: Optional[np.ndarray] = None) -> None:
+        """Begin a stop from this state."""
+        position = np.array(position, dtype=float)
+        acceleration = (np.zeros(len(position)) if acceleration is None
+                        else np.array(acceleration, dtype=float))
+        self._state = (position, np.array(velocity, dtype=float), acceleration)
+
+    @property
+    def active(self) -> bool:
+        """Return whether a stop is under way (started and not at rest yet)."""
+        return self._state is not None
+
+    def step(self) -> Tuple[np.ndarray, np.ndarray]:
+        """
+        Advance one period; return (position, velocity).
+
+        At rest the brake becomes inactive and returns the rest pose with zero velocity.
+        """
+        if self._state is None:
+            raise RuntimeError('Brake.step() before start()')
+        position, velocity, acceleration = self._state
+        result = self._generator.step(self._all, self._all, position, velocity, acceleration,
+                                      position, np.zeros(len(position)))
+        if result is None:  # cannot happen with valid limits: stop where we are
+            result = (position, np.zeros(len(position)), np.zeros(len(position)))
+        position, velocity, acceleration = result
+        if np.abs(velocity).max(initial=0.0) < 1e-9 and \
+                np.abs(acceleration).max(initial=0.0) < 1e-9:
+            velocity = np.zeros(len(position))
+            self._state = None
+        else:
+            self._state = (position, velocity, acceleration)
+        return position, velocity
+
+
+def stopping_position(limits: JointLimits, position: np.ndarray, velocity: np.ndarray,
+                      acceleration: Optional[np.ndarray] = None) -> np.ndarray:
+    """Return where a :class:`Brake` started from this state comes to rest."""
+    ruckig = _ruckig()
+    n = len(position)
+    if not np.any(velocity) and (acceleration is None or not np.any(acceleration)):
+        return np.array(position, dtype=float)
+    data = ruckig.InputParameter(n)
+    data.control_interface = ruckig.ControlInterface.Velocity
+    data.synchronization = ruckig.Synchronization.No
+    data.max_velocity = _finite(limits.velocity, 1e3).tolist()
+    data.max_acceleration = _finite(limits.acceleration, 1e4).tolist()
+    data.max_jerk = limits.jerk.tolist()
+    data.current_position = np.asarray(position, dtype=float).tolist()
+    data.current_velocity = np.clip(velocity, -_finite(limits.velocity, 1e3),
+                                    _finite(limits.velocity, 1e3)).tolist()
+    data.current_acceleration = ([0.0] * n if acceleration is None else np.clip(
+        acceleration, -_finite(limits.acceleration, 1e4),
+        _finite(limits.acceleration, 1e4)).tolist())
+    data.target_velocity = [0.0] * n
+    data.target_acceleration = [0.0] * n
+    trajectory = ruckig.Trajectory(n)
+    result = ruckig.Ruckig(n).calculate(data, trajectory)
+    if result not in (ruckig.Result.Working, ruckig.Result.Finished):
+        return np.array(position, dtype=float)
+    rest, _, _ = trajectory.at_time(trajectory.duration)
+    return np.array(rest, dtype=float)
+
+
+@dataclass
+class SafetyReport:
+    """
+    What the safety stage did since it started.
+
+    :param ticks: ticks checked; :param intervened: ticks where it changed the reference.
+    :param joints: joint -> ticks it changed that joint (joints never changed are left out).
+    :param controllers: owner -> ticks it changed a joint of that owner ('' = no owner).
+    :param last: the newest intervention, described; '' if none.
+    :param jerk_excess: joint -> ticks a reference passed with more than the jerk limit.
+    """
+
+    ticks: int
+    intervened: int
+    joints: Dict[str, int]
+    controllers: Dict[str, int]
+    last: str
+    jerk_excess: Dict[str, int] = field(default_factory=dict)
+
+
+class SafetyStage:
+    """
+    The last stage before the servo bus (role 'aggregator', after the aggregator).
+
+    :param joints: names of every joint of the full pose (canonical order).
+    :param limits: their limits.
+    :param period: cycle period [s].
+    :param owners: returns the owner of every joint this tick ('' = none), canonical order.
+    :param servos_off: returns a boolean mask of the joints whose servos are off, or None.
+    :param on_event: called with a message when a controller has needed the stage for
+        :data:`PERSISTENT_INTERVENTION` without a break (a bug to fix, not to hide).
+    """
+
+    name = 'safety'
+
+    def __init__(self, joints: Sequence[str], limits: JointLimits, period: float,
+                 owners: Callable[[], Sequence[str]],
+                 servos_off: Optional[Callable[[], Optional[np.ndarray]]] = None,
+                 on_event: Optional[Callable[[str], None]] = None) -> None:
+        self.joints = list(joints)
+        self.limits = limits
+        self.period = float(period)
+        self._owners = owners
+        self._servos_off = servos_off
+        self.on_event = on_event
+        n = len(self.joints)
+        slack = 1.0 + RELATIVE_SLACK
+        dt = self.period
+        self._step_limit = _finite(limits.velocity, 1e3) * dt * slack + ABSOLUTE_SLACK
+        self._velocity_limit = _finite(limits.velocity, 1e3) * slack + ABSOLUTE_SLACK
+        self._velocity_change = _finite(limits.acceleration, 1e4) * dt * slack + ABSOLUTE_SLACK
+        # second difference of positions: acceleration as the positions imply it
+        self._position_change = self._velocity_change * dt + ABSOLUTE_SLACK
+        self._jerk_limited = np.isfinite(limits.jerk)
+        self._acceleration_change = np.where(self._jerk_limited, limits.jerk, 0.0) * dt * slack \
+            + 1e-6
+        self._generator = _Generator(limits, period)
+        self._position: Optional[np.ndarray] = None
+        self._velocity = np.zeros(n)
+        self._acceleration = np.zeros(n)
+        self._last_step = np.zeros(n)   # position change of the last tick
+        self.ticks = 0
+        self.intervened = 0
+        self.joint_counts = np.zeros(n, dtype=np.int64)
+        #: ticks a controller's reference changed its acceleration faster than the jerk limit
+        self.jerk_excess = np.zeros(n, dtype=np.int64)
+        self.controller_counts: Dict[str, int] = {}
+        self._running: Dict[str, int] = {}   # owner -> consecutive ticks with interventions
+        self._reported: Dict[str, bool] = {}
+        self.last = ''
+
+    def reset(self, position: np.ndarray, velocity: Optional[np.ndarray] = None) -> None:
+        """Start from this state (the next reference is checked against it)."""
+        n = len(self.joints)
+        self._position = np.array(position, dtype=float)
+        self._velocity = np.zeros(n) if velocity is None else np.array(velocity, dtype=float)
+        self._acceleration = np.zeros(n)
+        self._last_step = self._velocity * self.period
+
+    def update(self, tick: Tick) -> None:
+        """Limit ``tick.reference`` in place; count what had to change."""
+        reference = tick.reference
+        target_p, target_v = reference.position, reference.velocity
+        self.ticks += 1
+        if self._position is None:
+            finite = np.isfinite(target_p)
+            self.reset(np.where(finite, target_p, 0.0))
+            target_p[:] = self._position
+            target_v[:] = 0.0
+            return
+        p, v, a = self._position, self._velocity, self._acceleration
+        dt = self.period
+        step = target_p - p
+        change = (target_v - v) / dt
+        ok = ((np.abs(step) <= self._step_limit)
+              & (np.abs(target_v) <= self._velocity_limit)
+              & (np.abs(target_v - v) <= self._velocity_change)
+              & (np.abs(step - self._last_step) <= self._position_change)
+              & (target_p >= self.limits.lower) & (target_p <= self.limits.upper))
+        if self._jerk_limited.any():
+            self.jerk_excess += self._jerk_limited & \
+                (np.abs(change - a) > self._acceleration_change)
+        # NaN compares False everywhere above: a NaN reference is never passed on
+        servos_off = self._servos_off() if self._servos_off is not None else None
+        if servos_off is not None:
+            ok |= servos_off & np.isfinite(target_p) & np.isfinite(target_v)
+        if ok.all():
+            self._accept(target_p, target_v, step, change)
+            return
+        self._intervene(tick, ~ok, target_p, target_v, step, change)
+
+    def _accept(self, target_p: np.ndarray, target_v: np.ndarray, step: np.ndarray,
+                change: np.ndarray) -> None:
+        self._acceleration = change
+        self._last_step = step
+        self._position = target_p.copy()
+        self._velocity = target_v.copy()
+        if self._running:
+            self._running.clear()
+            self._reported.clear()
+
+    def _intervene(self, tick: Tick, bad: np.ndarray, target_p: np.ndarray,
+                   target_v: np.ndarray, step: np.ndarray, change: np.ndarray) -> None:
+        held = tick.held if tick.held is not None else np.zeros(len(bad), dtype=bool)
+        invalid = ~(np.isfinite(target_p) & np.isfinite(target_v))
+        braking = bad & (held | invalid)
+        limits = self.limits
+        goal_p = np.clip(np.where(invalid, self._position, target_p), limits.lower,
+                         limits.upper)
+        goal_v = np.where(invalid, 0.0, np.clip(target_v, -self._generator.velocity,
+                                                self._generator.velocity))
+        goal_v = np.where(goal_p != target_p, 0.0, goal_v)  # a clamped target rests there
+        result = self._generator.step(bad, braking, self._position, self._velocity,
+                                      self._acceleration, goal_p, goal_v)
+        if result is None:  # cannot happen with valid limits: brake where we are
+            new_p, new_v = self._position.copy(), np.zeros(len(bad))
+            new_a = np.zeros(len(bad))
+        else:
+            new_p, new_v, new_a = result
+        position = np.where(bad, new_p, target_p)
+        velocity = np.where(bad, new_v, target_v)
+        acceleration = np.where(bad, new_a, change)
+        new_step = position - self._position
+        target_p[:] = position
+        target_v[:] = velocity
+        self._position = position.copy()
+        self._velocity = velocity.copy()
+        self._acceleration = acceleration
+        self._last_step = new_step
+        self._count(tick, bad)
+
+    def _count(self, tick: Tick, bad: np.ndarray) -> None:
+        self.intervened += 1
+        self.joint_counts += bad
+        owners = self._owners()
+        involved = sorted({owners[i] for i in np.flatnonzero(bad)})
+        for owner in involved:
+            self.controller_counts[owner] = self.controller_counts.get(owner, 0) + 1
+        running = {o: self._running.get(o, 0) + 1 for o in involved}
+        self._running = running
+        self._reported = {o: r for o, r in self._reported.items() if o in running}
+        names = [self.joints[i] for i in np.flatnonzero(bad)]
+        self.last = (f'tick {tick.index}: {", ".join(names[:6])}'
+                     f'{" ..." if len(names) > 6 else ""} '
+                     f'(driven by {", ".join(o or "nobody" for o in involved)})')
+        threshold = max(1, int(math.ceil(PERSISTENT_INTERVENTION / self.period)))
+        for owner, count in running.items():
+            if count >= threshold and not self._reported.get(owner):
+                self._reported[owner] = True
+                if self.on_event is not None:
+                    self.on_event(
+                        f'the safety stage has limited the reference of '
+                        f'{owner or "joints no controller drives"} for {count} ticks in a '
+                        f'row (joints: {", ".join(names[:6])}): its reference exceeds the '
+                        'joint limits; check its smoothing and inputs')
+
+    def report(self) -> SafetyReport:
+        """Return the counts since the start."""
+        return SafetyReport(
+            self.ticks, self.intervened,
+            {self.joints[i]: int(c) for i, c in enumerate(self.joint_counts) if c},
+            dict(self.controller_counts), self.last,
+            {self.joints[i]: int(c) for i, c in enumerate(self.jerk_excess) if c})
+
+    @property
+    def state(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return copies of the last output (position, velocity, acceleration)."""
+        if self._position is None:
+            n = len(self.joints)
+            return np.zeros(n), np.zeros(n), np.zeros(n)
+        return self._position.copy(), self._velocity.copy(), self._acceleration.copy()
+
+
+def describe_limits(joints: List[str], limits: JointLimits) -> List[str]:
+    """Return one line per joint: its position, velocity, acceleration and jerk limits."""
+    lines = []
+    for k, joint in enumerate(joints):
+        jerk = limits.jerk[k]
+        lines.append(f'{joint}: [{limits.lower[k]:g}, {limits.upper[k]:g}], '
+                     f'{limits.velocity[k]:g} rad/s, {limits.acceleration[k]:g} rad/s^2, '
+                     f'{"no jerk limit" if not np.isfinite(jerk) else f"{jerk:g} rad/s^3"}')
+    return lines

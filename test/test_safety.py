@@ -1,0 +1,334 @@
+"""
+Safe references (R-SYS-8): the safety stage, brakes, goal timing, in simulated time.
+
+Every test records the reference the virtual servos receive, tick by tick, and checks it the
+way a servo would feel it: position steps (velocity), their changes (acceleration), NaN, and
+overshoot on stops.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from sim_process import PERIOD, Sim
+from sweetie_motion.core.cycle import SyncCycle, Tick
+from sweetie_motion.core.ports import ControllerOutput, JointVector
+from sweetie_motion.core.safety import Brake, SafetyStage, stopping_position
+from sweetie_motion.model import load_robot_description
+from sweetie_motion.model.robot_model import JointLimits
+from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+from sweetie_motion.trajectory.validation import GoalError, ResultCode
+
+#: rounding allowance of the checks
+SLACK = 1e-6
+
+
+@pytest.fixture(scope='module')
+def model():
+    m = load_robot_description('sweetie_bot.yaml')
+    m.configure()
+    return m
+
+
+def goal(joints, rows, times):
+    return TrajectoryGoal(list(joints), [TrajectoryPoint(t, list(r)) for t, r in
+                                         zip(times, rows)])
+
+
+def peaks(positions, dt=PERIOD):
+    """Return (peak velocity, peak acceleration) per joint implied by sampled positions."""
+    p = np.asarray(positions)
+    velocity = np.diff(p, axis=0) / dt
+    acceleration = np.diff(velocity, axis=0) / dt
+    return np.abs(velocity).max(axis=0), np.abs(acceleration).max(axis=0)
+
+
+def assert_within_limits(sim, model, start=0):
+    refs = np.array(sim.refs[start:])
+    velocities = np.array(sim.velocities[start:])
+    assert np.isfinite(refs).all() and np.isfinite(velocities).all()
+    limits = model.joint_limits()
+    v_peak, a_peak = peaks(refs)
+    bad_v = np.flatnonzero(v_peak > limits.velocity * (1 + SLACK) + SLACK)
+    bad_a = np.flatnonzero(a_peak > limits.acceleration * (1 + 1e-3) + 1e-3)
+    names = model.list_all_joints()
+    assert not len(bad_v), [(names[i], v_peak[i]) for i in bad_v]
+    assert not len(bad_a), [(names[i], a_peak[i]) for i in bad_a]
+    stated = np.abs(np.diff(velocities, axis=0)).max(axis=0) / PERIOD
+    bad = np.flatnonzero(stated > limits.acceleration * (1 + 1e-3) + 1e-3)
+    assert not len(bad), [(names[i], stated[i]) for i in bad]
+    assert (np.abs(velocities) <= limits.velocity * (1 + SLACK) + SLACK).all()
+
+
+def assert_stops_without_reversal(trace, direction):
+    """After the stop began, the joint moves only in ``direction`` (+1/-1), then rests."""
+    steps = np.diff(trace) * direction
+    assert steps.min() > -1e-9, f'reversal of {-steps.min():.2e} rad'
+    assert abs(trace[-1] - trace[-2]) < 1e-9, 'not at rest'
+
+
+# --- the stage alone ---------------------------------------------------------------------------
+
+
+class Jumper:
+    """A buggy controller: whatever position it is told, at once, velocity zero."""
+
+    name = 'jumper'
+
+    def __init__(self, n, target):
+        self.target = target
+        self.n = n
+
+    def update(self, tick):
+        position = np.array(self.target, dtype=float)
+        tick.outputs[self.name] = ControllerOutput(position, np.zeros(self.n),
+                                                   frozenset({'all'}))
+
+
+def stage_cycle(limits, target, owners=None):
+    n = len(limits.velocity)
+    events = []
+    joints = [f'j{i}' for i in range(n)]
+    cycle = SyncCycle(PERIOD, n)
+    stage = SafetyStage(joints, limits, PERIOD, lambda: owners or ['jumper'] * n,
+                        on_event=events.append)
+    stage.reset(np.zeros(n))
+
+    class Merge:
+        name = 'aggregator'
+
+        def update(self, tick: Tick):
+            out = tick.outputs.get('jumper')
+            tick.reference.position[:] = out.position
+            tick.reference.velocity[:] = out.velocity
+            tick.held = np.zeros(n, dtype=bool)
+
+    jumper = Jumper(n, target)
+    cycle.add_stage('controller', jumper)
+    cycle.add_stage('aggregator', Merge())
+    cycle.add_stage('aggregator', stage, order=100)
+    return cycle, stage, jumper, events
+
+
+def limits_of(n, velocity=1.5, acceleration=20.0, jerk=math.inf):
+    return JointLimits(np.full(n, -2.0), np.full(n, 2.0), np.full(n, velocity),
+                       np.full(n, acceleration), np.full(n, jerk))
+
+
+def run(cycle, ticks):
+    refs, vels = [], []
+    for k in range(ticks):
+        tick = cycle.step((k + 1) * PERIOD)
+        refs.append(tick.reference.position.copy())
+        vels.append(tick.reference.velocity.copy())
+    return np.array(refs), np.array(vels)
+
+
+@pytest.mark.parametrize('jerk', [math.inf, 500.0])
+def test_a_jump_reaches_the_bus_within_the_limits_and_is_counted(jerk):
+    limits = limits_of(2, jerk=jerk)
+    cycle, stage, jumper, events = stage_cycle(limits, [1.0, 0.0])
+    refs, vels = run(cycle, 200)
+    v_peak, a_peak = peaks(np.vstack([np.zeros(2), np.zeros(2), refs]))
+    assert v_peak[0] <= 1.5 + 1e-9 and a_peak[0] <= 20.0 * (1 + 1e-6)
+    assert refs[-1, 0] == pytest.approx(1.0, abs=1e-9)      # it gets there, no overshoot
+    assert refs[:, 0].max() <= 1.0 + 1e-9
+    assert np.diff(refs[:, 0]).min() >= -1e-12
+    report = stage.report()
+    assert report.joints == {'j0': report.joints['j0']} and report.joints['j0'] > 10
+    assert report.controllers == {'jumper': report.intervened}
+    assert 'j0' in report.last and 'jumper' in report.last
+    # after the catch-up the same reference passes untouched
+    before = report.intervened
+    run(cycle, 20)
+    assert stage.report().intervened == before
+    assert not events                                       # ~1 s of catch-up: not chronic
+
+
+def test_a_controller_that_needs_the_stage_all_the_time_is_reported():
+    limits = limits_of(1)
+    cycle, stage, jumper, events = stage_cycle(limits, [1.0])
+    for k in range(400):   # a reference that jumps back and forth forever
+        jumper.target = [1.0 if (k // 30) % 2 else -1.0]
+        cycle.step((k + 1) * PERIOD)
+    assert len(events) == 1
+    assert 'jumper' in events[0] and 'exceeds the joint limits' in events[0]
+
+
+def test_nan_never_reaches_the_bus():
+    limits = limits_of(2)
+    cycle, stage, jumper, _ = stage_cycle(limits, [0.3, 0.0])
+    run(cycle, 100)
+    jumper.target = [float('nan'), 0.0]
+    refs, vels = run(cycle, 50)
+    assert np.isfinite(refs).all() and np.isfinite(vels).all()
+    assert refs[-1, 0] == pytest.approx(0.3, abs=1e-6)
+
+
+def test_a_reference_beyond_the_position_limit_stops_at_the_limit():
+    limits = limits_of(1)
+    cycle, stage, jumper, _ = stage_cycle(limits, [5.0])
+    refs, _ = run(cycle, 400)
+    assert refs.max() <= 2.0 + 1e-9 and refs[-1, 0] == pytest.approx(2.0)
+
+
+# --- brakes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('jerk', [math.inf, 500.0])
+def test_a_brake_stops_along_the_motion_where_stopping_position_says(jerk):
+    limits = limits_of(2, jerk=jerk)
+    start = np.array([0.1, -0.2])
+    velocity = np.array([1.4, -0.6])
+    expected = stopping_position(limits, start, velocity)
+    brake = Brake(limits, PERIOD)
+    brake.start(start, velocity)
+    trace = [start]
+    for _ in range(200):
+        position, _ = brake.step()
+        trace.append(position)
+        if not brake.active:
+            break
+    trace.append(trace[-1])            # it rests there
+    trace = np.array(trace)
+    assert not brake.active
+    assert_stops_without_reversal(trace[:, 0], +1)
+    assert_stops_without_reversal(trace[:, 1], -1)
+    assert trace[-1] == pytest.approx(expected, abs=2e-3)
+    # v^2 / 2a without jerk limit; longer with it
+    assert expected[0] - 0.1 >= 1.4 ** 2 / 40 - 1e-6
+
+
+# --- controllers on the virtual robot -----------------------------------------------------------
+
+
+def test_far_first_point_is_approached_within_the_limits_and_the_result_says_so(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    start = len(sim.refs)
+    executing = sim.run_goal(core, goal(['joint12'], [[0.9], [0.9]], [0.1, 0.5]))
+    assert executing.outcome.status == 'succeeded', executing.outcome.message
+    assert 'approach to the first point takes' in executing.outcome.message
+    assert_within_limits(sim, model, max(0, start - 2))
+    assert sim.process.safety.report().intervened == 0  # planned right: nothing to correct
+    ref = np.array(sim.refs)[:, sim.idx('joint12')]
+    assert ref.max() <= 0.9 + 1e-6
+
+
+def test_a_goal_beyond_the_velocity_limit_is_retimed_or_refused(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    fast = goal(['joint12'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])
+    core.planner.policy = 'refuse'
+    with pytest.raises(GoalError) as caught:
+        core.prepare(fast)
+    assert caught.value.code == ResultCode.INVALID_GOAL
+    text = str(caught.value)
+    assert 'joint12 needs' in text and 'velocity limit 1.57' in text and 't = ' in text
+    core.planner.policy = 'retime'
+    start = len(sim.refs)
+    executing = sim.run_goal(core, fast)
+    assert executing.outcome.status == 'succeeded', executing.outcome.message
+    assert 'retimed' in executing.outcome.message and 'slower' in executing.outcome.message
+    assert executing.duration > 0.6 * 2
+    assert_within_limits(sim, model, max(0, start - 2))
+
+
+@pytest.mark.parametrize('stop', ['cancel', 'abort'])
+def test_cancel_and_abort_brake_along_the_motion_and_hold_where_they_rest(model, stop):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    core.start(executing)
+    sim.step(60)                                   # moving fast by now
+    assert sim.velocities[-1][sim.idx('joint12')] > 1.0
+    mark = len(sim.refs)
+    if stop == 'cancel':
+        core.cancel(executing)
+    else:
+        executing.end('aborted', ResultCode.PATH_TOLERANCE_VIOLATED, 'test abort')
+    sim.step(150)
+    trace = np.array(sim.refs)[mark - 1:, sim.idx('joint12')]
+    assert_stops_without_reversal(trace, +1)
+    assert_within_limits(sim, model)
+    assert np.abs(np.diff(trace[-50:])).max() < 1e-9   # holds where it came to rest
+    assert sim.process.safety.report().intervened == 0
+
+
+def test_preemption_within_the_limits(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller()
+    first = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    core.start(first)
+    sim.step(60)
+    second = sim.run_goal(core, goal(['joint12'], [[-0.5]], [0.2]))
+    assert second.outcome.status == 'succeeded', second.outcome.message
+    assert_within_limits(sim, model)
+
+
+def test_follow_joint_state_steps_and_catches_up_within_the_limits(model):
+    sim = Sim(model)
+    fjs = sim.fjs(smoothing='jerk_limited', delay=0.05)
+    sim.step(10)
+    fjs.set_input(['joint12'], [1.0])
+    sim.step(300)
+    trace = np.array(sim.refs)[:, sim.idx('joint12')]
+    assert trace[-1] == pytest.approx(1.0, abs=1e-6)
+    assert trace.max() <= 1.0 + 1e-9                       # no overshoot
+    assert_within_limits(sim, model)
+    assert sim.process.safety.report().intervened == 0
+
+
+def test_a_chain_handed_over_while_moving_continues_and_rests(model):
+    sim = Sim(model)
+    fjs = sim.fjs(smoothing='jerk_limited', delay=0.05, chains=('leg1',))
+    sim.step(10)
+    core = sim.trajectory_controller(chains=('leg1',), order=20)
+    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    core.start(executing)
+    sim.step(60)
+    mark = len(sim.refs)
+    core.release()                       # the trajectory controller gives the leg up
+    sim.step(150)
+    assert fjs.owned                      # the background controller has it back
+    trace = np.array(sim.refs)[mark - 1:, sim.idx('joint12')]
+    assert_stops_without_reversal(trace, +1)
+    assert_within_limits(sim, model)
+
+
+def test_a_free_moving_joint_is_braked_by_the_stage(model):
+    sim = Sim(model)
+    core = sim.trajectory_controller(chains=('leg1',))
+    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    core.start(executing)
+    sim.step(60)
+    mark = len(sim.refs)
+    sim.process.cycle.remove_stage(core)  # the controller is gone, nobody drives the leg
+    core.release()
+    sim.step(100)
+    trace = np.array(sim.refs)[mark - 1:, sim.idx('joint12')]
+    assert_stops_without_reversal(trace, +1)
+    assert_within_limits(sim, model)
+    assert sim.process.safety.report().controllers.get('', 0) > 0
+
+
+def test_torque_on_while_moved_by_hand_brakes_from_the_measured_motion(model):
+    from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
+    sim = Sim(model)
+    switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter, ['leg1'], sim.bus)
+    sim.process.cycle.add_stage('controller', switch, 5)
+    sim.step(2)
+    switch.set_torque_off(True)
+    position = 0.0
+    for _ in range(50):                   # a hand moves the leg at 0.4 rad/s
+        position += 0.4 * PERIOD
+        sim.bus.move_by_hand({'joint12': position})
+        sim.step(1)
+    mark = len(sim.refs)
+    switch.set_torque_off(False)
+    for _ in range(60):
+        sim.step(1)
+    trace = np.array(sim.refs)[mark - 1:, sim.idx('joint12')]
+    assert_stops_without_reversal(trace, +1)
+    assert_within_limits(sim, model, mark - 1)
+    assert trace[-1] > position - 1e-6        # rested ahead of the last hand position
