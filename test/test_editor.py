@@ -11,6 +11,7 @@ from motion_process import motion_process, MotionClient
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QApplication, QLineEdit
 import pytest
+from pytestqt.exceptions import TimeoutError as QtTimeoutError
 from ros_util import HERE, wait_for
 from sweetie_motion.storage.files import load_goal_file
 
@@ -62,7 +63,11 @@ def pump(qtbot, seconds):
 
 
 def until(qtbot, condition, timeout=15.0, message='condition'):
-    qtbot.waitUntil(lambda: bool(condition()), timeout=int(timeout * 1000))
+    try:
+        qtbot.waitUntil(lambda: bool(condition()), timeout=int(timeout * 1000))
+    except QtTimeoutError:
+        text = message() if callable(message) else message
+        raise AssertionError(f'timed out after {timeout} s waiting for {text}') from None
 
 
 def set_robot_pose(robot, qtbot, window, pose, tolerance=0.01):
@@ -150,22 +155,24 @@ def test_build_save_reload_execute_a_four_keyframe_trajectory(setup, qtbot, arti
         assert robot.position(joint) == pytest.approx(value, abs=0.03)
 
 
-def test_speed_scale_executes_faster_and_apply_scale_rewrites_the_times(setup, qtbot):
+def test_speed_scale_changes_the_duration_and_apply_scale_rewrites_the_times(setup, qtbot):
     robot, window, _, _ = setup
     durations = {}
-    for percent in (100, 200):
+    # slower, not faster: at 200 % these keyframes exceed the joint limits and the controller
+    # retimes them (R-SYS-8), so twice the speed would not halve the duration
+    for percent in (100, 50):
         window.speed_slider.setValue(percent)
         assert window.speed_label.text() == f'speed {percent} %'
         # exactly at the first keyframe: no approach is added to the measured duration
         set_robot_pose(robot, qtbot, window, POSES[0], tolerance=0.002)
         click(qtbot, window.execute_button)
         until(qtbot, lambda: window.execute_button.isEnabled() and
-              window.result_label.text().startswith(('succeeded', 'FAILED')), timeout=20,
-              message='result')
+              window.result_label.text().startswith(('succeeded', 'FAILED')), timeout=40,
+              message=lambda: f'the result at {percent} %: {window.result_label.text()!r}')
         text = window.result_label.text()
         assert text.startswith('succeeded'), text
         durations[percent] = float(re.search(r'duration ([0-9.]+) s', text).group(1))
-    assert durations[200] == pytest.approx(durations[100] / 2, abs=0.05)
+    assert durations[50] == pytest.approx(durations[100] * 2, abs=0.05)
     before = [w.time for w in window.waypoints.waypoints]
     window.speed_slider.setValue(50)
     click(qtbot, window.apply_scale_button)

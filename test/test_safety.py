@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sim_process import PERIOD, Sim
 from sweetie_motion.core.cycle import SyncCycle, Tick
-from sweetie_motion.core.ports import ControllerOutput, JointVector
+from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.core.safety import Brake, SafetyStage, stopping_position
 from sweetie_motion.model import load_robot_description
 from sweetie_motion.model.robot_model import JointLimits

@@ -249,8 +249,16 @@ class SafetyStage:
         # second difference of positions: acceleration as the positions imply it
         self._position_change = self._velocity_change * dt + ABSOLUTE_SLACK
         self._jerk_limited = np.isfinite(limits.jerk)
-        self._acceleration_change = np.where(self._jerk_limited, limits.jerk, 0.0) * dt * slack \
-            + 1e-6
+        self._acceleration_change = np.where(self._jerk_limited, limits.jerk, np.inf) * dt * \
+            slack + 1e-6
+        self._jerk_limited_any = bool(self._jerk_limited.any())
+        self._inverse_period = 1.0 / dt
+        self._work = np.zeros((5, n))
+        self._check_limits = np.vstack([self._step_limit, self._velocity_change,
+                                        self._velocity_limit, self._position_change])
+        finite = np.isfinite(limits.lower) & np.isfinite(limits.upper)
+        self._middle = np.where(finite, (limits.lower + limits.upper) / 2, 0.0)
+        self._half_range = np.where(finite, (limits.upper - limits.lower) / 2, np.inf)
         self._generator = _Generator(limits, period)
         self._position: Optional[np.ndarray] = None
         self._velocity = np.zeros(n)
@@ -285,25 +293,33 @@ class SafetyStage:
             target_p[:] = self._position
             target_v[:] = 0.0
             return
-        p, v, a = self._position, self._velocity, self._acceleration
-        dt = self.period
-        step = target_p - p
-        change = (target_v - v) / dt
-        ok = ((np.abs(step) <= self._step_limit)
-              & (np.abs(target_v) <= self._velocity_limit)
-              & (np.abs(target_v - v) <= self._velocity_change)
-              & (np.abs(step - self._last_step) <= self._position_change)
-              & (target_p >= self.limits.lower) & (target_p <= self.limits.upper))
-        if self._jerk_limited.any():
-            self.jerk_excess += self._jerk_limited & \
-                (np.abs(change - a) > self._acceleration_change)
+        # one pass over preallocated rows (this runs every tick: few numpy calls):
+        # position step, velocity change, velocity, second difference, acceleration change
+        work = self._work
+        np.subtract(target_p, self._position, out=work[0])
+        np.subtract(target_v, self._velocity, out=work[1])
+        change = work[1] * self._inverse_period
+        work[2] = target_v
+        np.subtract(work[0], self._last_step, out=work[3])
+        np.subtract(change, self._acceleration, out=work[4])
+        step = work[0].copy()
+        np.abs(work, out=work)
+        within = work[:4] <= self._check_limits
+        ok = within.all(axis=0) & (np.abs(target_p - self._middle) <= self._half_range)
         # NaN compares False everywhere above: a NaN reference is never passed on
-        servos_off = self._servos_off() if self._servos_off is not None else None
-        if servos_off is not None:
-            ok |= servos_off & np.isfinite(target_p) & np.isfinite(target_v)
+        if self._jerk_limited_any:
+            excess = work[4] > self._acceleration_change
+            if excess.any():
+                self.jerk_excess += excess
         if ok.all():
             self._accept(target_p, target_v, step, change)
             return
+        servos_off = self._servos_off() if self._servos_off is not None else None
+        if servos_off is not None:
+            ok |= servos_off & np.isfinite(target_p) & np.isfinite(target_v)
+            if ok.all():
+                self._accept(target_p, target_v, step, change)
+                return
         self._intervene(tick, ~ok, target_p, target_v, step, change)
 
     def _accept(self, target_p: np.ndarray, target_v: np.ndarray, step: np.ndarray,

@@ -49,6 +49,7 @@ class MotionCoreNode(ManagedNode):
         self._entities = []
         self._local_publisher = None
         self._last_lost = 0
+        self._last_intervened = 0
         self.scheduling = 'not started'
 
     @property
@@ -102,12 +103,34 @@ class MotionCoreNode(ManagedNode):
         elif kind == 'stage_error':
             _, stage, count, text = event
             self.get_logger().error(f'cycle stage {stage} failed ({count} times): {text}')
+        elif kind == 'safety':
+            self.get_logger().warning(event[1])
         elif kind == 'call_failed':
             _, target, method, text = event
             self.get_logger().warning(f'{method} of {target or "the cycle host"} failed: {text}')
         elif kind == 'host_exited':
             self.get_logger().fatal(f'the cycle process ended (exit code {event[1]}): the '
                                     'robot is not driven any more')
+
+    def _safety_status(self, report) -> DiagnosticStatus:
+        """Describe what the safety stage changed: WARN while it intervenes."""
+        status = DiagnosticStatus(name=f'{self.get_namespace().strip("/")}: safety stage',
+                                  hardware_id='sweetie_motion')
+        new = report.intervened - self._last_intervened
+        self._last_intervened = report.intervened
+        status.level = DiagnosticStatus.WARN if new else DiagnosticStatus.OK
+        status.message = (f'limited the reference in {new} ticks since the last report '
+                          f'(last: {report.last})' if new else
+                          f'every reference within the joint limits ({report.intervened} '
+                          'corrected ticks since the start)')
+        values = [('ticks', report.ticks), ('intervened', report.intervened),
+                  ('last', report.last)]
+        values += [(f'joint {j}', n) for j, n in sorted(report.joints.items())]
+        values += [(f'controller {c or "(none)"}', n)
+                   for c, n in sorted(report.controllers.items())]
+        values += [(f'jerk excess {j}', n) for j, n in sorted(report.jerk_excess.items())]
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values]
+        return status
 
     def _publish_owners(self, owners) -> None:
         msg = ResourceOwnership()
@@ -123,6 +146,7 @@ class MotionCoreNode(ManagedNode):
         try:
             stats = self.host.call(HOST, 'statistics', timeout=2.0)
             owners = self.host.call(HOST, 'owners', timeout=2.0)
+            safety = self.host.call(HOST, 'safety', timeout=2.0)
         except Exception as error:  # noqa: B902 -- the host gone: report, do not stop
             self.get_logger().warning(f'cycle statistics unavailable: {error}',
                                       throttle_duration_sec=10.0)
@@ -147,6 +171,6 @@ class MotionCoreNode(ManagedNode):
         status.values.append(KeyValue(key='isolated', value=str(self.host.isolated).lower()))
         status.values.append(KeyValue(key='owners', value=', '.join(
             f'{r}={o or "-"}' for r, o in owners.items())))
-        array = DiagnosticArray(status=[status])
+        array = DiagnosticArray(status=[status, self._safety_status(safety)])
         array.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(array)
