@@ -34,6 +34,8 @@ from sweetie_motion.host.state_board import StateBoard, wait_for_tick
 
 #: more ticks than this between two publications is reported as a pause
 PAUSE_TICKS = 5
+#: samples each publisher keeps for reliable readers (1 s at 100 Hz)
+HISTORY = 100
 
 
 class JointStatePublisher:
@@ -55,8 +57,11 @@ class JointStatePublisher:
         self.board = board
         self.wake_fd = wake_fd
         self.wake_write_fd = wake_write_fd
-        self.state_publisher = node.create_publisher(JointState, 'joint_states', 10)
-        self.reference_publisher = node.create_publisher(JointState, 'joint_states_ref', 10)
+        # a history of one second: a reliable reader that missed samples (its process busy
+        # for a moment) gets them resent instead of seeing a gap
+        self.state_publisher = node.create_publisher(JointState, 'joint_states', HISTORY)
+        self.reference_publisher = node.create_publisher(JointState, 'joint_states_ref',
+                                                         HISTORY)
         self._running = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
