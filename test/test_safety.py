@@ -332,3 +332,79 @@ def test_torque_on_while_moved_by_hand_brakes_from_the_measured_motion(model):
     assert_stops_without_reversal(trace, +1)
     assert_within_limits(sim, model, mark - 1)
     assert trace[-1] > position - 1e-6        # rested ahead of the last hand position
+
+
+# --- limits from the robot config, timing -------------------------------------------------------
+
+
+def pony(limits):
+    from sweetie_motion.model.description import robot_model_from_mapping
+    from sweetie_motion.paths import config_path
+    import yaml
+    path = config_path('sweetie_bot.yaml')
+    robot = dict(yaml.safe_load(path.read_text())['robot'])
+    robot['limits'] = limits
+    model = robot_model_from_mapping(robot, path.parent)
+    model.configure()
+    return model
+
+
+def test_the_most_specific_limits_entry_wins():
+    model = pony({'default': {'acceleration': 10.0, 'jerk': 100.0},
+                  'leg1': {'acceleration': 11.0},           # a group (and chain) name
+                  'head': {'jerk': 300.0},
+                  'joint12': {'acceleration': 12.0}})
+    info = model.get_joint_info
+    assert info('joint11').acceleration == 11.0 and info('joint11').jerk == 100.0
+    assert info('joint12').acceleration == 12.0
+    assert info('joint21').acceleration == 10.0
+    assert info('joint52').jerk == 300.0 and info('joint52').acceleration == 10.0
+    limits = model.joint_limits()
+    assert limits.acceleration[model.get_joint_index('joint12')] == 12.0
+    assert (model.acceleration_limits() == limits.acceleration).all()
+
+
+def test_without_limits_a_joint_reaches_its_top_speed_in_a_fifth_of_a_second():
+    model = pony({})
+    info = model.get_joint_info('joint12')
+    assert info.acceleration == pytest.approx(5 * info.velocity)
+    assert math.isinf(info.jerk)
+
+
+@pytest.mark.parametrize('limits, message', [
+    ({'tail': {'acceleration': 1.0}}, "'tail' is neither"),
+    ({'default': {'velocity': 1.0}}, 'velocity limits come from the URDF'),
+    ({'default': {'acceleration': -1.0}}, 'must be > 0'),
+    ({'default': {'jerk': 'fast'}}, 'expected a number'),
+    ({'default': 3.0}, 'expected a mapping'),
+])
+def test_bad_limits_are_refused_with_a_clear_message(limits, message):
+    from sweetie_motion.errors import ChainDeclarationError
+    with pytest.raises(ChainDeclarationError, match=message):
+        pony(limits)
+
+
+def test_jerk_limited_smoothing_takes_the_models_limits_for_zero(model):
+    from sweetie_motion.core.smoothing import filter_spec
+    view = model.view()
+    spec = filter_spec('jerk_limited', {'max_velocity': 0.0, 'max_acceleration': 0.0,
+                                        'max_jerk': 0.0}, {'joint12': {'max_jerk': 50.0}},
+                       view.list_all_joints(), view.velocity_limits(), (),
+                       view.acceleration_limits(), view.jerk_limits())
+    smoothing = spec.create(['joint12', 'eyes_yaw'], PERIOD)
+    assert smoothing.params['max_acceleration'].tolist() == [20.0, 40.0]
+    assert smoothing.params['max_jerk'].tolist() == [50.0, 1000.0]
+    assert smoothing.params['max_velocity'].tolist() == [1.57, 3.0]
+
+
+def test_an_approach_takes_the_requested_time_when_the_limits_allow_it(model):
+    from sweetie_motion.trajectory.timing import plan_approach
+    limits = model.joint_limits().take([model.get_joint_index('joint12')])
+    duration, times, p, v, a = plan_approach(np.zeros(1), np.zeros(1), np.array([0.1]),
+                                             np.zeros(1), np.zeros(1), limits, 2.0)
+    assert duration == pytest.approx(2.0)
+    assert p[-1, 0] == pytest.approx(0.1) and abs(v[-1, 0]) < 1e-9
+    assert np.abs(v).max() <= 1.57 and np.abs(a).max() <= 20.0 + 1e-9
+    duration, *_ = plan_approach(np.zeros(1), np.zeros(1), np.array([1.5]), np.zeros(1),
+                                 np.zeros(1), limits, 0.1)
+    assert duration > 1.5 / 1.57                     # as fast as the limits allow, no faster

@@ -70,6 +70,8 @@ class _Generator:
         self.velocity = _finite(limits.velocity, 1e3)
         self.acceleration = _finite(limits.acceleration, 1e4)
         self.jerk = np.asarray(limits.jerk, dtype=float)
+        self._jerk_finite = np.isfinite(self.jerk)
+        self._finite_jerk = np.where(self._jerk_finite, self.jerk, 0.0)
 
     def step(self, enabled: np.ndarray, braking: np.ndarray, position: np.ndarray,
              velocity: np.ndarray, acceleration: np.ndarray, target_position: np.ndarray,
@@ -86,8 +88,8 @@ class _Generator:
         # A joint already decelerating hard near rest cannot ramp its deceleration down within
         # the jerk limit before the velocity crosses zero: that brake would reverse. Such a
         # joint stops without the jerk limit (a stop must never turn back).
-        reversing = braking & (velocity * acceleration < 0) & \
-            (acceleration ** 2 >= 2 * self.jerk * np.abs(velocity))
+        reversing = braking & self._jerk_finite & (velocity * acceleration < 0) & \
+            (acceleration ** 2 >= 2 * self._finite_jerk * np.abs(velocity))
         data.max_jerk = np.where(reversing, np.inf, self.jerk).tolist()
         data.enabled = enabled.tolist()
         data.per_dof_control_interface = [
