@@ -8,7 +8,8 @@ Measured in one run:
 - the floor: a bare absolute-deadline sleep loop (no ROS, no work), with the scheduling the
   cycle gets (SCHED_FIFO where permitted) and without -> period error, lost periods;
 - sweetie_motion as it runs by default (the cycle in a child process of its own): the motion
-  process with three FollowJointState controllers (three smoothing filters) fed at 10 Hz from
+  process with three FollowJointState controllers (jerk-limited, critically damped,
+  jerk-limited; every reference then passes the safety stage untouched) fed at 10 Hz from
   another process, joint states published -> compute time per cycle, period error, lost
   cycles, CPU of both processes, at each rate;
 - the same under load at 100 Hz: a client sends 10 000-point FollowJointTrajectory goals every
@@ -60,9 +61,9 @@ from sweetie_motion.servo.virtual import VirtualServoBus  # noqa: E402
 from targets import Targets  # noqa: E402
 
 FEED_RATE = 10.0  # Hz: joint_state_publisher_gui's default rate; set by --feed-rate
-CONTROLLERS = [  # name, chains, smoothing
-    ('legs', ['leg1', 'leg2', 'leg3', 'leg4'], {'type': 'critically_damped'}),
-    ('head', ['head', 'nose'], {'type': 'transient', 'transient_time': 0.3}),
+CONTROLLERS = [  # name, chains, smoothing (FollowJointState's default is jerk_limited)
+    ('legs', ['leg1', 'leg2', 'leg3', 'leg4'], {'type': 'jerk_limited'}),
+    ('head', ['head', 'nose'], {'type': 'critically_damped'}),
     ('eyes', ['eyes'], {'type': 'jerk_limited'}),
 ]
 

@@ -72,6 +72,11 @@ class _Generator:
         self.jerk = np.asarray(limits.jerk, dtype=float)
         self._jerk_finite = np.isfinite(self.jerk)
         self._finite_jerk = np.where(self._jerk_finite, self.jerk, 0.0)
+        self.input.target_acceleration = [0.0] * n
+        self._interfaces = {False: ruckig.ControlInterface.Position,
+                            True: ruckig.ControlInterface.Velocity}
+        self._good = (ruckig.Result.Working, ruckig.Result.Finished)
+        self._key: Optional[tuple] = None
 
     def step(self, enabled: np.ndarray, braking: np.ndarray, position: np.ndarray,
              velocity: np.ndarray, acceleration: np.ndarray, target_position: np.ndarray,
@@ -83,26 +88,28 @@ class _Generator:
         :return: (position, velocity, acceleration) of every joint (only the enabled ones are
             meaningful), or None if ruckig refused the input.
         """
-        ruckig, data = self.ruckig, self.input
-        acceleration = np.clip(acceleration, -self.acceleration, self.acceleration)
+        data = self.input
+        acceleration = np.minimum(np.maximum(acceleration, -self.acceleration),
+                                  self.acceleration)
         # A joint already decelerating hard near rest cannot ramp its deceleration down within
         # the jerk limit before the velocity crosses zero: that brake would reverse. Such a
         # joint stops without the jerk limit (a stop must never turn back).
         reversing = braking & self._jerk_finite & (velocity * acceleration < 0) & \
-            (acceleration ** 2 >= 2 * self._finite_jerk * np.abs(velocity))
-        data.max_jerk = np.where(reversing, np.inf, self.jerk).tolist()
-        data.enabled = enabled.tolist()
-        data.per_dof_control_interface = [
-            ruckig.ControlInterface.Velocity if b else ruckig.ControlInterface.Position
-            for b in braking]
+            (acceleration * acceleration >= 2 * self._finite_jerk * np.abs(velocity))
+        key = (enabled.tobytes(), braking.tobytes(), reversing.tobytes())
+        if key != self._key:  # the per-joint settings change rarely: set them only then
+            self._key = key
+            data.max_jerk = np.where(reversing, np.inf, self.jerk).tolist()
+            data.enabled = enabled.tolist()
+            data.per_dof_control_interface = [self._interfaces[bool(b)] for b in braking]
         data.current_position = position.tolist()
-        data.current_velocity = np.clip(velocity, -self.velocity, self.velocity).tolist()
+        data.current_velocity = np.minimum(np.maximum(velocity, -self.velocity),
+                                           self.velocity).tolist()
         data.current_acceleration = acceleration.tolist()
         data.target_position = np.where(braking, position, target_position).tolist()
         data.target_velocity = np.where(braking, 0.0, target_velocity).tolist()
-        data.target_acceleration = [0.0] * self.size
         result = self.otg.update(data, self.output)
-        if result not in (ruckig.Result.Working, ruckig.Result.Finished):
+        if result not in self._good:
             return None
         out = self.output
         return (np.array(out.new_position), np.array(out.new_velocity),
@@ -255,12 +262,16 @@ class SafetyStage:
             slack + 1e-6
         self._jerk_limited_any = bool(self._jerk_limited.any())
         self._inverse_period = 1.0 / dt
-        self._work = np.zeros((5, n))
-        self._check_limits = np.vstack([self._step_limit, self._velocity_change,
-                                        self._velocity_limit, self._position_change])
+        self._work = np.zeros((7, n))
+        # a step may differ from the mean of the two velocities by what an acceleration
+        # within the limits changing inside the period explains
+        consistency = 0.5 * _finite(limits.acceleration, 1e4) * dt * dt * slack + ABSOLUTE_SLACK
         finite = np.isfinite(limits.lower) & np.isfinite(limits.upper)
         self._middle = np.where(finite, (limits.lower + limits.upper) / 2, 0.0)
-        self._half_range = np.where(finite, (limits.upper - limits.lower) / 2, np.inf)
+        half_range = np.where(finite, (limits.upper - limits.lower) / 2, np.inf)
+        self._check_limits = np.vstack([self._step_limit, self._velocity_change,
+                                        self._velocity_limit, self._position_change,
+                                        consistency, half_range])
         self._generator = _Generator(limits, period)
         self._position: Optional[np.ndarray] = None
         self._velocity = np.zeros(n)
@@ -274,7 +285,7 @@ class SafetyStage:
         self.controller_counts: Dict[str, int] = {}
         self._running: Dict[str, int] = {}   # owner -> consecutive ticks with interventions
         self._reported: Dict[str, bool] = {}
-        self.last = ''
+        self._last: Optional[Tuple[int, np.ndarray, Sequence[str]]] = None
 
     def reset(self, position: np.ndarray, velocity: Optional[np.ndarray] = None) -> None:
         """Start from this state (the next reference is checked against it)."""
@@ -295,27 +306,34 @@ class SafetyStage:
             target_p[:] = self._position
             target_v[:] = 0.0
             return
-        # one pass over preallocated rows (this runs every tick: few numpy calls):
-        # position step, velocity change, velocity, second difference, acceleration change
+        # one pass over preallocated rows (this runs every tick: few numpy calls): position
+        # step, velocity change, velocity, second difference of positions, step against the
+        # velocities (positions that do not move as the velocities say would jerk the servo
+        # when a correction continues from those velocities), distance from the middle of
+        # the position range, acceleration change
         work = self._work
         np.subtract(target_p, self._position, out=work[0])
         np.subtract(target_v, self._velocity, out=work[1])
         change = work[1] * self._inverse_period
         work[2] = target_v
         np.subtract(work[0], self._last_step, out=work[3])
-        np.subtract(change, self._acceleration, out=work[4])
+        np.add(target_v, self._velocity, out=work[4])
+        work[4] *= -0.5 * self.period
+        work[4] += work[0]
+        np.subtract(target_p, self._middle, out=work[5])
+        np.subtract(change, self._acceleration, out=work[6])
         step = work[0].copy()
         np.abs(work, out=work)
-        within = work[:4] <= self._check_limits
-        ok = within.all(axis=0) & (np.abs(target_p - self._middle) <= self._half_range)
+        within = work[:6] <= self._check_limits
         # NaN compares False everywhere above: a NaN reference is never passed on
         if self._jerk_limited_any:
-            excess = work[4] > self._acceleration_change
+            excess = work[6] > self._acceleration_change
             if excess.any():
                 self.jerk_excess += excess
-        if ok.all():
+        if within.all():  # the normal case: the reference passes unchanged
             self._accept(target_p, target_v, step, change)
             return
+        ok = within.all(axis=0)
         servos_off = self._servos_off() if self._servos_off is not None else None
         if servos_off is not None:
             ok |= servos_off & np.isfinite(target_p) & np.isfinite(target_v)
@@ -336,15 +354,17 @@ class SafetyStage:
 
     def _intervene(self, tick: Tick, bad: np.ndarray, target_p: np.ndarray,
                    target_v: np.ndarray, step: np.ndarray, change: np.ndarray) -> None:
-        held = tick.held if tick.held is not None else np.zeros(len(bad), dtype=bool)
         invalid = ~(np.isfinite(target_p) & np.isfinite(target_v))
-        braking = bad & (held | invalid)
+        braking = bad & invalid
+        if tick.held is not None:
+            braking |= bad & tick.held
         limits = self.limits
-        goal_p = np.clip(np.where(invalid, self._position, target_p), limits.lower,
-                         limits.upper)
-        goal_v = np.where(invalid, 0.0, np.clip(target_v, -self._generator.velocity,
-                                                self._generator.velocity))
-        goal_v = np.where(goal_p != target_p, 0.0, goal_v)  # a clamped target rests there
+        goal_p = np.where(invalid, self._position, target_p)
+        goal_p = np.minimum(np.maximum(goal_p, limits.lower), limits.upper)
+        velocity_limit = self._generator.velocity
+        goal_v = np.minimum(np.maximum(target_v, -velocity_limit), velocity_limit)
+        # a NaN or a clamped target: rest there
+        goal_v[invalid | (goal_p != target_p)] = 0.0
         result = self._generator.step(bad, braking, self._position, self._velocity,
                                       self._acceleration, goal_p, goal_v)
         if result is None:  # cannot happen with valid limits: brake where we are
@@ -352,42 +372,55 @@ class SafetyStage:
             new_a = np.zeros(len(bad))
         else:
             new_p, new_v, new_a = result
-        position = np.where(bad, new_p, target_p)
-        velocity = np.where(bad, new_v, target_v)
-        acceleration = np.where(bad, new_a, change)
-        new_step = position - self._position
-        target_p[:] = position
-        target_v[:] = velocity
-        self._position = position.copy()
-        self._velocity = velocity.copy()
-        self._acceleration = acceleration
-        self._last_step = new_step
+        np.copyto(target_p, new_p, where=bad)
+        np.copyto(target_v, new_v, where=bad)
+        np.copyto(change, new_a, where=bad)
+        self._last_step = target_p - self._position
+        self._position = target_p.copy()
+        self._velocity = target_v.copy()
+        self._acceleration = change
         self._count(tick, bad)
 
     def _count(self, tick: Tick, bad: np.ndarray) -> None:
         self.intervened += 1
         self.joint_counts += bad
         owners = self._owners()
-        involved = sorted({owners[i] for i in np.flatnonzero(bad)})
+        changed = np.flatnonzero(bad)
+        involved = {owners[i] for i in changed}
+        counts = self.controller_counts
+        running = {}
         for owner in involved:
-            self.controller_counts[owner] = self.controller_counts.get(owner, 0) + 1
-        running = {o: self._running.get(o, 0) + 1 for o in involved}
+            counts[owner] = counts.get(owner, 0) + 1
+            running[owner] = self._running.get(owner, 0) + 1
         self._running = running
-        self._reported = {o: r for o, r in self._reported.items() if o in running}
-        names = [self.joints[i] for i in np.flatnonzero(bad)]
-        self.last = (f'tick {tick.index}: {", ".join(names[:6])}'
-                     f'{" ..." if len(names) > 6 else ""} '
-                     f'(driven by {", ".join(o or "nobody" for o in involved)})')
+        self._last = (tick.index, changed, owners)   # described when asked (report)
         threshold = max(1, int(math.ceil(PERSISTENT_INTERVENTION / self.period)))
         for owner, count in running.items():
             if count >= threshold and not self._reported.get(owner):
                 self._reported[owner] = True
                 if self.on_event is not None:
+                    names = ', '.join([self.joints[i] for i in changed
+                                       if owners[i] == owner][:6])
                     self.on_event(
                         f'the safety stage has limited the reference of '
                         f'{owner or "joints no controller drives"} for {count} ticks in a '
-                        f'row (joints: {", ".join(names[:6])}): its reference exceeds the '
-                        'joint limits; check its smoothing and inputs')
+                        f'row (joints: {names}): its reference exceeds the joint limits; '
+                        'check its smoothing and inputs')
+        if len(self._reported) > len(running):
+            self._reported = {o: r for o, r in self._reported.items() if o in running}
+
+    @property
+    def last(self) -> str:
+        """Describe the newest intervention ('' if none)."""
+        if self._last is None:
+            return ''
+        index, changed, owners = self._last
+        by_owner: Dict[str, List[str]] = {}
+        for i in changed:
+            by_owner.setdefault(owners[i], []).append(self.joints[i])
+        parts = [f'{", ".join(names[:6])}{" ..." if len(names) > 6 else ""} '
+                 f'(driven by {owner or "nobody"})' for owner, names in by_owner.items()]
+        return f'tick {index}: ' + '; '.join(parts)
 
     def report(self) -> SafetyReport:
         """Return the counts since the start."""
