@@ -25,6 +25,8 @@ from sweetie_motion.trajectory.spline import JointSpline
 POLICIES = ('retime', 'refuse')
 #: sampling step of the limit check [s] (at most; shorter for short motions)
 CHECK_STEP = 0.005
+#: samples checked at once (bounds the memory a long goal's check takes)
+CHECK_CHUNK = 20000
 #: knot spacing of a planned approach [s]
 APPROACH_STEP = 0.01
 #: slack of the limit check: a motion exactly at a limit passes
@@ -78,24 +80,34 @@ def limit_excess(spline: JointSpline, joints: Sequence[str], limits: JointLimits
     if end <= start or len(spline.times) < 2:
         return 1.0, None
     count = int(np.ceil((end - start) / CHECK_STEP)) + 1
-    grid = np.linspace(start, end, min(max(count, 50), 200000))
-    _, velocity, acceleration = spline.sample_many(grid)
-    v_ratio = np.abs(velocity) * _inverse(limits.velocity)
-    a_ratio = np.sqrt(np.abs(acceleration) * _inverse(limits.acceleration))
-    worst_v = np.unravel_index(np.argmax(v_ratio), v_ratio.shape)
-    worst_a = np.unravel_index(np.argmax(a_ratio), a_ratio.shape)
-    k_v, k_a = float(v_ratio[worst_v]), float(a_ratio[worst_a])
+    grid = np.linspace(start, end, min(max(count, 50), 2_000_000))
+    inverse_v, inverse_a = _inverse(limits.velocity), _inverse(limits.acceleration)
+    best_v = best_a = (-1.0, 0.0, 0, 0.0)   # (ratio, time, joint, value)
+    # in chunks: a long goal's samples would otherwise take hundreds of megabytes at once
+    for first in range(0, len(grid), CHECK_CHUNK):
+        times = grid[first:first + CHECK_CHUNK]
+        _, velocity, acceleration = spline.sample_many(times)
+        v_ratio = np.abs(velocity) * inverse_v
+        a_ratio = np.sqrt(np.abs(acceleration) * inverse_a)
+        row, col = np.unravel_index(np.argmax(v_ratio), v_ratio.shape)
+        if v_ratio[row, col] > best_v[0]:
+            best_v = (float(v_ratio[row, col]), float(times[row]), int(col),
+                      float(abs(velocity[row, col])))
+        row, col = np.unravel_index(np.argmax(a_ratio), a_ratio.shape)
+        if a_ratio[row, col] > best_a[0]:
+            best_a = (float(a_ratio[row, col]), float(times[row]), int(col),
+                      float(abs(acceleration[row, col])))
+    k_v, k_a = best_v[0], best_a[0]
     k = max(k_v, k_a)
     if k <= SLACK:
         return 1.0, None
     if k_v >= k_a:
-        row, col = worst_v
-        excess = LimitExcess(joints[col], 'velocity', float(grid[row]) + offset,
-                             float(abs(velocity[row, col])), float(limits.velocity[col]), k_v)
+        _, time, col, value = best_v
+        excess = LimitExcess(joints[col], 'velocity', time + offset, value,
+                             float(limits.velocity[col]), k_v)
     else:
-        row, col = worst_a
-        excess = LimitExcess(joints[col], 'acceleration', float(grid[row]) + offset,
-                             float(abs(acceleration[row, col])),
+        _, time, col, value = best_a
+        excess = LimitExcess(joints[col], 'acceleration', time + offset, value,
                              float(limits.acceleration[col]), k_a ** 2)
     return k * SLACK, excess
 
