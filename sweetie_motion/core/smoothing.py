@@ -256,7 +256,7 @@ class JerkLimited(SmoothingFilter):
             ) from None
 
     def reset(self, position, velocity):
-        from ruckig import InputParameter, OutputParameter, Ruckig, Synchronization
+        from ruckig import InputParameter, OutputParameter, Result, Ruckig, Synchronization
         super().reset(position, velocity)
         n = len(self.joints)
         self._otg = Ruckig(n, self.period)
@@ -273,27 +273,35 @@ class JerkLimited(SmoothingFilter):
                                                   limit).tolist()
         self._input.current_acceleration = [0.0] * n
         self._target = None
+        self._target_velocity = None
         self._finished = False
+        self._zeros = np.zeros(n)
+        self._zeros.setflags(write=False)
+        self._result_finished = Result.Finished
+        self._result_working = Result.Working
 
     def update(self, actual_position, actual_velocity, ref_position, ref_velocity):
-        from ruckig import Result
         if not hasattr(self, '_otg'):
             self.reset(self._position, self._velocity)
-        limit = self.params['max_velocity']
         target = np.asarray(ref_position, dtype=float)
-        target_velocity = np.minimum(np.maximum(ref_velocity, -limit), limit)
-        if (self._finished and not target_velocity.any()
-                and (target == self._target).all()):
-            self._velocity = np.zeros(len(self.joints))  # at rest on the target
+        target_velocity = np.asarray(ref_velocity, dtype=float)
+        unchanged = (self._target is not None and np.array_equal(target, self._target)
+                     and np.array_equal(target_velocity, self._target_velocity))
+        if unchanged and self._finished and not target_velocity.any():
+            self._velocity = self._zeros  # at rest on the target
             return self._output()
-        self._target = target.copy()  # the caller may change its array in place
-        self._input.target_position = target.tolist()
-        self._input.target_velocity = target_velocity.tolist()
+        if not unchanged:  # most ticks follow an unchanged target: no new input lists then
+            limit = self.params['max_velocity']
+            self._target = target.copy()  # the caller may change its array in place
+            self._target_velocity = target_velocity.copy()
+            self._input.target_position = self._target.tolist()
+            self._input.target_velocity = np.minimum(np.maximum(target_velocity, -limit),
+                                                     limit).tolist()
         result = self._otg.update(self._input, self._result)
-        self._finished = result == Result.Finished
-        if result not in (Result.Working, Result.Finished):
+        self._finished = result == self._result_finished
+        if not self._finished and result != self._result_working:
             # cannot happen with valid limits; hold still rather than jump
-            self._velocity = np.zeros(len(self.joints))
+            self._velocity = self._zeros
             return self._output()
         self._result.pass_to_input(self._input)
         self._position = np.array(self._result.new_position)
