@@ -523,3 +523,30 @@ def test_deleting_an_override_brings_the_built_in_back(pony):
     api.delete('bow')
     wait_for(lambda: 'bow' in api.names(), 10, message='the built-in listed again')
     assert api.load('bow').joint_names == built_in.joint_names
+
+
+# --- goals beyond the joint limits (R-SYS-8) ----------------------------------------------------
+
+
+def set_controller_parameter(pony, name, value):
+    client = pony.node.create_client(SetParameters, f'/{NS}/joint_trajectory/set_parameters')
+    assert client.wait_for_service(timeout_sec=10)
+    request = SetParameters.Request(parameters=[Parameter(
+        name, Parameter.Type.STRING, value).to_parameter_msg()])
+    return wait_future(client.call_async(request), 10).results[0]
+
+
+def test_a_goal_beyond_the_limits_is_retimed_or_refused_as_the_policy_says(pony):
+    fast = fjt_goal(['joint12'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])   # 5 rad/s
+    assert not set_controller_parameter(pony, 'limits.policy', 'ignore').successful
+    assert set_controller_parameter(pony, 'limits.policy', 'refuse').successful
+    try:
+        result = run(pony, pony.fjt, fast)
+        assert result.result.error_code == Result.INVALID_GOAL
+        text = result.result.error_string
+        assert 'joint12 needs' in text and 'velocity limit 1.57 rad/s' in text, text
+    finally:
+        assert set_controller_parameter(pony, 'limits.policy', 'retime').successful
+    result = run(pony, pony.fjt, fast)
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    assert 'retimed' in result.result.error_string and 'slower' in result.result.error_string

@@ -112,7 +112,8 @@ class JointTrajectoryNode(ControllerNode):
                       'A goal needing more velocity or acceleration than the joint limits: '
                       'retime (slowed down by the smallest factor that fits; the result '
                       'message says so) or refuse (INVALID_GOAL naming the joint, the time, '
-                      'the needed and the allowed value).', choices=POLICIES),
+                      'the needed and the allowed value). Applies to the next goal.',
+                      choices=POLICIES, dynamic=True),
         ParameterSpec('feedback_rate', 20.0, 'Rate of action feedback [Hz].',
                       low=1.0, high=200.0),
         ParameterSpec('result_timeout', 10.0,
@@ -267,6 +268,7 @@ class JointTrajectoryNode(ControllerNode):
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
+        self._planner.policy = self.get_parameter('limits.policy').value
         plan = self._planner.plan(goal, self._poses)
         if plan.timing:
             self.get_logger().info('goal planned within the joint limits: ' +
