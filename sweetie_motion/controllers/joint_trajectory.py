@@ -182,8 +182,7 @@ class GoalPlanner:
         if times[0] > 0:
             # the motion starts where the robot is: an approach within the limits, in the
             # requested time if possible, else as fast as the limits allow
-            first = motion.sample(float(times[0])) if len(times) > 1 else (
-                motion.end, np.zeros(len(joints)), np.zeros(len(joints)))
+            first = motion.sample(float(times[0]))   # the state at the first keyframe
             try:
                 duration, knots, p, v, a = plan_approach(
                     start_position, start_velocity, first[0], first[1], first[2], planning,
@@ -192,7 +191,7 @@ class GoalPlanner:
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'cannot plan the approach to the first point: {error}') from None
             approach = build_spline(knots, p, v, a)
-            spline = join_splines(approach, _from(motion, float(times[0])))
+            spline = join_splines(approach, motion)
             shift = duration - float(times[0])
             if shift > 1e-3:
                 timing.append(f'the approach to the first point takes {duration:.2f} s '
@@ -210,14 +209,6 @@ class GoalPlanner:
         resources = frozenset(self.model.get_joints_groups(joints))
         local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
         return GoalPlan(joints, indices, local, spline, tolerances, resources, support, timing)
-
-
-def _from(spline: JointSpline, start: float) -> JointSpline:
-    """Return the part of ``spline`` from its knot at ``start`` on (its first knot)."""
-    if len(spline.times) < 2 or spline.times[0] >= start:
-        return spline
-    keep = int(np.searchsorted(spline.times, start - 1e-12))
-    return JointSpline(spline.times[keep:], spline.coefficients[keep:], spline.end)
 
 
 @dataclass(eq=False)
@@ -284,8 +275,9 @@ class JointTrajectoryCore(ControllerCore):
         self._period: Optional[float] = None
         self._brake: Optional[Brake] = None
         self._braking = False
-        self._acceleration = np.zeros(len(self.indices))
-        self._last_velocity = np.zeros(len(self.indices))
+        # the output velocities of the last two ticks (the filters return new arrays each
+        # tick): a brake starts from the acceleration they imply
+        self._last_velocity = self._previous_velocity = np.zeros(len(self.indices))
         self._last_output: Optional[Tuple[np.ndarray, np.ndarray]] = None
         #: the latest full poses the cycle saw (reference, measured), for the action side
         self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
@@ -401,8 +393,7 @@ class JointTrajectoryCore(ControllerCore):
             position, velocity = self.filter.update(tick.measured.position[idx],
                                                     tick.measured.velocity[idx], target,
                                                     target_velocity)
-        self._acceleration = (velocity - self._last_velocity) / tick.period
-        self._last_velocity = np.array(velocity, dtype=float)
+        self._previous_velocity, self._last_velocity = self._last_velocity, velocity
         out_position = tick.reference.position.copy()
         out_velocity = np.zeros(len(out_position))
         out_position[idx] = position
@@ -426,7 +417,8 @@ class JointTrajectoryCore(ControllerCore):
         if self._brake is None:
             self._brake = Brake(self.model.joint_limits().take(self.indices),
                                 self._period or 0.01)
-        self._brake.start(position, velocity, self._acceleration)
+        acceleration = (self._last_velocity - self._previous_velocity) / self._brake.period
+        self._brake.start(position, velocity, acceleration)
         self._last_output = (position, velocity)
         self._braking = True
 

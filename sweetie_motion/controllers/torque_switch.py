@@ -11,7 +11,7 @@ while its servos are free, the switch turns them on first: nobody drives limp se
 """
 
 import threading
-from typing import FrozenSet, List, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -41,7 +41,7 @@ class TorqueMainSwitchCore(ControllerCore):
         # torque on: 1 = brake from the measured state (starts next tick), 3 = braking,
         # 2 = at rest, release (the next owner starts from rest)
         self._handover = 0
-        self._brake = Brake(model.joint_limits(), 0.01)
+        self._brake: Optional[Brake] = None   # made at the first torque on (needs the period)
         self._abandoned: FrozenSet[str] = frozenset()
         self._switch_lock_free = threading.Lock()  # taken inside arbiter callbacks
         self.on_ownership = self._ownership_changed
@@ -100,7 +100,7 @@ class TorqueMainSwitchCore(ControllerCore):
             self.release()
             return
         if self._handover == 1:
-            if self._brake.period != tick.period:
+            if self._brake is None or self._brake.period != tick.period:
                 self._brake = Brake(self.model.joint_limits(), tick.period)
             # this tick still sends the measured state; the brake continues from it
             self._brake.start(tick.measured.position, tick.measured.velocity)

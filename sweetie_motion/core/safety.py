@@ -51,24 +51,33 @@ def _ruckig():
     return ruckig
 
 
+def _limited_input(limits: JointLimits):
+    """
+    Return (ruckig, an InputParameter with the joints' limits, velocity and acceleration limits).
+
+    Each joint moves on its own (no synchronisation): a slow joint must not slow the others
+    down. A joint without a finite velocity or acceleration limit gets a large one (ruckig
+    needs numbers).
+    """
+    ruckig = _ruckig()
+    data = ruckig.InputParameter(len(limits.velocity))
+    data.synchronization = ruckig.Synchronization.No
+    velocity = _finite(limits.velocity, 1e3)
+    acceleration = _finite(limits.acceleration, 1e4)
+    data.max_velocity = velocity.tolist()
+    data.max_acceleration = acceleration.tolist()
+    data.max_jerk = limits.jerk.tolist()
+    return ruckig, data, velocity, acceleration
+
+
 class _Generator:
     """One ruckig online generator over a set of joints with their limits."""
 
     def __init__(self, limits: JointLimits, period: float) -> None:
-        ruckig = _ruckig()
+        ruckig, self.input, self.velocity, self.acceleration = _limited_input(limits)
         n = len(limits.velocity)
-        self.ruckig = ruckig
-        self.size = n
         self.otg = ruckig.Ruckig(n, period)
-        self.input = ruckig.InputParameter(n)
         self.output = ruckig.OutputParameter(n)
-        # each joint on its own: a slow joint must not slow the others down
-        self.input.synchronization = ruckig.Synchronization.No
-        self.input.max_velocity = _finite(limits.velocity, 1e3).tolist()
-        self.input.max_acceleration = _finite(limits.acceleration, 1e4).tolist()
-        self.input.max_jerk = limits.jerk.tolist()
-        self.velocity = _finite(limits.velocity, 1e3)
-        self.acceleration = _finite(limits.acceleration, 1e4)
         self.jerk = np.asarray(limits.jerk, dtype=float)
         self._jerk_finite = np.isfinite(self.jerk)
         self._finite_jerk = np.where(self._jerk_finite, self.jerk, 0.0)
@@ -133,7 +142,6 @@ class Brake:
     """
 
     def __init__(self, limits: JointLimits, period: float) -> None:
-        self.limits = limits
         self.period = period
         self._generator = _Generator(limits, period)
         self._state: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
@@ -178,22 +186,15 @@ class Brake:
 def stopping_position(limits: JointLimits, position: np.ndarray, velocity: np.ndarray,
                       acceleration: Optional[np.ndarray] = None) -> np.ndarray:
     """Return where a :class:`Brake` started from this state comes to rest."""
-    ruckig = _ruckig()
     n = len(position)
     if not np.any(velocity) and (acceleration is None or not np.any(acceleration)):
         return np.array(position, dtype=float)
-    data = ruckig.InputParameter(n)
+    ruckig, data, velocity_limit, acceleration_limit = _limited_input(limits)
     data.control_interface = ruckig.ControlInterface.Velocity
-    data.synchronization = ruckig.Synchronization.No
-    data.max_velocity = _finite(limits.velocity, 1e3).tolist()
-    data.max_acceleration = _finite(limits.acceleration, 1e4).tolist()
-    data.max_jerk = limits.jerk.tolist()
     data.current_position = np.asarray(position, dtype=float).tolist()
-    data.current_velocity = np.clip(velocity, -_finite(limits.velocity, 1e3),
-                                    _finite(limits.velocity, 1e3)).tolist()
+    data.current_velocity = np.clip(velocity, -velocity_limit, velocity_limit).tolist()
     data.current_acceleration = ([0.0] * n if acceleration is None else np.clip(
-        acceleration, -_finite(limits.acceleration, 1e4),
-        _finite(limits.acceleration, 1e4)).tolist())
+        acceleration, -acceleration_limit, acceleration_limit).tolist())
     data.target_velocity = [0.0] * n
     data.target_acceleration = [0.0] * n
     trajectory = ruckig.Trajectory(n)
@@ -429,22 +430,3 @@ class SafetyStage:
             {self.joints[i]: int(c) for i, c in enumerate(self.joint_counts) if c},
             dict(self.controller_counts), self.last,
             {self.joints[i]: int(c) for i, c in enumerate(self.jerk_excess) if c})
-
-    @property
-    def state(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return copies of the last output (position, velocity, acceleration)."""
-        if self._position is None:
-            n = len(self.joints)
-            return np.zeros(n), np.zeros(n), np.zeros(n)
-        return self._position.copy(), self._velocity.copy(), self._acceleration.copy()
-
-
-def describe_limits(joints: List[str], limits: JointLimits) -> List[str]:
-    """Return one line per joint: its position, velocity, acceleration and jerk limits."""
-    lines = []
-    for k, joint in enumerate(joints):
-        jerk = limits.jerk[k]
-        lines.append(f'{joint}: [{limits.lower[k]:g}, {limits.upper[k]:g}], '
-                     f'{limits.velocity[k]:g} rad/s, {limits.acceleration[k]:g} rad/s^2, '
-                     f'{"no jerk limit" if not np.isfinite(jerk) else f"{jerk:g} rad/s^3"}')
-    return lines
