@@ -72,7 +72,7 @@ def robot(robot='sweetie_bot.yaml'):
 
 def large_goal(fjt_type, joints, middle, points, phase):
     """Return a goal of ``points`` points 10 ms apart: a small sine around ``middle``."""
-    from builtin_interfaces.msg import Duration
+    from sweetie_motion.conversions import seconds_to_duration
     from trajectory_msgs.msg import JointTrajectoryPoint
     goal = fjt_type.Goal()
     goal.trajectory.joint_names = list(joints)
@@ -80,10 +80,9 @@ def large_goal(fjt_type, joints, middle, points, phase):
     rows = []
     for k in range(points):
         t = 0.2 + 0.01 * k
-        nanoseconds = int(round(t * 1e9))
         rows.append(JointTrajectoryPoint(
             positions=(middle + 0.05 * np.sin(t + phase + offsets)).tolist(),
-            time_from_start=Duration(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)))
+            time_from_start=seconds_to_duration(t)))
     goal.trajectory.points = rows
     return goal
 

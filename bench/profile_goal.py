@@ -35,6 +35,7 @@ from sweetie_motion.host.transport import Channel  # noqa: E402
 from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults  # noqa: E402
 from sweetie_motion.trajectory.validation import GoalError, validate_goal  # noqa: E402
+from load_clients import large_goal  # noqa: E402, I100
 
 
 class GilProbe:
@@ -72,21 +73,6 @@ class GilProbe:
         self._thread.join()
 
 
-def make_goal(joints, middle, points):
-    goal = FollowJointTrajectory.Goal()
-    goal.trajectory.joint_names = list(joints)
-    offsets = 0.1 * np.arange(len(joints))
-    rows = []
-    for k in range(points):
-        t = 0.2 + 0.01 * k
-        nanoseconds = int(round(t * 1e9))
-        rows.append(JointTrajectoryPoint(
-            positions=(middle + 0.05 * np.sin(t + offsets)).tolist(),
-            time_from_start=Duration(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)))
-    goal.trajectory.points = rows
-    return goal
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--points', type=int, default=10000)
@@ -112,7 +98,7 @@ def main():
     print(f'one goal of {args.points} points x {len(joints)} joints (best of 3; longest GIL '
           'wait of a thread that wants it every 1 ms)\n')
     goal = step('client: build the message (rclpy message objects)',
-                lambda: make_goal(joints, middle, args.points), 1)
+                lambda: large_goal(FollowJointTrajectory, joints, middle, args.points, 0.0), 1)
     blob = step('rclpy: serialize (a client sending it; a publisher)',
                 lambda: serialize_message(goal))
     message = step('rclpy: deserialize into Python objects (every take)',

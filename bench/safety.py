@@ -124,16 +124,14 @@ class Client:
         return future.result()
 
     def goal(self, joints, rows, times):
-        from builtin_interfaces.msg import Duration
         from control_msgs.action import FollowJointTrajectory
+        from sweetie_motion.conversions import seconds_to_duration
         from trajectory_msgs.msg import JointTrajectoryPoint
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = list(joints)
         for row, t in zip(rows, times):
-            ns = int(round(t * 1e9))
             goal.trajectory.points.append(JointTrajectoryPoint(
-                positions=[float(v) for v in row],
-                time_from_start=Duration(sec=ns // 10 ** 9, nanosec=ns % 10 ** 9)))
+                positions=[float(v) for v in row], time_from_start=seconds_to_duration(t)))
         return goal
 
     def send(self, action, goal):

@@ -6,15 +6,13 @@ the bringup with a clear message instead of leaving a robot that is silently not
 killed bringup leaves no orphan behind; ``--in-process`` runs everything in one process.
 """
 
-import contextlib
 import os
 import signal
-import sys
 
 from diagnostic_msgs.msg import DiagnosticArray
-from motion_process import MotionClient
+from motion_process import motion_process, MotionClient
 import pytest
-from ros_util import HERE, Process, wait_for
+from ros_util import wait_for
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -42,20 +40,9 @@ def running(pid):
         return False
 
 
-@contextlib.contextmanager
 def bringup(namespace, *extra):
     """Run `sweetie-motion bringup` of the two-controller test process; yield the Process."""
-    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
-                       os.path.join(HERE, 'config', 'two_controllers.yaml'), '--namespace',
-                       namespace, *extra], f'motion-{namespace}')
-    try:
-        yield process
-    except BaseException:
-        sys.stderr.write(f'\n----- output of the motion process -----\n{process.output()}\n')
-        raise
-    finally:
-        process.stop()
-        os.unlink(process.log.name)
+    return motion_process('two_controllers.yaml', namespace, *extra, check_exit=False)
 
 
 def cycle_status(peer, namespace):
