@@ -89,8 +89,9 @@ def test_the_cycle_reports_how_it_runs(domain_id):
             assert status['scheduling'].startswith(('SCHED_FIFO 50', 'normal'))
             # Startup on a busy machine may cost ticks (imports contend for the cores); that
             # no client costs one is asserted under load in test_cycle_load.py.
-            for key in ('lost', 'ticks', 'compute_p99', 'jitter_p99'):
-                assert float(status[key]) >= 0, key
+            assert float(status['ticks']) > 0, 'the cycle runs'
+            assert float(status['compute_p99']) > 0, 'and measures its compute time'
+            assert float(status['lost']) >= 0 and float(status['jitter_p99']) >= 0
         assert process.stop() == 0
 
 
