@@ -186,7 +186,7 @@ def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
              'the target in the reference')
         assert len(host.call(HOST, 'poses').measured.position) == 32
         stats = host.call(HOST, 'statistics')
-        assert stats['running'] and stats['ticks'] > 0
+        assert stats.running and stats.summary()['ticks'] > 0
         with pytest.raises(UnknownChainError):  # the child's exception, same class
             host.call(HOST, 'create', 'tail', 'follow_joint_state', follow_spec(chains=('x',)))
     finally:

@@ -11,6 +11,7 @@ failing stage) go out through ``emit``.
 import threading
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
+from sweetie_motion.core.cycle import CycleSnapshot
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.host.components import Component, ComponentError, COMPONENTS, Emit, Poses
@@ -130,19 +131,17 @@ class CycleHost:
         cycle.remove_stage(self.resources.safety)
         cycle.remove_stage(self.board_writer)
 
-    def statistics(self, reset: bool = False) -> Dict[str, Any]:
+    def statistics(self, reset: bool = False) -> CycleSnapshot:
         """
-        Return a summary of the cycle (see CycleStatistics.summary) and its scheduling.
+        Return the cycle's statistics; their percentiles come from the snapshot's summary.
 
         :param reset: start the statistics afresh after reading them.
         """
         cycle = self.resources.cycle
-        summary: Dict[str, Any] = dict(cycle.statistics.summary())
-        summary['scheduling'] = cycle.scheduling
-        summary['running'] = cycle.running
+        snapshot = cycle.statistics.snapshot(cycle.scheduling, cycle.running)
         if reset:
             cycle.reset_statistics()
-        return summary
+        return snapshot
 
     def stage_times(self) -> Dict[str, Tuple[float, float]]:
         """Return each stage's (mean, longest) compute time [s] (mean over ~100 ticks)."""

@@ -144,7 +144,7 @@ class MotionCoreNode(ManagedNode):
 
     def _publish_diagnostics(self) -> None:
         try:
-            stats = self.host.call(HOST, 'statistics', timeout=2.0)
+            snapshot = self.host.call(HOST, 'statistics', timeout=2.0)
             owners = self.host.call(HOST, 'owners', timeout=2.0)
             safety = self.host.call(HOST, 'safety', timeout=2.0)
         except Exception as error:  # noqa: B902 -- the host gone: report, do not stop
@@ -153,8 +153,8 @@ class MotionCoreNode(ManagedNode):
             return
         status = DiagnosticStatus(name=f'{self.get_namespace().strip("/")}: sync cycle',
                                   hardware_id='sweetie_motion')
-        scheduling = stats.pop('scheduling', '')
-        stats.pop('running', None)
+        stats = snapshot.summary()
+        scheduling = snapshot.scheduling
         if not stats.get('ticks'):
             status.level = DiagnosticStatus.WARN
             status.message = 'cycle not running'
