@@ -164,6 +164,21 @@ class _Pending:
         self.value: Any = None
 
 
+def child_environment() -> Dict[str, str]:
+    """
+    Return the environment of the cycle process: this one, with single-threaded numpy.
+
+    OpenBLAS (numpy's linear algebra) hands larger operations to a pool thread of normal
+    priority; the real-time cycle thread would then wait for a thread that any busy process of
+    the machine can keep off the CPU (seen as tens of lost ticks at 500 Hz). The arrays of a
+    tick are far too small to gain from threads.
+    """
+    environment = os.environ.copy()
+    for name in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+        environment[name] = '1'
+    return environment
+
+
 class RemoteHost(HostClient):
     """
     The cycle host in a child process of its own (the default).
@@ -184,7 +199,7 @@ class RemoteHost(HostClient):
         parent_in, child_out = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, '-m', CHILD_MODULE, str(child_in), str(child_out)],
-            pass_fds=(child_in, child_out), env=os.environ.copy())
+            pass_fds=(child_in, child_out), env=child_environment())
         os.close(child_in)
         os.close(child_out)
         self._requests = Channel(Connection(parent_out, readable=False))

@@ -106,6 +106,7 @@ def run(requests: Channel, replies: Channel) -> int:
         serve(host, requests, replies)
     finally:
         host.shutdown()  # closes the board's pipe: the publisher process ends
+        gc.unfreeze()  # let the exit free the start-up objects (ruckig reports leaks else)
         events.put(None)
         sender.join(2.0)
         try:
