@@ -12,7 +12,7 @@ import pytest
 from sim_process import PERIOD, Sim
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
-from sweetie_motion.core.cycle import SyncCycle
+from sweetie_motion.core.cycle import CycleStatistics, SyncCycle
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.model import load_robot_description
@@ -283,3 +283,14 @@ def test_a_motion_taken_from_the_torque_switch_ends_with_servos_on_and_no_chatte
     assert torque['joint51'] and not torque['joint12']
     ref = np.array(sim.refs[-100:])[:, sim.idx('joint51')]
     assert np.abs(np.diff(ref)).max() < 1e-4 and ref[-1] == pytest.approx(-0.2, abs=1e-3)
+
+
+def test_cycle_statistics_keep_the_ticks_that_lost_time_for_matching_with_the_machine():
+    statistics = CycleStatistics(window=4)
+    statistics.record(0.0002, 0.00005, 0, False, 1.00, 0.01)
+    statistics.record(0.0003, 0.004, 2, False, 1.01, 0.01)  # started 24 ms after 1.01
+    snapshot = statistics.snapshot('SCHED_FIFO 50', True)
+    assert snapshot.late_ticks == ((1.01, pytest.approx(0.024), 2),)
+    summary = snapshot.summary()
+    assert summary['lost'] == 2 and summary['ticks'] == 2
+    assert summary['compute_max'] == pytest.approx(0.0003)

@@ -21,6 +21,7 @@ timer wake-up of a real-time thread is usually 30-60 us late on these VMs but, i
 150-400 us late; a short busy wait absorbs those episodes for a few percent of one CPU.
 """
 
+from collections import deque
 import ctypes
 import ctypes.util
 from dataclasses import dataclass, field
@@ -136,6 +137,9 @@ class CycleSnapshot:
     :param period_error: start time minus deadline of the newest ticks [s].
     :param scheduling: how the cycle thread is scheduled ('SCHED_FIFO 50', 'normal', ...).
     :param running: whether the cycle thread runs.
+    :param late_ticks: the newest ticks that came a period or more late, as (deadline
+        [monotonic clock, s], how late [s], ticks skipped): when the cycle lost time, to match
+        against what else happened on the machine then.
     """
 
     ticks: int
@@ -147,6 +151,7 @@ class CycleSnapshot:
     period_error: np.ndarray
     scheduling: str = ''
     running: bool = False
+    late_ticks: Tuple[Tuple[float, float, int], ...] = ()
 
     def summary(self) -> Dict[str, float]:
         """Return p50/p99/max of compute time and period error [s], rate [Hz], totals."""
@@ -186,14 +191,19 @@ class CycleStatistics:
         self.stage_time: Dict[str, float] = {}
         #: stage name -> longest compute time [s] since the statistics started
         self.stage_max: Dict[str, float] = {}
+        #: the newest ticks that lost time: (deadline [s], how late [s], ticks skipped)
+        self.late: 'deque[Tuple[float, float, int]]' = deque(maxlen=100)
 
-    def record(self, compute: float, period_error: float, lost: int, overrun: bool) -> None:
-        """Add one tick."""
+    def record(self, compute: float, period_error: float, lost: int, overrun: bool,
+               deadline: float = 0.0, period: float = 0.0) -> None:
+        """Add one tick (``deadline``, ``period`` [s]: to describe a tick that lost time)."""
         slot = self.count % self.window
         self.compute[slot] = compute
         self.period_error[slot] = period_error
         self.count += 1
-        self.lost += lost
+        if lost:
+            self.lost += lost
+            self.late.append((deadline, period_error + lost * period, lost))
         self.overruns += int(overrun)
 
     def snapshot(self, scheduling: str = '', running: bool = False) -> CycleSnapshot:
@@ -201,7 +211,8 @@ class CycleStatistics:
         n = min(self.count, self.window)
         return CycleSnapshot(self.count, self.lost, self.overruns, self.stage_errors,
                              time.monotonic() - self.started, self.compute[:n].copy(),
-                             self.period_error[:n].copy(), scheduling, running)
+                             self.period_error[:n].copy(), scheduling, running,
+                             tuple(self.late))
 
     def summary(self) -> Dict[str, float]:
         """Return p50/p99/max of compute time and period error [s], rate [Hz], totals."""
@@ -375,10 +386,12 @@ class SyncCycle:
                 time.sleep(delay)
             start = clock()
             lost = 0
+            missed = deadline
             if start - deadline >= period:  # ticks that cannot be made up are skipped
                 lost = int((start - deadline) // period)
                 deadline += lost * period
             self.step(deadline)
             compute = clock() - start
-            self.statistics.record(compute, start - deadline, lost, compute > period)
+            self.statistics.record(compute, start - deadline, lost, compute > period,
+                                   missed, period)
             deadline += period
