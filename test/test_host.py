@@ -21,7 +21,7 @@ from sweetie_motion.host.components import (
     ComponentError, FollowJointStateSpec, VirtualRobotSpec,
 )
 from sweetie_motion.host.host import HOST
-from sweetie_motion.host.state_board import BoardWriter, StateBoard, wait_for_tick
+from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait_for_tick
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
 )
@@ -93,10 +93,33 @@ def test_the_state_board_hands_over_consistent_poses_and_wakes_the_reader():
         np.testing.assert_array_equal(got_measured.position, measured.position)
         np.testing.assert_array_equal(got_reference.velocity, reference.velocity)
         assert index == 12 and got_reference.stamp == 3.5
-        assert reader.sequence == 2
+        assert reader.newest == 12
     finally:
         writer.close()
     assert not os.path.exists(writer.board.path)
+
+
+def test_a_reader_held_up_gets_every_tick_it_was_due_to_publish_oldest_first():
+    writer = BoardWriter(3)
+    try:
+        reader = StateBoard(writer.board.path, 3)
+        assert reader.read_since(None) == []
+        for k in range(10):
+            pose = JointVector(np.full(3, float(k)), np.zeros(3), np.zeros(3))
+            writer.board.write(pose, pose, k, k * 0.01, publish=k % 2 == 0)
+        ticks = reader.read_since(3)  # the reader published tick 3, then was held up
+        assert [t[2] for t in ticks] == [4, 6, 8]
+        assert [t[0].position[0] for t in ticks] == [4.0, 6.0, 8.0]
+        assert [t[2] for t in reader.read_since(None)] == [9]  # a new reader: the newest
+        for k in range(10, 10 + 2 * SLOTS):  # far behind: only what the ring still holds
+            pose = JointVector(np.full(3, float(k)), np.zeros(3), np.zeros(3))
+            writer.board.write(pose, pose, k, k * 0.01)
+        newest = 10 + 2 * SLOTS - 1
+        ticks = reader.read_since(8)
+        assert ticks[-1][2] == newest and len(ticks) == SLOTS - 1
+        assert all(b[2] == a[2] + 1 for a, b in zip(ticks, ticks[1:]))
+    finally:
+        writer.close()
 
 
 def test_the_board_writer_wakes_the_reader_at_the_publish_rate():

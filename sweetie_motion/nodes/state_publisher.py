@@ -106,30 +106,37 @@ class JointStatePublisher:
                 return
             if in_thread and not self._running.is_set():
                 return
-            snapshot = self.board.read()
-            if snapshot is None or not self.node.context.ok():
+            ticks = self.board.read_since(last_index)
+            if not ticks or not self.node.context.ok():
                 continue
-            measured, reference, index = snapshot
-            if last_index is not None and index - last_index > PAUSE_TICKS:
-                # ticks the cycle made without this loop publishing them: say so
+            # every tick due since the last round, oldest first: a round held up for a moment
+            # catches up instead of leaving a gap in the stream
+            first = ticks[0][2]
+            if last_index is not None and first - last_index > PAUSE_TICKS:
+                # ticks the cycle made that this loop could not publish any more: say so
                 self.node.get_logger().warning(
-                    f'joint_states paused for {index - last_index} ticks of the cycle',
+                    f'joint_states paused for {first - last_index} ticks of the cycle',
                     throttle_duration_sec=5.0)
-            last_index = index
+            last_index = ticks[-1][2]
             ros_now = clock.now()
-            age = max(0.0, time.monotonic() - reference.stamp)
-            stamp = Time(nanoseconds=ros_now.nanoseconds - int(age * 1e9),
-                         clock_type=ros_now.clock_type).to_msg()
-            state_msg.header.stamp = ref_msg.header.stamp = stamp
-            fill_joint_state(state_msg, measured.position, measured.velocity, measured.effort)
-            fill_joint_state(ref_msg, reference.position, reference.velocity)
-            try:
-                self.state_publisher.publish(state_msg)
-                self.reference_publisher.publish(ref_msg)
-            except Exception as error:  # noqa: B902 -- e.g. the context shutting down
-                if self.node.context.ok():
-                    self.node.get_logger().warning(f'publishing joint states failed: {error}',
-                                                   throttle_duration_sec=10.0)
+            monotonic_now = time.monotonic()
+            for measured, reference, _ in ticks:
+                age = max(0.0, monotonic_now - reference.stamp)
+                stamp = Time(nanoseconds=ros_now.nanoseconds - int(age * 1e9),
+                             clock_type=ros_now.clock_type).to_msg()
+                state_msg.header.stamp = ref_msg.header.stamp = stamp
+                fill_joint_state(state_msg, measured.position, measured.velocity,
+                                 measured.effort)
+                fill_joint_state(ref_msg, reference.position, reference.velocity)
+                try:
+                    self.state_publisher.publish(state_msg)
+                    self.reference_publisher.publish(ref_msg)
+                except Exception as error:  # noqa: B902 -- e.g. the context shutting down
+                    if self.node.context.ok():
+                        self.node.get_logger().warning(
+                            f'publishing joint states failed: {error}',
+                            throttle_duration_sec=10.0)
+                    break
 
 
 def main(argv: Optional[List[str]] = None) -> int:
