@@ -62,6 +62,7 @@ from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa: E402
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
 from sweetie_motion.process_config import load_process_config  # noqa: E402
+from floor import explained_by_floor, FloorProbe, stall_note  # noqa: E402, I100
 from sweetie_motion.servo.virtual import VirtualServoBus  # noqa: E402
 from targets import Targets  # noqa: E402
 
@@ -141,84 +142,6 @@ def process_cpu(pid):
     with open(f'/proc/{pid}/stat') as stream:
         fields = stream.read().rsplit(')', 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
-class FloorProbe:
-    """
-    The machine's floor during a run: one tiny real-time sleep loop pinned to each CPU.
-
-    Each probe process wakes every ``period`` at SCHED_FIFO 49 (just below the cycle) and
-    records every wake-up later than ``threshold``. A probe does almost nothing, so when one is
-    late at the moment the cycle lost ticks, the CPU it is pinned to was not available to
-    anyone (the hypervisor took it, or the kernel did): the machine's floor, not the cycle.
-    """
-
-    def __init__(self, period, threshold):
-        self.period, self.threshold = period, threshold
-        self.processes = []
-        if not hasattr(os, 'sched_setaffinity'):
-            return
-        for cpu in sorted(os.sched_getaffinity(0)):
-            self.processes.append(subprocess.Popen(
-                [sys.executable, __file__, '--probe', str(cpu), str(period), str(threshold)],
-                stdout=subprocess.PIPE, text=True))
-
-    def stop(self):
-        """Stop the probes; return their late wake-ups: [(cpu, expected, actual)] [s]."""
-        events = []
-        for process in self.processes:
-            process.send_signal(signal.SIGINT)
-        for process in self.processes:
-            try:
-                out = process.communicate(timeout=10)[0]
-                events += [tuple(e) for e in json.loads(out.splitlines()[-1])]
-            except (subprocess.TimeoutExpired, IndexError, ValueError):
-                process.kill()
-        return events
-
-
-def probe_main(cpu, period, threshold):
-    """Run one floor probe on ``cpu`` until SIGINT; print its late wake-ups as JSON."""
-    os.sched_setaffinity(0, {cpu})
-    set_realtime_priority(PRIORITY - 1)
-    stop = []
-    signal.signal(signal.SIGINT, lambda *_: stop.append(True))
-    late = []
-    deadline = time.monotonic() + period
-    while not stop:
-        delay = deadline - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        now = time.monotonic()
-        if now - deadline > threshold:
-            late.append((cpu, deadline, now))
-        deadline = max(deadline + period, now)
-    print(json.dumps(late), flush=True)
-
-
-def explained_by_floor(late_ticks, floor_events):
-    """
-    Return how many of the cycle's lost ticks a stall of the machine explains.
-
-    A lost tick is explained when a floor probe was late across the tick's deadline: its CPU
-    was taken from everyone at that moment.
-    """
-    explained = 0
-    for deadline, lateness, lost in late_ticks:
-        if any(expected <= deadline + lateness and actual >= deadline
-               for _, expected, actual in floor_events):
-            explained += lost
-    return explained
-
-
-def stall_note(result):
-    """Describe the stalls of the machine a run's floor probes saw."""
-    events = result.get('floor', [])
-    if not events:
-        return ''
-    worst = max(actual - expected for _, expected, actual in events)
-    return (f'  [floor probes: {len(events)} stalls of a CPU, the longest {worst * 1e3:.1f} ms; '
-            f'{result["explained"]} of the {result["lost"]} lost ticks fall into them]')
 
 
 def lost_target(targets, name, result, note=''):
@@ -579,9 +502,6 @@ def main():
     global FEED_RATE
     if len(sys.argv) > 3 and sys.argv[1] == '--feeder':
         feeder_main(sys.argv[2], float(sys.argv[3]), sys.argv[4:])
-        return 0
-    if len(sys.argv) == 5 and sys.argv[1] == '--probe':
-        probe_main(int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=10.0)

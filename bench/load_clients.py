@@ -230,7 +230,12 @@ def run_watch(namespace, seconds):
     lost = int(float(last.get('lost', 0))) - int(float(first.get('lost', 0)))
     stamp_gaps = np.diff(stamps) if len(stamps) > 1 else np.zeros(1)
     arrival_gaps = np.diff(arrivals) if len(arrivals) > 1 else np.zeros(1)
+    late_ticks = [tuple(float(x) for x in item.split(':'))
+                  for item in last.get('late_ticks', '').split()]
+    first_time = float(first.get('late_ticks', '').split()[-1].split(':')[0]) \
+        if first.get('late_ticks') else -1.0
     print(json.dumps({'lost': lost, 'scheduling': last.get('scheduling', '?'),
+                      'late_ticks': [t for t in late_ticks if t[0] > first_time],
                       'compute_max': float(last.get('compute_max', 'nan')),
                       'compute_p99': float(last.get('compute_p99', 'nan')),
                       'messages': len(stamps), 'stamp_gap_max': float(stamp_gaps.max()),

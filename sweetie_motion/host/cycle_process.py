@@ -9,9 +9,9 @@ small process (:mod:`sweetie_motion.nodes.state_publisher`, started from here) p
 ``joint_states`` and ``joint_states_ref``.
 
 Threads: the cycle (SCHED_FIFO where permitted), the command loop (main thread) and the event
-sender, each one real-time priority below the one before: a thread that holds the GIL must not
-wait for a CPU behind the ordinary processes of a busy machine while the cycle waits for that
-GIL. They sleep but for short calls. SIGINT is ignored (Ctrl-C reaches the whole process group;
+sender, each one real-time priority below the one before, and the publisher process below them
+all: a thread that holds the GIL must not wait for a CPU behind the ordinary processes of a
+busy machine, nor behind the publisher's DDS threads, while the cycle waits for that GIL. They sleep but for short calls. SIGINT is ignored (Ctrl-C reaches the whole process group;
 the bringup stops this process in order); the process ends when the bringup says ``close`` or
 its pipe closes (the bringup died), and the publisher with it.
 """
@@ -71,20 +71,23 @@ def run(requests: Channel, replies: Channel) -> int:
     """Serve one bringup: start from its settings, answer calls until it closes."""
     settings: HostSettings = requests.recv()
     sys.setswitchinterval(SWITCH_INTERVAL)
+    # the threads that may hold this process's GIL (calls, events) come right below the cycle;
+    # the publisher process, whose DDS threads can be busy for long, below them: it must never
+    # keep a thread off the CPU that the cycle waits for
     below = [max(1, settings.priority - k) if settings.priority > 0 else 0 for k in (1, 2, 3)]
-    set_realtime_priority(below[1])  # this thread answers the calls
+    set_realtime_priority(below[0])  # this thread answers the calls
     events: 'queue.SimpleQueue[Optional[tuple]]' = queue.SimpleQueue()
     try:
         model = load_robot_description(settings.robot)
         model.configure()
         host = CycleHost(model, settings.period, events.put)
-        publisher = start_publisher(host, settings, below[0])
+        publisher = start_publisher(host, settings, below[2])
     except Exception as error:  # noqa: B902 -- tell the bringup why, then exit
         replies.send(('failed', f'{type(error).__name__}: {error}'))
         return 1
 
     def send_events() -> None:
-        set_realtime_priority(below[2])
+        set_realtime_priority(below[1])
         while True:
             event = events.get()
             if event is None:

@@ -167,6 +167,10 @@ class MotionCoreNode(ManagedNode):
                               f'{stats["jitter_p99"] * 1e3:.2f} ms, lost {stats["lost"]}')
             values = {'period_s': self.process.period, **stats}
             status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in values.items()]
+            # when the cycle lost time (monotonic clock, to match with other records)
+            status.values.append(KeyValue(key='late_ticks', value=' '.join(
+                f'{deadline:.6f}:{late:.6f}:{lost}'
+                for deadline, late, lost in snapshot.late_ticks[-20:])))
         status.values.append(KeyValue(key='scheduling', value=scheduling))
         status.values.append(KeyValue(key='isolated', value=str(self.host.isolated).lower()))
         status.values.append(KeyValue(key='owners', value=', '.join(

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""
+Floor probes: what the machine itself does to real-time threads while something is measured.
+
+One tiny real-time sleep loop per CPU, pinned to it, runs beside a measured run (the sync cycle
+benchmark, the load test); its late wake-ups are stalls of that CPU, which nothing running on
+it can avoid (the hypervisor took the virtual CPU, or the kernel did). A lost tick of the cycle
+that falls into such a stall is the machine's floor, not the cycle's fault.
+
+    python bench/floor.py CPU PERIOD THRESHOLD    (started by FloorProbe, prints JSON at SIGINT)
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sweetie_motion.core.cycle import set_realtime_priority
+
+#: SCHED_FIFO priority of the probes: above every thread of the motion process (the cycle runs
+#: at 50), so that nothing of ours can delay a probe and a late probe proves a stall of the CPU
+#: (each wake-up costs the measured run some 10-20 us now and then)
+PRIORITY = 60
+
+
+class FloorProbe:
+    """
+    The machine's floor during a run: one tiny real-time sleep loop pinned to each CPU.
+
+    Each probe process wakes every ``period`` at SCHED_FIFO :data:`PRIORITY` (above every
+    thread of the motion process) and records every wake-up later than ``threshold``. A probe
+    does almost nothing, so when one is late at the moment the cycle lost ticks, the CPU it is
+    pinned to was not available to anyone (the hypervisor took it, or the kernel did): the
+    machine's floor, not the cycle.
+
+    :param period: wake-up period [s]; :param threshold: lateness counted as a stall [s].
+    """
+
+    def __init__(self, period, threshold):
+        self.period, self.threshold = period, threshold
+        self.processes = []
+        if not hasattr(os, 'sched_setaffinity'):
+            return
+        for cpu in sorted(os.sched_getaffinity(0)):
+            self.processes.append(subprocess.Popen(
+                [sys.executable, __file__, str(cpu), str(period), str(threshold)],
+                stdout=subprocess.PIPE, text=True))
+
+    def stop(self):
+        """Stop the probes; return their late wake-ups: [(cpu, expected, actual)] [s]."""
+        events = []
+        for process in self.processes:
+            process.send_signal(signal.SIGINT)
+        for process in self.processes:
+            try:
+                out = process.communicate(timeout=10)[0]
+                events += [tuple(e) for e in json.loads(out.splitlines()[-1])]
+            except (subprocess.TimeoutExpired, IndexError, ValueError):
+                process.kill()
+        return events
+
+
+def probe_main(cpu, period, threshold, priority=PRIORITY):
+    """Run one floor probe on ``cpu`` until SIGINT; print its late wake-ups as JSON."""
+    os.sched_setaffinity(0, {cpu})
+    set_realtime_priority(priority)
+    stop = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(True))
+    late = []
+    deadline = time.monotonic() + period
+    while not stop:
+        delay = deadline - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        now = time.monotonic()
+        if now - deadline > threshold:
+            late.append((cpu, deadline, now))
+        deadline = max(deadline + period, now)
+    print(json.dumps(late), flush=True)
+
+
+def explained_by_floor(late_ticks, floor_events):
+    """
+    Return how many of the cycle's lost ticks a stall of the machine explains.
+
+    A lost tick is explained when a floor probe was late across the tick's deadline: its CPU
+    was taken from everyone at that moment.
+    """
+    explained = 0
+    for deadline, lateness, lost in late_ticks:
+        if any(expected <= deadline + lateness and actual >= deadline
+               for _, expected, actual in floor_events):
+            explained += lost
+    return explained
+
+
+def stall_note(result):
+    """Describe the stalls of the machine a run's floor probes saw."""
+    events = result.get('floor', [])
+    if not events:
+        return ''
+    worst = max(actual - expected for _, expected, actual in events)
+    return (f'  [floor probes: {len(events)} stalls of a CPU, the longest {worst * 1e3:.1f} ms; '
+            f'{result["explained"]} of the {result["lost"]} lost ticks fall into them]')
+
+
+if __name__ == '__main__':
+    probe_main(int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]))
