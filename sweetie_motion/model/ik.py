@@ -1,0 +1,736 @@
+"""
+Inverse kinematics with joint limits on any chain of a RobotModel (R-MODEL-4).
+
+:class:`ChainIK` finds joint positions of a chain that put the chain's tip at a target pose
+(full pose), at a target position (position-only, e.g. a pony hoof), or at a pose with
+per-axis weights. It is a Levenberg-Marquardt damped least squares on pinocchio:
+
+* the error is the position difference and the log map of the rotation error
+  (``pinocchio.log3(R_target R^T)``), both in the chain's base axes;
+* every step is bounded by the joint limits: joints that a step would push past a limit stop
+  at the limit, so an iterate never leaves the limits;
+* a revolute joint is an angle: a step that carries it past the middle of the arc its limits
+  forbid lands it on the far limit (same pose, modulo 2 pi), so an attempt is not trapped on
+  the wrong side of a limit -- this alone doubles the success of one attempt on a 6-DOF arm
+  with +-170 deg limits;
+* the damping adapts to the error (large far from the target, vanishing near it, so the last
+  iterations are Gauss-Newton steps) and grows on every step that would not reduce the error;
+* an attempt that lasts goes on with geodesic acceleration (a second-order correction of the
+  step from one more evaluation): near a singular configuration the error is a curved valley
+  that plain damped steps crawl along;
+* an attempt that stalls (steps rejected again and again, or the error not halving within a
+  few iterations) is restarted from a random configuration within the limits, for as long as
+  the time, iteration and attempt budgets allow -- the strategy of TRAC-IK, whose KDL part
+  gives up as soon as it meets a limit.
+
+A solve always returns an :class:`IkResult`: ``success=True`` with a solution within the
+limits and within the tolerances, or ``success=False`` with the best configuration found
+(still within the limits), its residual and the number of attempts. Unreachable targets are
+not exceptions; :meth:`IkResult.require` turns a failure into :class:`IkNoSolutionError` for
+callers that prefer one. Bad input (wrong shapes, NaN, a matrix that is not a rotation, an
+unknown chain) raises :class:`IkInputError` or the model's own errors, before any work.
+
+Thread safety: a ChainIK is read-only after construction; every thread gets its own pinocchio
+Data, buffers and random generator, so one instance may serve several threads at once.
+"""
+
+import math
+import threading
+import time
+from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pinocchio
+from scipy.linalg import lapack
+
+from sweetie_motion.errors import ModelError
+from sweetie_motion.model.robot_model import RobotModel
+
+#: Tasks a ChainIK solves: the full pose, or the position of the tip only.
+TASKS = ('pose', 'position')
+#: Default tolerances: position [m] and orientation [rad].
+POSITION_TOLERANCE = 1e-5
+ORIENTATION_TOLERANCE = 1e-4
+#: Default wall-time budget of one solve [s] (TRAC-IK's default timeout).
+TIME_BUDGET = 0.005
+#: Default iteration budget of one solve, all attempts together.
+MAX_ITERATIONS = 10000
+
+# Damping: lambda = _DAMPING_GAIN * squared error + _DAMPING_MIN, times a factor that grows
+# on rejected steps and shrinks on accepted ones. Proportional to the squared error, the
+# damping vanishes near the target (quadratic convergence) and tames steps far from it.
+_DAMPING_GAIN = 0.05
+_DAMPING_MIN = 1e-9
+_FACTOR_UP = 8.0
+_FACTOR_DOWN = 0.3
+_FACTOR_MIN = 1e-3
+#: An attempt whose steps are rejected this many times in a row is at a local minimum.
+_MAX_REJECTIONS = 4
+#: An attempt must reduce its squared error by _PROGRESS_RATIO within this many iterations,
+#: or it restarts.
+_PROGRESS_WINDOW = 4
+_PROGRESS_RATIO = 0.5
+#: Geodesic acceleration from this iteration of an attempt on (the easy targets converge
+#: before; the others are near a singular configuration, where the error is a curved valley),
+#: with the probe step and the largest accepted ratio |acceleration| / |velocity|.
+_GEODESIC_AFTER = 8
+_GEODESIC_PROBE = 0.1
+_GEODESIC_RATIO = 0.5
+#: Hard cap of iterations of one attempt.
+_ATTEMPT_ITERATIONS = 100
+#: Sampling span [rad or m] of random restarts for a joint without a finite limit.
+_FREE_SPAN = math.pi
+
+
+class IkError(ModelError):
+    """Base class of the errors of inverse kinematics."""
+
+
+class IkInputError(IkError, ValueError):
+    """
+    An argument of ChainIK or of a solve is malformed.
+
+    :param argument: the name of the argument.
+    :param value: the offending value (or a short description of it).
+    :param reason: what is wrong with it.
+    """
+
+    def __init__(self, argument: str, value: Any, reason: str, chain: str = '') -> None:
+        self.argument = argument
+        self.value = value
+        self.reason = reason
+        self.chain = chain
+        where = f'inverse kinematics of chain {chain!r}: ' if chain else 'inverse kinematics: '
+        super().__init__(f'{where}{argument}: {reason}')
+
+
+class IkNoSolutionError(IkError):
+    """No configuration within the limits reaches the target within the tolerance and budget."""
+
+    def __init__(self, chain: str, result: 'IkResult') -> None:
+        self.chain = chain
+        self.result = result
+        self.position_error = result.position_error
+        self.orientation_error = result.orientation_error
+        self.attempts = result.attempts
+        self.iterations = result.iterations
+        self.reason = result.reason
+        super().__init__(
+            f'inverse kinematics of chain {chain!r}: no solution ({result.reason}) after '
+            f'{result.attempts} attempt(s), {result.iterations} iteration(s), '
+            f'{result.elapsed * 1e3:.2f} ms; best residual {result.position_error:.3g} m, '
+            f'{result.orientation_error:.3g} rad')
+
+
+class IkResult(NamedTuple):
+    """
+    The outcome of one solve.
+
+    :param success: whether ``position`` is within the limits and the tolerances.
+    :param position: joint positions of the chain in chain order [rad or m], always within
+        the limits: the solution, or on failure the best configuration found.
+    :param position_error: distance of the tip from the target over the constrained axes [m].
+    :param orientation_error: angle of the rotation error over the constrained axes [rad]
+        (0 for a position-only task).
+    :param iterations: iterations over all attempts.
+    :param attempts: starts: the seed, then every random restart.
+    :param elapsed: wall time of the solve [s].
+    :param reason: ``'converged'``, or why it stopped: ``'time budget'``, ``'iteration
+        budget'``, ``'attempt budget'``, ``'beyond reach'``.
+    :param chain: the chain solved for.
+    """
+
+    success: bool
+    position: np.ndarray
+    position_error: float
+    orientation_error: float
+    iterations: int
+    attempts: int
+    elapsed: float
+    reason: str
+    chain: str
+
+    def require(self) -> np.ndarray:
+        """
+        Return the solution.
+
+        :return: joint positions in chain order [rad or m].
+        :raises IkNoSolutionError: the solve failed (the error carries this result).
+        """
+        if not self.success:
+            raise IkNoSolutionError(self.chain, self)
+        return self.position
+
+
+class _Workspace:
+    """What one thread needs to solve: pinocchio Data, buffers, random generator."""
+
+    def __init__(self, evaluator, rng: np.random.Generator) -> None:
+        self.data = evaluator.create_data()
+        self.q = np.empty(evaluator.nq)
+        self.full = np.zeros(len(evaluator.joints))
+        self.rng = rng
+        #: the target of the solve in progress, written in place by every solve
+        self.target_p = np.zeros(3)
+        self.target_r = np.eye(3)
+        self.evaluate = None
+        self.converged = None
+
+
+_TARGET_FORMS = 'expected a 4x4 pose, a pinocchio.SE3 or (position-only task) a 3-vector'
+
+
+def _read_target(target: Any, chain: str, needs_rotation: bool, position: np.ndarray,
+                 rotation: np.ndarray) -> None:
+    """Validate ``target`` and write it into ``position`` (3,) and ``rotation`` (3, 3)."""
+    if isinstance(target, pinocchio.SE3):
+        matrix = target.homogeneous
+    else:
+        try:
+            matrix = np.asarray(target, dtype=float)
+        except (TypeError, ValueError):
+            raise IkInputError('target', type(target).__name__, _TARGET_FORMS, chain) from None
+    if matrix.shape == (4, 4):
+        if not np.isfinite(matrix).all():
+            raise IkInputError('target', matrix.tolist(), 'contains NaN or infinite values',
+                               chain)
+        if matrix[3].tolist() != [0.0, 0.0, 0.0, 1.0]:
+            raise IkInputError('target', matrix.tolist(),
+                               'the last row of a homogeneous pose must be 0 0 0 1', chain)
+        position[:] = matrix[:3, 3]
+        rotation[:] = matrix[:3, :3]
+        if needs_rotation:
+            orthogonality = np.abs(rotation.T @ rotation - _EYE3).max()
+            (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()
+            determinant = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+            if not orthogonality <= 1e-6 or determinant < 0:
+                raise IkInputError('target', rotation.tolist(),
+                                   'the upper-left 3x3 block is not a rotation matrix '
+                                   f'(|R^T R - I| = {orthogonality:.2g}, det = '
+                                   f'{determinant:.3g})', chain)
+    elif matrix.shape == (3,):
+        if needs_rotation:
+            raise IkInputError('target', matrix.tolist(),
+                               'a 3-vector is the target of a position-only task; this task '
+                               'constrains the orientation: give a 4x4 pose', chain)
+        if not np.isfinite(matrix).all():
+            raise IkInputError('target', matrix.tolist(), 'contains NaN or infinite values',
+                               chain)
+        position[:] = matrix
+    else:
+        raise IkInputError('target', f'shape {matrix.shape}', _TARGET_FORMS, chain)
+
+
+_EYE3 = np.eye(3)
+
+
+class ChainIK:
+    """
+    Inverse kinematics of one chain of a :class:`~sweetie_motion.model.RobotModel`.
+
+    :param model: a configured RobotModel.
+    :param chain: the chain; its tip (``RobotModel.chain_tip``) is placed at the target.
+    :param task: ``'pose'`` (position and orientation) or ``'position'`` (position only).
+    :param weights: for a pose task, six weights of the error components (x, y, z [1/m^2],
+        rx, ry, rz [1/rad^2]) in the chain's base axes; a zero weight leaves that component
+        free (neither minimised nor checked). Default: all 1.
+    :param position_tolerance: largest accepted position error [m].
+    :param orientation_tolerance: largest accepted orientation error [rad].
+    :param time_budget: default wall-time budget of a solve [s].
+    :param max_iterations: default iteration budget of a solve (all attempts).
+    :param max_attempts: default number of starts of a solve (seed + restarts); None: no limit
+        but the time and iteration budgets.
+    :param lower: lower position limits in chain order [rad or m] replacing the URDF's (e.g.
+        for a benchmark or a safety margin); -inf for none.
+    :param upper: upper position limits in chain order [rad or m]; +inf for none.
+    :param fixed_joints: joints of the chain the solver does not move: they keep the value of
+        the seed (e.g. the virtual joint of a pony hoof when placing the hoof).
+    :param random_seed: seed of the random restarts (reproducible sequences per thread).
+    :raises UnknownChainError: ``chain`` is not a chain of ``model``.
+    :raises NotConfiguredError: ``model`` is not configured.
+    :raises IkInputError: a malformed option (naming it).
+
+    Random restarts draw each joint uniformly within its limits; a joint without a finite
+    limit draws within 2 pi (rad, or m for a prismatic joint) of its one limit, or within
+    [-pi, pi] when it has none. A continuous joint comes back within pi of the seed (the short
+    way); any other joint comes back within its limits, whatever the seed.
+    """
+
+    def __init__(self, model: RobotModel, chain: str, *, task: str = 'pose',
+                 weights: Optional[Sequence[float]] = None,
+                 position_tolerance: float = POSITION_TOLERANCE,
+                 orientation_tolerance: float = ORIENTATION_TOLERANCE,
+                 time_budget: float = TIME_BUDGET, max_iterations: int = MAX_ITERATIONS,
+                 max_attempts: Optional[int] = None,
+                 lower: Optional[Sequence[float]] = None,
+                 upper: Optional[Sequence[float]] = None,
+                 fixed_joints: Sequence[str] = (),
+                 random_seed: Optional[int] = None) -> None:
+        # RobotModel keeps its pinocchio models private to the model package, as is this one.
+        kinematics, info = model._kinematics('ChainIK', chain)
+        self.chain = chain
+        self.joints: Tuple[str, ...] = tuple(info.joints)
+        self.tip = info.tip
+        self._evaluator = kinematics.evaluator(info, info.tip)
+        n = len(self.joints)
+        self._n = n
+        if task not in TASKS:
+            raise IkInputError('task', task, f'expected one of {", ".join(TASKS)}', chain)
+        self.task = task
+        if weights is None:
+            weights = (1.0,) * 6 if task == 'pose' else (1.0, 1.0, 1.0, 0.0, 0.0, 0.0)
+        elif task == 'position':
+            raise IkInputError('weights', weights,
+                               'weights are for a pose task; a position task weighs x, y, z '
+                               'alike and leaves the orientation free', chain)
+        weights = self._vector('weights', weights, 6, per_joint=False)
+        if np.any(weights < 0) or not np.any(weights[:3] > 0) and not np.any(weights[3:] > 0):
+            raise IkInputError('weights', weights.tolist(),
+                               'expected six weights >= 0, at least one > 0', chain)
+        self.weights = weights
+        self.position_tolerance = self._positive('position_tolerance', position_tolerance)
+        self.orientation_tolerance = self._positive('orientation_tolerance',
+                                                    orientation_tolerance)
+        self.time_budget = self._budget('time_budget', time_budget)
+        self.max_iterations = self._count('max_iterations', max_iterations, 0)
+        self.max_attempts = (None if max_attempts is None
+                             else self._count('max_attempts', max_attempts, 1))
+
+        joint_info = [model.get_joint_info(name) for name in self.joints]
+        low = np.array([j.lower for j in joint_info]) if lower is None else self._vector(
+            'lower', lower, n, allow_inf=True)
+        high = np.array([j.upper for j in joint_info]) if upper is None else self._vector(
+            'upper', upper, n, allow_inf=True)
+        bad = np.flatnonzero(~(low <= high))
+        if bad.size:
+            i = int(bad[0])
+            raise IkInputError('lower/upper', (float(low[i]), float(high[i])),
+                               f'joint {self.joints[i]!r} has lower limit > upper limit',
+                               chain)
+        self.lower = low
+        self.upper = high
+        self.lower.setflags(write=False)
+        self.upper.setflags(write=False)
+        if isinstance(fixed_joints, str):
+            fixed_joints = (fixed_joints,)
+        unknown = [j for j in fixed_joints if j not in self.joints]
+        if unknown:
+            raise IkInputError('fixed_joints', list(fixed_joints),
+                               f'{", ".join(map(repr, unknown))} not in the chain (joints: '
+                               f'{", ".join(self.joints)})', chain)
+        free = np.array([j not in fixed_joints for j in self.joints], dtype=bool)
+        if not free.any():
+            raise IkInputError('fixed_joints', list(fixed_joints), 'no joint left to move',
+                               chain)
+        self.fixed_joints = tuple(j for j in self.joints if j in fixed_joints)
+        #: indices of the joints the solver moves, None when it moves all of them
+        self._free = None if free.all() else np.flatnonzero(free)
+        # Everything below is about the joints the solver moves.
+        low, high = low[free], high[free]
+        continuous = self._evaluator.continuous[free]
+        self._prismatic = np.array([j.joint_type == 'prismatic' for j in joint_info])
+        prismatic = self._prismatic[free]
+        self._lower, self._upper = low, high
+        self._m = int(free.sum())
+        # Random restarts sample the limits; a joint without a finite limit samples a span of
+        # _FREE_SPAN on the missing side(s), or [-pi, pi] when it has none.
+        finite_low, finite_high = np.isfinite(low), np.isfinite(high)
+        sample_low = np.where(finite_low, low, np.where(finite_high, high - 2 * _FREE_SPAN,
+                                                        -_FREE_SPAN))
+        sample_high = np.where(finite_high, high, np.where(finite_low, low + 2 * _FREE_SPAN,
+                                                           _FREE_SPAN))
+        self._sample_low, self._sample_high = sample_low, sample_high
+        self._wrap = continuous & ~finite_low & ~finite_high
+        self._any_wrap = bool(self._wrap.any())
+        self._periodic = ~prismatic & finite_low & finite_high
+        # Limits as centre +- half range: one comparison finds the joints outside. A joint
+        # without limits has an infinite half range; one with a single limit needs the
+        # general comparison (_box False).
+        both, neither = finite_low & finite_high, ~finite_low & ~finite_high
+        self._box = bool(np.all(both | neither))
+        low_or_zero, high_or_zero = np.where(both, low, 0.0), np.where(both, high, 0.0)
+        self._centre = 0.5 * (low_or_zero + high_or_zero)
+        self._half_range = np.where(both, 0.5 * (high_or_zero - low_or_zero), math.inf)
+        self._negative_half_range = -self._half_range
+        self._centred = not self._centre.any()
+
+        rows = np.flatnonzero(weights > 0)
+        self._rows = None if rows.size == 6 else rows
+        root = np.sqrt(weights[rows])
+        self._root_weights = None if np.all(root == 1.0) else root
+        self._position_rows = np.flatnonzero(weights[:3] > 0)
+        self._orientation_rows = 3 + np.flatnonzero(weights[3:] > 0)
+        self._needs_rotation = self._orientation_rows.size > 0
+        # Weighted squared errors above this bound cannot be within the tolerances: the
+        # tolerance test runs only below it.
+        self._cost_bound = (weights[:3].max() * self.position_tolerance ** 2
+                            + weights[3:].max() * self.orientation_tolerance ** 2)
+        self._reach = self._reach_bound()
+
+        self._all_periodic = bool(self._periodic.all())
+        self._seed_sequence = np.random.SeedSequence(random_seed)
+        self._local = threading.local()
+        self._spawn_lock = threading.Lock()
+
+    # --- validation ----------------------------------------------------------------------------
+
+    def _vector(self, argument: str, value: Any, size: int, allow_inf: bool = False,
+                per_joint: bool = True) -> np.ndarray:
+        try:
+            vector = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, f'expected {size} numbers', self.chain) from None
+        if vector.shape != (size,):
+            raise IkInputError(argument, f'shape {vector.shape}',
+                               f'expected {size} values (joints {", ".join(self.joints)})'
+                               if per_joint else f'expected {size} values', self.chain)
+        bad = np.isnan(vector) if allow_inf else ~np.isfinite(vector)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = f'joint {self.joints[i]!r}' if per_joint else f'entry {i}'
+            raise IkInputError(argument, vector.tolist(),
+                               f'{what} is {vector[i]} (NaN{"" if allow_inf else " or inf"})',
+                               self.chain)
+        return vector
+
+    def _positive(self, argument: str, value: Any) -> float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, 'expected a number', self.chain) from None
+        if not value > 0 or math.isinf(value):
+            raise IkInputError(argument, value, 'expected a finite number > 0', self.chain)
+        return value
+
+    def _budget(self, argument: str, value: Any) -> float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, 'expected a duration [s]', self.chain) from None
+        if not value >= 0:
+            raise IkInputError(argument, value, 'expected a duration >= 0 [s]', self.chain)
+        return value
+
+    def _count(self, argument: str, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise IkInputError(argument, value, f'expected an integer >= {minimum}', self.chain)
+        return int(value)
+
+    def _reach_bound(self) -> Tuple[np.ndarray, float]:
+        """
+        Return (origin of the first joint (3,), an upper bound of the tip's distance from it).
+
+        Consecutive joint origins of revolute joints keep their distance whatever the joint
+        positions (both are fixed in the link between them); a prismatic joint adds its
+        travel. The bound lets a target beyond reach fail at once.
+        """
+        evaluator = self._evaluator
+        data = evaluator.create_data()
+        zero = np.zeros(self._n)
+        q = evaluator.configuration(zero, np.empty(evaluator.nq))
+        pinocchio.forwardKinematics(evaluator.model, data, q)
+        tip = pinocchio.updateFramePlacement(evaluator.model, data,
+                                             evaluator.frame_id).translation.copy()
+        origins = [data.oMi[evaluator.model.getJointId(name)].translation.copy()
+                   for name in self.joints]
+        points = origins + [tip]
+        reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
+        prismatic = self._prismatic
+        reach += float(np.sum(self.upper[prismatic] - self.lower[prismatic]))
+        return origins[0], reach
+
+    # --- per-thread state ------------------------------------------------------------------------
+
+    def _workspace(self) -> _Workspace:
+        workspace = getattr(self._local, 'workspace', None)
+        if workspace is None:
+            with self._spawn_lock:
+                child = self._seed_sequence.spawn(1)[0]
+            workspace = _Workspace(self._evaluator, np.random.default_rng(child))
+            workspace.evaluate = self._evaluation(workspace)
+            workspace.converged = self._convergence()
+            self._local.workspace = workspace
+        return workspace
+
+    # --- solving ---------------------------------------------------------------------------------
+
+    def forward(self, position: Sequence[float]) -> np.ndarray:
+        """
+        Return the 4x4 pose of the chain's tip in the chain's base frame (translation in m).
+
+        :param position: joint positions in chain order [rad or m].
+        """
+        return self._evaluator.forward(position)
+
+    def within_limits(self, position: Sequence[float]) -> bool:
+        """Return whether ``position`` (chain order [rad or m]) is within this solver's limits."""
+        position = np.asarray(position, dtype=float)
+        return bool(np.all(position >= self.lower) and np.all(position <= self.upper))
+
+    def random_position(self, rng: Optional[np.random.Generator] = None) -> np.ndarray:
+        """
+        Return a random configuration within the limits, as the random restarts draw them.
+
+        :param rng: the generator to draw from (default: this thread's own).
+        :return: joint positions in chain order [rad or m]; fixed joints at zero (clamped into
+            their limits).
+        """
+        rng = rng or self._workspace().rng
+        if self._free is None:
+            return rng.uniform(self._sample_low, self._sample_high)
+        position = np.clip(np.zeros(self._n), self.lower, self.upper)
+        position[self._free] = rng.uniform(self._sample_low, self._sample_high)
+        return position
+
+    def solve(self, target: Union[np.ndarray, pinocchio.SE3, Sequence[float]],
+              seed: Optional[Sequence[float]] = None, *,
+              time_budget: Optional[float] = None, max_iterations: Optional[int] = None,
+              max_attempts: Optional[int] = None) -> IkResult:
+        """
+        Find joint positions that put the chain's tip at ``target``.
+
+        :param target: the tip pose in the chain's base frame: a 4x4 homogeneous matrix
+            (translation in m) or a pinocchio.SE3; a position-only task also takes a
+            3-vector [m].
+        :param seed: the first guess, in chain order [rad or m] (default: zeros); clamped
+            into the limits. A seed within the tolerance is returned as it is.
+        :param time_budget: wall-time budget [s] (default: the solver's).
+        :param max_iterations: iteration budget, all attempts (default: the solver's).
+        :param max_attempts: number of starts (default: the solver's).
+        :return: the result; ``success=False`` when no solution was found in the budget or the
+            target is beyond reach (never an exception for an unreachable target).
+        :raises IkInputError: malformed target, seed or budget.
+        """
+        start = time.perf_counter()
+        workspace = self._workspace()
+        _read_target(target, self.chain, self._needs_rotation, workspace.target_p,
+                     workspace.target_r)
+        n = self._n
+        if seed is None:
+            seed_vector = np.zeros(n)
+        else:
+            seed_vector = self._vector('seed', seed, n)
+        seed_vector = np.minimum(np.maximum(seed_vector, self.lower), self.upper)
+        free = self._free
+        if free is None:
+            x = seed_vector
+        else:
+            workspace.full[:] = seed_vector  # the fixed joints stay there
+            x = seed_vector[free]
+        budget = self.time_budget if time_budget is None else self._budget(
+            'time_budget', time_budget)
+        iteration_budget = self.max_iterations if max_iterations is None else self._count(
+            'max_iterations', max_iterations, 0)
+        attempt_budget = self.max_attempts if max_attempts is None else self._count(
+            'max_attempts', max_attempts, 1)
+        deadline = start + budget
+
+        origin, reach = self._reach
+        offset = workspace.target_p - origin
+        beyond_reach = (self._position_rows.size == 3
+                        and math.sqrt(offset @ offset) > reach + self.position_tolerance)
+        if beyond_reach:
+            attempt_budget = 1  # one descent finds the closest point; restarts cannot help
+
+        evaluate, converged = workspace.evaluate, workspace.converged
+        cost_bound = self._cost_bound
+        project, outside_of = self._project, self._outside
+        count, dot = np.count_nonzero, np.dot
+        posv = lapack.dposv
+        perf_counter = time.perf_counter
+        diagonal = slice(None, None, self._m + 1)
+        rng = workspace.rng
+
+        best_x, best_cost, best_error = x, math.inf, None
+        iterations = attempts = 0
+        reason = ''
+        while not reason:
+            attempts += 1
+            error, werr, wjac = evaluate(x)
+            cost = werr @ werr
+            if cost < best_cost:
+                best_x, best_cost, best_error = x, cost, error
+            if converged(error):
+                return self._result(True, x, error, iterations, attempts, start, 'converged',
+                                    seed_vector)
+            factor, rejections = 1.0, 0
+            window_cost, window_end = cost, _PROGRESS_WINDOW
+            for step in range(_ATTEMPT_ITERATIONS):
+                if iterations >= iteration_budget:
+                    reason = 'iteration budget'
+                    break
+                if perf_counter() > deadline:
+                    reason = 'time budget'
+                    break
+                iterations += 1
+                jac_t = wjac.T
+                hessian = dot(jac_t, wjac)
+                hessian.flat[diagonal] += factor * (_DAMPING_GAIN * cost + _DAMPING_MIN)
+                _, delta, info = posv(hessian, dot(jac_t, werr))
+                if info:  # not positive definite in floating point: damp more
+                    factor *= _FACTOR_UP
+                    continue
+                if step >= _GEODESIC_AFTER:
+                    # Geodesic acceleration (Transtrum and Sethna, 2012): the second-order
+                    # correction of the step, from one probe along it, bends the step along
+                    # a curved valley where plain damped steps crawl.
+                    probe = evaluate(x + _GEODESIC_PROBE * delta)[1]
+                    curvature = (werr - probe) / _GEODESIC_PROBE - wjac @ delta
+                    _, acceleration, info = posv(hessian, dot(jac_t, curvature))
+                    acceleration *= 2 / _GEODESIC_PROBE
+                    if not info and (dot(acceleration, acceleration)
+                                     <= _GEODESIC_RATIO ** 2 * dot(delta, delta)):
+                        delta -= 0.5 * acceleration
+                trial = x + delta
+                outside = outside_of(trial)
+                if count(outside):
+                    trial = project(trial, outside)
+                new_error, new_werr, new_wjac = evaluate(trial)
+                new_cost = dot(new_werr, new_werr)
+                if new_cost < cost:
+                    x, error, werr, wjac, cost = trial, new_error, new_werr, new_wjac, new_cost
+                    if cost < best_cost:
+                        best_x, best_cost, best_error = x, cost, error
+                    if cost <= cost_bound and converged(error):
+                        return self._result(True, x, error, iterations, attempts, start,
+                                            'converged', seed_vector)
+                    factor, rejections = max(factor * _FACTOR_DOWN, _FACTOR_MIN), 0
+                else:
+                    factor *= _FACTOR_UP
+                    rejections += 1
+                    if rejections >= _MAX_REJECTIONS:
+                        break  # no step reduces the error: a local minimum (or a limit)
+                if step >= window_end:
+                    if cost > _PROGRESS_RATIO * window_cost:
+                        break  # crawling: a fresh start is cheaper
+                    window_cost, window_end = cost, step + _PROGRESS_WINDOW
+            if reason:
+                break
+            if beyond_reach:
+                reason = 'beyond reach'
+            elif attempt_budget is not None and attempts >= attempt_budget:
+                reason = 'attempt budget'
+            elif iterations >= iteration_budget:
+                reason = 'iteration budget'
+            elif perf_counter() > deadline:
+                reason = 'time budget'
+            else:
+                x = rng.uniform(self._sample_low, self._sample_high)
+        return self._result(False, best_x, best_error, iterations, attempts, start, reason,
+                            seed_vector)
+
+    def _evaluation(self, workspace: _Workspace):
+        """Return ``evaluate(x) -> (error (6,), weighted error, weighted Jacobian)``."""
+        target_p, target_r = workspace.target_p, workspace.target_r
+        needs_rotation = self._needs_rotation
+        evaluator = self._evaluator
+        model, data, frame_id = evaluator.model, workspace.data, evaluator.frame_id
+        frame_jacobian = pinocchio.computeFrameJacobian
+        axes = pinocchio.ReferenceFrame.LOCAL_WORLD_ALIGNED
+        placements = data.oMf
+        log3 = pinocchio.log3
+        configuration, q_buffer = evaluator.configuration, workspace.q
+        direct = evaluator.direct
+        columns = evaluator.columns
+        rows, root_weights = self._rows, self._root_weights
+        free, full = self._free, workspace.full
+        concatenate = np.concatenate
+        zeros = np.zeros(3)
+
+        if direct and columns is None and free is None and rows is None and root_weights is None:
+            def evaluate(x):  # the common case, kept lean: it runs twice per iteration
+                jac = frame_jacobian(model, data, x, frame_id, axes)
+                placement = placements[frame_id]
+                error = concatenate((target_p - placement.translation,
+                                     log3(target_r @ placement.rotation.T)))
+                return error, error, jac
+            return evaluate
+
+        def evaluate(x):
+            if free is not None:
+                full[free] = x
+                x = full
+            q = x if direct else configuration(x, q_buffer)
+            jac = frame_jacobian(model, data, q, frame_id, axes)
+            if columns is not None:
+                jac = jac[:, columns]
+            if free is not None:
+                jac = jac[:, free]
+            placement = placements[frame_id]
+            rotation_error = log3(target_r @ placement.rotation.T) if needs_rotation else zeros
+            error = concatenate((target_p - placement.translation, rotation_error))
+            werr, wjac = (error, jac) if rows is None else (error[rows], jac[rows])
+            if root_weights is not None:
+                werr = werr * root_weights
+                wjac = wjac * root_weights[:, None]
+            return error, werr, wjac
+        return evaluate
+
+    def _convergence(self):
+        """Return ``converged(error (6,)) -> bool`` for this solver's task and tolerances."""
+        tol_p2 = self.position_tolerance ** 2
+        tol_r2 = self.orientation_tolerance ** 2
+        position_rows, orientation_rows = self._position_rows, self._orientation_rows
+        if position_rows.size == 3 and orientation_rows.size == 3:
+            def converged(error):
+                p, r = error[:3], error[3:]
+                return p @ p <= tol_p2 and r @ r <= tol_r2
+            return converged
+
+        def converged(error):
+            p, r = error[position_rows], error[orientation_rows]
+            return p @ p <= tol_p2 and r @ r <= tol_r2
+        return converged
+
+    def _outside(self, trial: np.ndarray) -> np.ndarray:
+        """Return which joints of ``trial`` [rad or m] are outside the limits (bool mask)."""
+        if self._box:
+            if self._centred:
+                return np.abs(trial) > self._half_range
+            return np.abs(trial - self._centre) > self._half_range
+        return (trial < self._lower) | (trial > self._upper)
+
+    def _project(self, trial: np.ndarray, outside: np.ndarray) -> np.ndarray:
+        """
+        Bring the joints of ``trial`` that are ``outside`` the limits back within them.
+
+        A revolute joint is an angle: it goes to the nearest allowed angle on the circle, so
+        a step past the middle of the forbidden arc lands on the far limit (the pose is the
+        same modulo 2 pi; only the final configuration matters, not a path). Other joints are
+        clamped. The other joints keep their step: solving the step again with the stopped
+        joints fixed costs more than it gains (measured on the arm, bench/ik.py).
+
+        :return: the projected trial [rad or m].
+        """
+        if self._all_periodic:
+            centre, half = self._centre, self._half_range
+            offset = np.remainder(trial - centre + math.pi, 2 * math.pi) - math.pi
+            clamped = np.minimum(np.maximum(offset, self._negative_half_range), half)
+            return np.where(outside, centre + clamped, trial)
+        projected = np.minimum(np.maximum(trial, self._lower), self._upper)
+        periodic = outside & self._periodic
+        if np.count_nonzero(periodic):
+            centre, half = self._centre[periodic], self._half_range[periodic]
+            offset = np.remainder(trial[periodic] - centre + math.pi, 2 * math.pi) - math.pi
+            projected[periodic] = centre + np.minimum(np.maximum(offset, -half), half)
+        return projected
+
+    def _result(self, success: bool, x: np.ndarray, current: np.ndarray, iterations: int,
+                attempts: int, start: float, reason: str, seed: np.ndarray) -> IkResult:
+        free = self._free
+        moved = np.array(x, dtype=float)
+        if self._any_wrap:
+            # A joint without limits turns the short way from the seed.
+            wrap = self._wrap
+            start_angle = (seed if free is None else seed[free])[wrap]
+            moved[wrap] = start_angle + np.remainder(moved[wrap] - start_angle + math.pi,
+                                                     2 * math.pi) - math.pi
+        if free is None:
+            position = moved
+        else:
+            position = seed.copy()
+            position[free] = moved
+        p = current[self._position_rows]
+        r = current[self._orientation_rows]
+        return IkResult(success, position, math.sqrt(p @ p), math.sqrt(r @ r), iterations,
+                        attempts, time.perf_counter() - start, reason, self.chain)
