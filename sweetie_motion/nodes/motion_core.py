@@ -70,6 +70,7 @@ class MotionCoreNode(ManagedNode):
             self._local_publisher = JointStatePublisher(
                 self, self.process.model.list_all_joints(), writer.board,
                 writer.wake_read_fd, writer.wake_fd)
+            writer.board.unlink()  # nobody else maps it: the file is not needed
         self.host.add_listener(self._on_event)
         self._publish_owners(self.host.call(HOST, 'owners'))
 

@@ -154,6 +154,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     die_with_parent()
     set_realtime_priority(settings['priority'])
     board = StateBoard(settings['board'], len(settings['joints']))
+    # mapped by both processes now: the file can go, and a process killed later leaves none
+    board.unlink()
     rclpy.init(args=['sweetie_motion_state', *settings['ros_args']])
     node = Node(settings['node_name'], namespace=settings['namespace'] or None,
                 start_parameter_services=False,
