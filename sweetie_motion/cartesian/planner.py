@@ -1,0 +1,447 @@
+"""
+From Cartesian waypoints to a joint trajectory within the limits (R-CART-1, R-CART-2).
+
+:class:`CartesianPlanner` runs the stages of a Cartesian motion in order, and refuses the whole
+motion before anything moves when one of them fails:
+
+1. the path: lines with circular blends through the waypoints (:mod:`.path`);
+2. the profile along it (trapezoidal, or jerk-limited), sampled every cycle (:mod:`.profile`);
+3. the workspace limiter: forbidden zones checked on the sampled path, before IK
+   (:class:`~.limiter.WorkspaceLimiter`);
+4. inverse kinematics sample by sample, each seeded from the previous solution (one attempt: a
+   sample that the seed cannot reach is a singularity or a limit on the way, never a jump to
+   another branch found by a random restart);
+5. branch flips and singularities: a joint step far above what the Cartesian step explains
+   (:func:`~.limiter.find_branch_flips`) refuses the motion, with one exception: a path that
+   *starts* at a singularity. At a wrist singularity (the paper's first waypoint, q5 = 0)
+   joints 4 and 6 turn against each other without moving the tool, and leaving it in the
+   path's direction needs joint 4 turned first, faster than any joint can the closer the wrist
+   is to straight. When every flip lies within :data:`SINGULAR_START` of the start, the motion
+   begins with a *wrist reconfiguration* (a joint-space move, tool still, checked) to the
+   configuration the path needs a few samples later, and the joints are interpolated in joint
+   space over those first samples; the tool may deviate from the path there by at most
+   :data:`SINGULAR_POSITION_TOLERANCE` / :data:`SINGULAR_ORIENTATION_TOLERANCE` (the same
+   trade as the "wrist singularity area" of industrial controllers), and the plan says by how
+   much. Beyond that, or later on the path, the flip is refused;
+6. the joint limiter: position, velocity and acceleration of the samples against the joints'
+   planning limits (95 % of the limits, as every plan of the package, so that the trajectory
+   controller's interpolation between samples stays within them). A motion too fast for the
+   joints is, by ``policy``, slowed down uniformly (the smallest speed override that fits,
+   then stages 2-6 again: the path keeps its shape, the timing stretches) or refused.
+
+Joint-space commands do not come here (R-CART-2): they go to the trajectory controller as they
+are. Pure: no rclpy.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from sweetie_motion.cartesian.frames import Pose, rotation_angle
+from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
+                                              JointLimiter, JointLimitViolation,
+                                              LimitViolation, WorkspaceLimiter)
+from sweetie_motion.cartesian.path import CartesianPath, WaypointLike
+from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
+                                              sample_path)
+from sweetie_motion.model.ik import ChainIK
+from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.trajectory.timing import planning_limits
+
+#: what a motion beyond the joints' velocity or acceleration limits gets
+POLICIES = ('retime', 'refuse')
+#: how far the robot may be from the first waypoint [m] and [rad]
+START_POSITION_TOLERANCE = 1e-3
+START_ORIENTATION_TOLERANCE = 1e-2
+#: retiming rounds at most (each one slows the motion down by what the last check needed)
+RETIME_ROUNDS = 4
+#: a flip this close to the start of a path [s] is a singular start (see the module)
+SINGULAR_START = 0.5
+#: how far the tool may leave the path while the wrist leaves a singular start [m], [rad]
+SINGULAR_POSITION_TOLERANCE = 1e-3
+SINGULAR_ORIENTATION_TOLERANCE = math.radians(2.0)
+#: samples after the last flip of a singular start that are interpolated too
+SINGULAR_MARGIN = 3
+
+
+class IkPathError(LimitViolation):
+    """Inverse kinematics found no solution for a sample of the path (from the previous one)."""
+
+    def __init__(self, time: float, sample: int, segment: Any, position_error: float,
+                 orientation_error: float) -> None:
+        self.position_error = float(position_error)
+        self.orientation_error = float(orientation_error)
+        super().__init__(
+            f'no inverse kinematics solution within the joint limits (residual '
+            f'{position_error * 1e3:.2f} mm, {math.degrees(orientation_error):.2f} deg): a '
+            'singularity, a joint limit or the edge of the workspace on the way',
+            time, sample, segment)
+
+
+class StartPoseError(LimitViolation):
+    """The robot is not at the path's first waypoint."""
+
+    def __init__(self, distance: float, angle: float) -> None:
+        self.distance = float(distance)
+        self.angle = float(angle)
+        super().__init__(
+            f'the tool is {distance * 1e3:.1f} mm and {math.degrees(angle):.1f} deg from the '
+            'first waypoint: start the path at the current pose (start_from_current) or move '
+            'there first', 0.0, 0, None)
+
+
+@dataclass(frozen=True)
+class CartesianRequest:
+    """
+    A Cartesian motion as asked.
+
+    :param waypoints: poses of the tip in the chain's base frame [m] (:class:`Pose`, 4x4, or
+        (position, rotation)).
+    :param radius: blend radius [m], one or one per waypoint (0: stop at the corner).
+    :param max_velocity: path speed [m/s]; :param max_acceleration: [m/s^2].
+    :param max_jerk: [m/s^3] for the jerk-limited profile; None: trapezoidal.
+    :param lateral_acceleration: centripetal limit on the blends [m/s^2] (None: none).
+    :param angular_speed: tool rotation speed limit [rad/s] (None: max_velocity / 0.1 m).
+    :param speeds: per waypoint, the speed of the move arriving there [m/s] (None: all
+        max_velocity).
+    :param override: speed factor in (0, 1].
+    """
+
+    waypoints: Sequence[WaypointLike]
+    radius: Union[float, Sequence[float]] = 0.0
+    max_velocity: float = 0.1
+    max_acceleration: float = 0.2
+    max_jerk: Optional[float] = None
+    lateral_acceleration: Optional[float] = None
+    angular_speed: Optional[float] = None
+    speeds: Optional[Sequence[Optional[float]]] = None
+    override: float = 1.0
+
+
+@dataclass(frozen=True)
+class CartesianPlan:
+    """
+    A planned Cartesian motion: the path, its samples and the joint trajectory.
+
+    :param path: the path; :param profile: its profile; :param samples: the sampled path.
+    :param joints: the chain's joints (the columns of ``positions``).
+    :param positions: joint positions per sample [rad or m], shape (n, joints).
+    :param velocities: joint velocities per sample (central differences), same shape.
+    :param override: the speed factor the motion runs with (below the request's when it was
+        slowed down to fit the joints' limits).
+    :param retimed_by: what slowed it down ('' if nothing): the joint and the limit.
+    :param prelude: the wrist reconfiguration before the path (tool still): its number of
+        samples at the start of ``times``/``positions`` (0: none).
+    :param times: time of every sample of the joint trajectory [s] (prelude, then the path).
+    :param singular_start: (samples interpolated in joint space at a singular start, largest
+        position [m] and orientation [rad] deviation of the tool from the path there).
+    """
+
+    path: CartesianPath
+    profile: MotionProfile
+    samples: CartesianSamples
+    joints: Tuple[str, ...]
+    positions: np.ndarray
+    velocities: np.ndarray
+    override: float
+    retimed_by: str = ''
+    prelude: int = 0
+    times: Optional[np.ndarray] = None
+    singular_start: Tuple[int, float, float] = (0, 0.0, 0.0)
+
+    @property
+    def duration(self) -> float:
+        """Return the duration of the whole motion, prelude included [s]."""
+        return float(self.times[-1]) if self.times is not None and len(self.times) else 0.0
+
+    @property
+    def prelude_duration(self) -> float:
+        """Return how long the wrist reconfiguration before the path takes [s]."""
+        return float(self.times[self.prelude]) if self.prelude else 0.0
+
+    def describe(self) -> str:
+        """Say what was planned, in one line."""
+        kinds = [seg.kind for seg in self.path.segments]
+        text = (f'{len(kinds)} segments ({kinds.count("line")} lines, {kinds.count("arc")} '
+                f'arcs), {self.path.length * 1e3:.1f} mm, {self.duration:.2f} s, '
+                f'{len(self.samples)} samples')
+        if self.prelude:
+            turn = np.degrees(self.positions[self.prelude] - self.positions[0])
+            moved = ', '.join(f'{j} {d:+.0f} deg' for j, d in zip(self.joints, turn)
+                              if abs(d) >= 0.5)
+            text += (f'; first a wrist reconfiguration of {self.prelude_duration:.2f} s with '
+                     f'the tool still ({moved})')
+        count, position_error, orientation_error = self.singular_start
+        if count:
+            text += (f'; singular start: the first {count} samples interpolated in joint space '
+                     f'(the tool within {position_error * 1e3:.2f} mm and '
+                     f'{math.degrees(orientation_error):.2f} deg of the path)')
+        if self.retimed_by:
+            text += f'; slowed down to {self.override * 100:.0f} % ({self.retimed_by})'
+        return text
+
+
+class CartesianPlanner:
+    """
+    Plans Cartesian motions of one chain (see the module docstring for the stages).
+
+    :param model: the configured robot model.
+    :param chain: the chain whose tip moves.
+    :param period: sample period [s] (the cycle period).
+    :param workspace: the forbidden zones (None: none).
+    :param policy: 'retime' or 'refuse' a motion beyond the joints' velocity or acceleration
+        limits.
+    :param eqradius: equivalent radius of orientation moves [m] (see :class:`CartesianPath`).
+    :param flip_ratio: joint step per Cartesian step still explained [rad/m] (branch flips).
+    :param task: 'pose' (position and orientation of the tip) or 'position' (the tip's
+        position only, e.g. a pony's hoof on a 5-joint leg; the waypoints' orientation is
+        then ignored); default: 'pose' for chains of six joints or more, else 'position'.
+    :raises ValueError: an unknown policy or task, or a period that is not > 0.
+    """
+
+    def __init__(self, model: RobotModel, chain: str, period: float,
+                 workspace: Optional[WorkspaceLimiter] = None, policy: str = 'retime',
+                 eqradius: float = 0.1, flip_ratio: float = 50.0,
+                 task: Optional[str] = None) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f'policy must be one of {", ".join(POLICIES)}, got {policy!r}')
+        if not period > 0:
+            raise ValueError(f'period must be > 0 [s], got {period}')
+        self.model = model
+        self.chain = chain
+        self.period = float(period)
+        self.workspace = workspace or WorkspaceLimiter()
+        self.policy = policy
+        self.eqradius = float(eqradius)
+        self.flip_ratio = float(flip_ratio)
+        self.joints = tuple(model.list_joints(chain))
+        indices = model.get_chain_indices(chain)
+        self.limits = planning_limits(model.joint_limits()).take(indices)
+        self.limiter = JointLimiter(self.joints, self.limits)
+        # virtual joints (a hoof's contact point) have no servo: the solver leaves them be
+        virtual = [j for j in self.joints if model.is_virtual(j)]
+        driven = len(self.joints) - len(virtual)
+        self.task = task or ('pose' if driven >= 6 else 'position')
+        if self.task not in ('pose', 'position'):
+            raise ValueError(f"task must be 'pose' or 'position', got {self.task!r}")
+        self.ik = ChainIK(model, chain, task=self.task, max_attempts=1, time_budget=0.05,
+                          max_iterations=200, fixed_joints=virtual)
+
+    def tip_pose(self, position: Sequence[float]) -> Pose:
+        """Return the pose of the chain's tip at joint ``position`` (chain order)."""
+        return Pose.from_matrix(self.model.forward_kinematics(self.chain, position))
+
+    def plan(self, request: CartesianRequest, start: Sequence[float]) -> CartesianPlan:
+        """
+        Plan ``request`` from the joint positions ``start`` (chain order).
+
+        :raises PathError: the waypoints or the radius make no path (naming the waypoint).
+        :raises ProfileError: a speed, acceleration or override that is not valid.
+        :raises StartPoseError: the tool is not at the first waypoint.
+        :raises ZoneViolation: the path enters a forbidden zone.
+        :raises IkPathError: a sample without an IK solution (time, segment, residual).
+        :raises BranchFlipViolation: a joint swings where the tool barely moves.
+        :raises JointLimitViolation: a joint beyond its limits (its velocity or acceleration
+            only under the 'refuse' policy).
+        """
+        start = np.asarray(start, dtype=float)
+        if start.shape != (len(self.joints),):
+            raise ValueError(f'start: expected {len(self.joints)} joint positions, got '
+                             f'{start.shape}')
+        path = CartesianPath(request.waypoints, request.radius, eqradius=self.eqradius)
+        here = self.tip_pose(start)
+        first = path.waypoints[0]
+        distance = float(np.linalg.norm(here.position - first.position))
+        angle = float(np.arccos(np.clip(
+            (np.trace(here.rotation.T @ first.rotation) - 1) / 2, -1.0, 1.0)))
+        if self.task == 'position':
+            angle = 0.0
+        if distance > START_POSITION_TOLERANCE or angle > START_ORIENTATION_TOLERANCE:
+            raise StartPoseError(distance, angle)
+        profile = path_profile(path, request.max_velocity, request.max_acceleration,
+                               request.max_jerk, request.lateral_acceleration,
+                               request.angular_speed, request.speeds)
+        override = float(request.override)
+        retimed_by = ''
+        last: Optional[JointLimitViolation] = None
+        for _ in range(RETIME_ROUNDS + 1):
+            samples = sample_path(path, profile, self.period, override)
+            self.workspace.check(samples)
+            positions, singular = self._joint_path(samples, start)
+            try:
+                self.limiter.check_samples(samples, positions)
+            except JointLimitViolation as violation:
+                if violation.quantity == 'position' or self.policy == 'refuse':
+                    raise
+                last = violation
+                factor = self._slow_down(positions, samples.time)
+                override /= factor
+                retimed_by = (f'{violation.joint} needed {abs(violation.value):.2f} against '
+                              f'its {violation.quantity} limit {violation.limit:.2f}')
+                continue
+            velocities = np.gradient(positions, samples.time, axis=0) if len(samples) > 1 \
+                else np.zeros_like(positions)
+            velocities[0] = velocities[-1] = 0.0  # the profile starts and ends at rest
+            times = samples.time
+            prelude = 0
+            if np.any(np.abs(positions[0] - start) > 1e-6):
+                lead_t, lead_q, lead_v = self._reconfiguration(start, positions[0])
+                prelude = len(lead_t) - 1
+                times = np.concatenate([lead_t[:-1], samples.time + lead_t[-1]])
+                positions = np.concatenate([lead_q[:-1], positions])
+                velocities = np.concatenate([lead_v[:-1], velocities])
+            return CartesianPlan(path, profile, samples, self.joints, positions, velocities,
+                                 override, retimed_by, prelude, times, singular)
+        assert last is not None
+        raise last  # still beyond the limits after every round of slowing down
+
+    def _joint_path(self, samples: CartesianSamples, start: np.ndarray
+                    ) -> Tuple[np.ndarray, Tuple[int, float, float]]:
+        """
+        Return the joint positions of every sample and the singular start's figures.
+
+        See the module, stages 4 and 5.
+        """
+        positions = self._solve(samples, start, range(len(samples)))
+        flips = find_branch_flips(samples, positions, self.joints, self.flip_ratio)
+        if not flips:
+            return positions, (0, 0.0, 0.0)
+        first = flips[0]
+        refused = BranchFlipViolation(first.joint, first.step, first.expected, first.time,
+                                      first.sample, first.segment)
+        # turn the joints the Jacobian cannot see at the start (its null space: joints 4 and
+        # 6 against each other at a wrist singularity) towards where the path is a moment
+        # later; that holds the tool where the robot holds it now (checked)
+        _, singular_values, rows = np.linalg.svd(self.model.jacobian(self.chain, start))
+        rank = int(np.sum(singular_values > 1e-6 * singular_values[0]))
+        null = rows[rank:]
+        tracked = positions
+        end = min(len(samples) - 1, max(f.sample for f in flips) + SINGULAR_MARGIN)
+        while True:  # the shortest blend that joins the tracked path without a kink
+            if samples.time[end] > SINGULAR_START or not len(null):
+                raise refused
+            positions = self._blend(samples, tracked, start, null, end)
+            if positions is None:
+                raise refused
+            if not find_branch_flips(samples, positions, self.joints, self.flip_ratio):
+                try:
+                    reach = min(len(samples), end + 2 * SINGULAR_MARGIN + 1)
+                    self.limiter.check(positions[:reach], samples.time[:reach])
+                    break
+                except JointLimitViolation:
+                    pass
+            end = min(len(samples) - 1, max(end + 1, int(end * 1.5)))
+        position_error = orientation_error = 0.0
+        for i in range(end + 1):
+            pose = self.tip_pose(positions[i])
+            position_error = max(position_error, float(np.linalg.norm(
+                pose.position - samples.position[i])))
+            if self.task == 'pose':
+                orientation_error = max(orientation_error, float(rotation_angle(
+                    pose.rotation, samples.rotation[i])))
+        if position_error > SINGULAR_POSITION_TOLERANCE or \
+                orientation_error > SINGULAR_ORIENTATION_TOLERANCE:
+            raise refused
+        return positions, (end + 1, position_error, orientation_error)
+
+    def _blend(self, samples: CartesianSamples, tracked: np.ndarray, start: np.ndarray,
+               null: np.ndarray, end: int) -> Optional[np.ndarray]:
+        """
+        Interpolate the first ``end`` samples of a singular start in joint space.
+
+        From ``start`` turned in the Jacobian's null space (the tool stays) towards
+        ``tracked[end]``, to ``tracked[end]`` with its slope: a cubic Hermite in the path
+        parameter, at rest at the start, joining the tracked path without a kink. None when the
+        turned configuration does not hold the tool.
+        """
+        turned = start + null.T @ (null @ (tracked[end] - start))
+        if not self._tool_stays(start, turned):
+            return None
+        span = samples.s[end] - samples.s[0]
+        if span <= 0 or end + 1 >= len(samples):
+            return None
+        sigma = (samples.s[:end + 1] - samples.s[0]) / span
+        after = min(end + 1, len(samples) - 1)
+        ds = samples.s[after] - samples.s[end - 1]
+        slope = (tracked[after] - tracked[end - 1]) / ds * span if ds > 0 else \
+            np.zeros(len(start))
+        h01 = sigma ** 2 * (3 - 2 * sigma)
+        h11 = sigma ** 2 * (sigma - 1)
+        positions = tracked.copy()
+        positions[:end + 1] = turned + h01[:, None] * (tracked[end] - turned) + \
+            h11[:, None] * slope
+        return positions
+
+    def _solve(self, samples: CartesianSamples, seed: np.ndarray,
+               order: Sequence[int]) -> np.ndarray:
+        positions = np.empty((len(samples), len(self.joints)))
+        target = np.eye(4)
+        for i in order:
+            target[:3, :3] = samples.rotation[i]
+            target[:3, 3] = samples.position[i]
+            result = self.ik.solve(target if self.task == 'pose' else target[:3, 3], seed)
+            if not result.success:
+                raise IkPathError(float(samples.time[i]), i, samples.segment_of(i),
+                                  result.position_error, result.orientation_error)
+            positions[i] = seed = result.position
+        return positions
+
+    def _tool_stays(self, start: np.ndarray, end: np.ndarray, checks: int = 50) -> bool:
+        """Return whether the tool stays at its pose on the joint-space line start..end."""
+        here = self.tip_pose(start)
+        for fraction in np.linspace(0.0, 1.0, checks):
+            pose = self.tip_pose(start + fraction * (end - start))
+            turned = 0.0 if self.task == 'position' else \
+                rotation_angle(pose.rotation, here.rotation)
+            if np.linalg.norm(pose.position - here.position) > START_POSITION_TOLERANCE or \
+                    turned > START_ORIENTATION_TOLERANCE:
+                return False
+        return True
+
+    def _reconfiguration(self, start: np.ndarray, end: np.ndarray
+                         ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """
+        Plan the joint-space move start -> end, one sample a period, within the limits.
+
+        On the straight line between the two (the line the tool was checked to stay still
+        on): one jerk-limited profile of the fraction travelled, bounded by every joint.
+        """
+        import ruckig
+        delta = end - start
+        moving = np.abs(delta) > 1e-12
+        limits = self.limits
+
+        def bound(values: np.ndarray, fallback: float) -> float:
+            usable = np.where(np.isfinite(values) & (values > 0), values, fallback)
+            return float(np.min(usable[moving] / np.abs(delta[moving])))
+        data = ruckig.InputParameter(1)
+        data.current_position, data.target_position = [0.0], [1.0]
+        data.max_velocity = [bound(limits.velocity, 1e3)]
+        data.max_acceleration = [bound(limits.acceleration, 1e4)]
+        data.max_jerk = [bound(limits.jerk, math.inf)] if np.all(
+            np.isfinite(limits.jerk[moving])) else [math.inf]
+        trajectory = ruckig.Trajectory(1)
+        ruckig.Ruckig(1).calculate(data, trajectory)
+        count = max(2, int(math.ceil(trajectory.duration / self.period)) + 1)
+        grid = np.arange(count) * self.period
+        fraction = np.empty(count)
+        rate = np.empty(count)
+        for i, t in enumerate(grid):
+            p, v, _ = trajectory.at_time(min(float(t), trajectory.duration))
+            fraction[i], rate[i] = p[0], v[0]
+        fraction[-1], rate[-1] = 1.0, 0.0
+        return grid, start + fraction[:, None] * delta, rate[:, None] * delta
+
+    def _slow_down(self, positions: np.ndarray, times: np.ndarray) -> float:
+        """Return the factor by which the motion must slow down to fit (> 1)."""
+        dt = np.diff(times)
+        velocity = np.diff(positions, axis=0) / dt[:, None]
+        need = float(np.max(np.abs(velocity) / self.limits.velocity, initial=0.0))
+        if len(positions) >= 3:
+            middle = (times[2:] - times[:-2]) / 2
+            acceleration = np.diff(velocity, axis=0) / middle[:, None]
+            need = max(need, math.sqrt(float(np.max(
+                np.abs(acceleration) / self.limits.acceleration, initial=0.0))))
+        return max(need, 1.0) * 1.02
