@@ -301,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  help='the trajectory editor (Qt); --help for options')
     editor.set_defaults(run=_editor, passthrough=True)
 
+    program = commands.add_parser('program', add_help=False,
+                                  help='motion programs: check, plot, run, from-path; --help')
+    program.set_defaults(run=_program, passthrough=True)
+
     demo = commands.add_parser('demo', add_help=False,
                                help='the main job on the virtual robot (what `make demo` runs)')
     demo.set_defaults(run=_demo, passthrough=True)
@@ -310,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _editor(args: argparse.Namespace) -> int:
     from sweetie_motion.editor.app import main as editor_main
     return editor_main(args.rest)
+
+
+def _program(args: argparse.Namespace) -> int:
+    from sweetie_motion.program_cli import main as program_main
+    return program_main(args.rest)
 
 
 def _demo(args: argparse.Namespace) -> int:

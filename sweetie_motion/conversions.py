@@ -174,3 +174,29 @@ def goal_arrays_from_msg(msg) -> TrajectoryArrays:
             goal_time_tolerance=duration_to_seconds(msg.goal_time_tolerance))
     except PointCountError as error:
         raise GoalError(ResultCode.INVALID_GOAL, str(error)) from None
+
+
+def pose_from_msg(msg):
+    """
+    Convert a geometry_msgs/Pose into a :class:`~sweetie_motion.cartesian.frames.Pose`.
+
+    :raises ValueError: a position that is not finite or an orientation that is not a unit
+        quaternion.
+    """
+    from sweetie_motion.cartesian.frames import Pose, quaternion_to_rotation
+    position = np.array((msg.position.x, msg.position.y, msg.position.z), dtype=float)
+    if not np.all(np.isfinite(position)):
+        raise ValueError(f'position is not finite: {position.tolist()}')
+    o = msg.orientation
+    return Pose(position, quaternion_to_rotation(o.x, o.y, o.z, o.w))
+
+
+def pose_to_msg(pose):
+    """Convert a :class:`~sweetie_motion.cartesian.frames.Pose` into a geometry_msgs/Pose."""
+    from geometry_msgs.msg import Pose as PoseMsg
+    from sweetie_motion.cartesian.frames import rotation_to_quaternion
+    msg = PoseMsg()
+    msg.position.x, msg.position.y, msg.position.z = (float(v) for v in pose.position)
+    (msg.orientation.x, msg.orientation.y, msg.orientation.z,
+     msg.orientation.w) = rotation_to_quaternion(pose.rotation)
+    return msg

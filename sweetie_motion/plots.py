@@ -143,3 +143,88 @@ def plot_trajectory(goal, path: Union[str, Path], title: str = 'trajectory',
     series = {j: {'interpolated': sampled[:, k]} for k, j in enumerate(joints)}
     keyframes = {j: (times, positions[:, k]) for k, j in enumerate(joints)}
     return plot_joint_series(path, grid, series, title, keyframes=keyframes)
+
+
+def plot_cartesian_motion(directory: Union[str, Path], times: Sequence[float],
+                          positions: np.ndarray, tool: np.ndarray, joints: Sequence[str],
+                          waypoints: Optional[np.ndarray] = None,
+                          model: Optional[RobotModel] = None,
+                          title: str = 'Cartesian motion') -> list:
+    """
+    Write the four figures of a Cartesian motion, as the winding-line paper draws them.
+
+    ``path_3d.png`` (the tool's path in space, waypoints marked, the robot at the start),
+    ``tool.png`` (x, y, z and the path speed over time), ``joints.png`` (joint angles) and
+    ``joint_velocities.png`` (joint velocities).
+
+    :param times: [s], shape (n,); :param positions: joint positions [rad], (n, joints);
+    :param tool: tool positions [m], (n, 3); :param waypoints: [m], (k, 3) or None.
+    :param model: draw the robot at the first sample (optional).
+    :return: the paths written.
+    """
+    pyplot = _pyplot()
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    t = np.asarray(times, dtype=float)
+    q = np.asarray(positions, dtype=float)
+    p = np.asarray(tool, dtype=float)
+    written = []
+
+    figure = pyplot.figure(figsize=(8, 7))
+    axes = figure.add_subplot(projection='3d')
+    if model is not None:
+        draw_kinematic_tree(axes, model, dict(zip(joints, q[0])), labels=False)
+    axes.plot(p[:, 0], p[:, 1], p[:, 2], color='tab:red', linewidth=2, label='tool path')
+    if waypoints is not None and len(waypoints):
+        w = np.asarray(waypoints, dtype=float)
+        axes.scatter(w[:, 0], w[:, 1], w[:, 2], color='black', s=20, label='waypoints')
+        for k, point in enumerate(w, start=1):
+            axes.text(*point, f' {k}', fontsize=8)
+    everything = np.vstack([p] + ([np.asarray(waypoints)] if waypoints is not None else []))
+    centre = (everything.max(axis=0) + everything.min(axis=0)) / 2
+    radius = max(float((everything.max(axis=0) - everything.min(axis=0)).max()) / 2, 0.05)
+    axes.set_xlim(centre[0] - radius, centre[0] + radius)
+    axes.set_ylim(centre[1] - radius, centre[1] + radius)
+    axes.set_zlim(centre[2] - radius, centre[2] + radius)
+    axes.set_xlabel('x [m]')
+    axes.set_ylabel('y [m]')
+    axes.set_zlabel('z [m]')
+    axes.legend(loc='upper left', fontsize=8)
+    axes.view_init(elev=25, azim=-60)
+    axes.set_title(f'{title}: the tool path')
+    written.append(_save(figure, directory / 'path_3d.png', pyplot))
+
+    speed = np.linalg.norm(np.gradient(p, t, axis=0), axis=1) if len(t) > 1 else np.zeros(1)
+    figure, (top, bottom) = pyplot.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for k, axis in enumerate('xyz'):
+        top.plot(t, p[:, k] * 1e3, label=axis, color=_COLORS[k])
+    top.set_ylabel('tool position [mm]')
+    top.legend(fontsize=8)
+    bottom.plot(t, speed * 1e3, color='black')
+    bottom.set_ylabel('path speed [mm/s]')
+    bottom.set_xlabel('time [s]')
+    top.set_title(f'{title}: the tool over time')
+    written.append(_save(figure, directory / 'tool.png', pyplot))
+
+    velocity = np.gradient(q, t, axis=0) if len(t) > 1 else np.zeros_like(q)
+    for name, values, unit, what in (
+            ('joints.png', np.degrees(q), 'joint angle [deg]', 'joint angles'),
+            ('joint_velocities.png', np.degrees(velocity), 'joint velocity [deg/s]',
+             'joint velocities')):
+        figure, axes = pyplot.subplots(figsize=(9, 5))
+        for j, joint in enumerate(joints):
+            axes.plot(t, values[:, j], label=joint, color=_COLORS[j % len(_COLORS)])
+        axes.set_xlabel('time [s]')
+        axes.set_ylabel(unit)
+        axes.legend(fontsize=8, ncol=3)
+        axes.grid(alpha=0.3)
+        axes.set_title(f'{title}: {what}')
+        written.append(_save(figure, directory / name, pyplot))
+    return written
+
+
+def _save(figure, path: Path, pyplot) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    pyplot.close(figure)
+    return path

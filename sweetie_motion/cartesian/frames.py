@@ -158,6 +158,47 @@ def is_rotation(matrix: Any, tolerance: float = ROTATION_TOLERANCE) -> bool:
             and abs(np.linalg.det(m) - 1.0) <= 10 * tolerance)
 
 
+def quaternion_to_rotation(x: float, y: float, z: float, w: float) -> np.ndarray:
+    """
+    Return the rotation matrix of a quaternion (x, y, z, w), as ROS messages carry them.
+
+    :raises ValueError: a quaternion that is not finite or too far from unit length (|q|
+        outside 0.99..1.01: a typo rather than rounding); others are normalised.
+    """
+    q = np.array((w, x, y, z), dtype=float)
+    norm = float(np.linalg.norm(q))
+    if not np.all(np.isfinite(q)) or abs(norm - 1.0) > 0.01:
+        raise ValueError(f'not a unit quaternion: (x {x}, y {y}, z {z}, w {w}), |q| = {norm:g}')
+    w, x, y, z = q / norm
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def rotation_to_quaternion(rotation: Any) -> Tuple[float, float, float, float]:
+    """Return the unit quaternion (x, y, z, w) of a rotation matrix, with w >= 0."""
+    m = np.asarray(rotation, dtype=float)
+    trace = float(np.trace(m))
+    if trace > 0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        q = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s)
+    else:
+        i = int(np.argmax(np.diag(m)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2.0 * math.sqrt(max(1.0 + m[i, i] - m[j, j] - m[k, k], 1e-300))
+        v = [0.0, 0.0, 0.0]
+        v[i] = 0.25 * s
+        v[j] = (m[j, i] + m[i, j]) / s
+        v[k] = (m[k, i] + m[i, k]) / s
+        q = ((m[k, j] - m[j, k]) / s, *v)
+    w, x, y, z = q
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    return x / norm, y / norm, z / norm, w / norm
+
+
 @dataclass(frozen=True, eq=False)
 class Pose:
     """

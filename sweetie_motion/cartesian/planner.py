@@ -16,7 +16,11 @@ motion before anything moves when one of them fails:
    *starts* at a singularity. At a wrist singularity (the paper's first waypoint, q5 = 0)
    joints 4 and 6 turn against each other without moving the tool, and leaving it in the
    path's direction needs joint 4 turned first, faster than any joint can the closer the wrist
-   is to straight. When every flip lies within :data:`SINGULAR_START` of the start, the motion
+   is to straight, and which way the wrist bends (q5 < 0 or > 0) decides whether the path
+   meets the singularity again later. So when the forward solution flips later than
+   :data:`SINGULAR_START`, the path is solved backwards from the solutions at its end (the
+   forward one's, then random ones) until one flips only near the start, or not at all. When
+   every flip lies within :data:`SINGULAR_START` of the start, the motion
    begins with a *wrist reconfiguration* (a joint-space move, tool still, checked) to the
    configuration the path needs a few samples later, and the joints are interpolated in joint
    space over those first samples; the tool may deviate from the path there by at most
@@ -34,6 +38,7 @@ are. Pure: no rclpy.
 """
 
 from dataclasses import dataclass
+from enum import IntEnum
 import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -42,10 +47,11 @@ import numpy as np
 from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
                                               JointLimiter, JointLimitViolation,
-                                              LimitViolation, WorkspaceLimiter)
-from sweetie_motion.cartesian.path import CartesianPath, WaypointLike
+                                              LimitViolation, WorkspaceLimiter, ZoneViolation)
+from sweetie_motion.cartesian.path import CartesianPath, PathError, WaypointLike
 from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
-                                              sample_path)
+                                              ProfileError, sample_path)
+from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.ik import ChainIK
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.timing import planning_limits
@@ -64,6 +70,40 @@ SINGULAR_POSITION_TOLERANCE = 1e-3
 SINGULAR_ORIENTATION_TOLERANCE = math.radians(2.0)
 #: samples after the last flip of a singular start that are interpolated too
 SINGULAR_MARGIN = 3
+#: random configurations tried at the end of a path whose start is singular
+END_SEEDS = 16
+
+
+class CartesianCode(IntEnum):
+    """Result codes of sweetie_motion_msgs/action/CartesianMotion (FollowJointTrajectory's too)."""
+
+    SUCCESSFUL = 0
+    INVALID_GOAL = -1
+    INVALID_JOINTS = -2
+    PATH_TOLERANCE_VIOLATED = -4
+    GOAL_TOLERANCE_VIOLATED = -5
+    CONTROLLER_UNAVAILABLE = -11
+    CANCELED = -12
+    PLANNING_FAILED = -20
+    FORBIDDEN_ZONE = -21
+    NO_IK_SOLUTION = -22
+    JOINT_LIMITS = -23
+
+
+def code_of(error: BaseException) -> CartesianCode:
+    """Return the result code of a planning error (the one table from error to code)."""
+    table = ((ZoneViolation, CartesianCode.FORBIDDEN_ZONE),
+             (IkPathError, CartesianCode.NO_IK_SOLUTION),
+             (JointLimitViolation, CartesianCode.JOINT_LIMITS),
+             (BranchFlipViolation, CartesianCode.PLANNING_FAILED),
+             (StartPoseError, CartesianCode.PLANNING_FAILED),
+             (PathError, CartesianCode.PLANNING_FAILED),
+             (ProfileError, CartesianCode.INVALID_GOAL))
+    for kind, code in table:
+        if isinstance(error, kind):
+            return code
+    return CartesianCode.PLANNING_FAILED if isinstance(error, SweetieMotionError) else \
+        CartesianCode.INVALID_GOAL
 
 
 class IkPathError(LimitViolation):
@@ -228,6 +268,9 @@ class CartesianPlanner:
             raise ValueError(f"task must be 'pose' or 'position', got {self.task!r}")
         self.ik = ChainIK(model, chain, task=self.task, max_attempts=1, time_budget=0.05,
                           max_iterations=200, fixed_joints=virtual)
+        # the end of a path whose start is singular: any solution (restarts), see _from_the_end
+        self.end_ik = ChainIK(model, chain, task=self.task, time_budget=0.05,
+                              fixed_joints=virtual, random_seed=0)
 
     def tip_pose(self, position: Sequence[float]) -> Pose:
         """Return the pose of the chain's tip at joint ``position`` (chain order)."""
@@ -311,6 +354,12 @@ class CartesianPlanner:
         first = flips[0]
         refused = BranchFlipViolation(first.joint, first.step, first.expected, first.time,
                                       first.sample, first.segment)
+        if samples.time[max(f.sample for f in flips)] > SINGULAR_START:
+            # the branch the start took meets a singularity later: the path solved backwards
+            # from another solution at its end may need no flip but at the start
+            positions, flips = self._from_the_end(samples, start, positions, refused)
+            if not flips:
+                return positions, (0, 0.0, 0.0)
         # turn the joints the Jacobian cannot see at the start (its null space: joints 4 and
         # 6 against each other at a wrist singularity) towards where the path is a moment
         # later; that holds the tool where the robot holds it now (checked)
@@ -345,6 +394,45 @@ class CartesianPlanner:
                 orientation_error > SINGULAR_ORIENTATION_TOLERANCE:
             raise refused
         return positions, (end + 1, position_error, orientation_error)
+
+    def _from_the_end(self, samples: CartesianSamples, start: np.ndarray,
+                      forward: np.ndarray, refused: BranchFlipViolation
+                      ) -> Tuple[np.ndarray, list]:
+        """
+        Return a joint path solved backwards whose flips are all near the start, and its flips.
+
+        The solutions at the path's end are tried from the forward solution's end and from
+        :data:`END_SEEDS` random configurations (a fixed random generator: the same request
+        always plans the same way). A path whose first configuration differs from ``start``
+        must hold the tool there (a wrist turn).
+
+        :raises BranchFlipViolation: ``refused``, when no end solution gives such a path.
+        """
+        target = np.eye(4)
+        target[:3, :3] = samples.rotation[-1]
+        target[:3, 3] = samples.position[-1]
+        goal = target if self.task == 'pose' else target[:3, 3]
+        rng = np.random.default_rng(0)
+        seeds = [forward[-1]] + [self.end_ik.random_position(rng) for _ in range(END_SEEDS)]
+        tried = []
+        for seed in seeds:
+            result = self.end_ik.solve(goal, seed)
+            if not result.success or any(np.allclose(result.position, t, atol=1e-3)
+                                         for t in tried):
+                continue
+            tried.append(result.position)
+            try:
+                backward = self._solve(samples, result.position,
+                                       range(len(samples) - 1, -1, -1))
+            except IkPathError:
+                continue
+            flips = find_branch_flips(samples, backward, self.joints, self.flip_ratio)
+            if any(samples.time[f.sample] > SINGULAR_START for f in flips):
+                continue
+            if not flips and not self._tool_stays(start, backward[0]):
+                continue
+            return backward, flips
+        raise refused
 
     def _blend(self, samples: CartesianSamples, tracked: np.ndarray, start: np.ndarray,
                null: np.ndarray, end: int) -> Optional[np.ndarray]:

@@ -21,8 +21,10 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostSettings, LocalHost, RemoteHost
 from sweetie_motion.host.host import HOST
 from sweetie_motion.model.description import load_robot_description
+from sweetie_motion.nodes.cartesian import CartesianMotionNode
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
+from sweetie_motion.nodes.gripper import GripperNode
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
 from sweetie_motion.nodes.process import MotionProcess
@@ -38,6 +40,8 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'torque_main_switch': TorqueMainSwitchNode,
     'joint_trajectory': JointTrajectoryNode,
     'trajectory_storage': TrajectoryStorageNode,
+    'cartesian_motion': CartesianMotionNode,
+    'gripper': GripperNode,
 }
 
 #: Python threads switch every 5 ms by default; the cycle thread (when it runs in this

@@ -1,0 +1,361 @@
+"""
+Running motion programs (R-CART-3): program steps, a runner, and an offline backend.
+
+A program (:mod:`.program`) becomes a list of :class:`ProgramStep`: consecutive ``MOVL``
+commands form one step (one path with blends between them, as the paper plans it); every other
+command is a step of its own. :class:`ProgramRunner` executes steps in order through a
+:class:`MotionBackend`: the robot over ROS (``sweetie_motion.program_client``, for ``program
+run`` and the operator console) or :class:`OfflineBackend`, which plans every step without a
+robot (``program check`` and ``program plot``): the same planner, zones and limits as the
+motion process, so a program that checks offline plans the same way on the robot. Errors carry
+the program's line number. Pure: no rclpy.
+"""
+
+from dataclasses import dataclass, field
+import math
+import threading
+from typing import Callable, List, Optional, Protocol, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest,
+                                              START_ORIENTATION_TOLERANCE,
+                                              START_POSITION_TOLERANCE)
+from sweetie_motion.cartesian.program import (Command, Gripper, Home, JointMove, linear_run,
+                                              LinearMove, SpeedOverride, Wait)
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.robot_model import JointLimits, RobotModel
+from sweetie_motion.trajectory.timing import plan_approach, planning_limits
+
+
+class ProgramRunError(SweetieMotionError):
+    """A program step cannot be executed; ``line`` is its line in the program (1-based)."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = int(line)
+        self.reason = reason
+        super().__init__(f'line {line}: {reason}' if line else reason)
+
+
+class ProgramStopped(SweetieMotionError):
+    """The program was stopped before its end."""
+
+
+@dataclass(frozen=True)
+class ProgramStep:
+    """
+    One step of a program: a run of MOVL, or one other command.
+
+    :param kind: 'linear', 'joint', 'home', 'wait', 'gripper' or 'speed'.
+    :param commands: the step's commands.
+    """
+
+    kind: str
+    commands: Tuple[Command, ...]
+
+    @property
+    def line(self) -> int:
+        """Return the program line the step starts at (0 if unknown)."""
+        return getattr(self.commands[0], 'line', 0)
+
+    def describe(self) -> str:
+        """Say what the step does, in a few words."""
+        first = self.commands[0]
+        if self.kind == 'linear':
+            return f'line {self.line}: {len(self.commands)} linear move(s)'
+        if self.kind == 'wait':
+            return f'line {self.line}: wait {first.seconds:g} s'
+        if self.kind == 'gripper':
+            return f'line {self.line}: gripper {first.action.lower()}'
+        if self.kind == 'speed':
+            return f'line {self.line}: speed {first.percent:g} %'
+        return f'line {self.line}: {"home" if self.kind == "home" else "joint move"}'
+
+
+def program_steps(commands: Sequence[Command]) -> List[ProgramStep]:
+    """Group a program's commands into steps (consecutive MOVL form one step)."""
+    kinds = {JointMove: 'joint', Home: 'home', Wait: 'wait', Gripper: 'gripper',
+             SpeedOverride: 'speed'}
+    steps: List[ProgramStep] = []
+    run: List[LinearMove] = []
+    for command in commands:
+        if isinstance(command, LinearMove):
+            run.append(command)
+            continue
+        if run:
+            steps.append(ProgramStep('linear', tuple(run)))
+            run = []
+        steps.append(ProgramStep(kinds[type(command)], (command,)))
+    if run:
+        steps.append(ProgramStep('linear', tuple(run)))
+    return steps
+
+
+class MotionBackend(Protocol):
+    """What a program runs on: the robot (over ROS) or the offline planner."""
+
+    def joint_positions(self) -> np.ndarray:
+        """Return the chain's joint positions now [rad or m], chain order."""
+
+    def tool_pose(self) -> Pose:
+        """Return the chain tip's pose now, in the chain's base frame."""
+
+    def move_joints(self, target: np.ndarray, speed: Optional[np.ndarray],
+                    override: float) -> str:
+        """Move the joints to ``target`` (joint space; ``speed`` [rad/s] per joint or None)."""
+
+    def move_linear(self, waypoints: List[Pose], radii: List[float],
+                    speeds: List[Optional[float]], override: float) -> str:
+        """Move the tool along the path from the current pose (waypoints[0]) through the rest."""
+
+    def gripper(self, action: str) -> str:
+        """Clamp, release or hold."""
+
+    def wait(self, seconds: float) -> str:
+        """Wait ``seconds``."""
+
+    def stop(self) -> None:
+        """Stop the motion in progress (the runner stops before its next step)."""
+
+
+def joint_target(command: Command, joints: Sequence[str], current: np.ndarray,
+                 home: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """
+    Return the joint target and speeds [rad/s] (None: the joints' own) of a MOVJ or HOME.
+
+    :raises ProgramRunError: a value count that does not match the chain, an unknown joint.
+    """
+    if isinstance(command, Home):
+        return np.array(home, dtype=float), None
+    target = np.array(current, dtype=float)
+    values = command.radians()
+    if command.positions:
+        if len(values) != len(joints):
+            raise ProgramRunError(command.line, f'MOVJ gives {len(values)} values for the '
+                                                f'{len(joints)} joints {", ".join(joints)}')
+        target[:] = values
+    else:
+        for name, value in values:
+            if name not in joints:
+                raise ProgramRunError(command.line, f'MOVJ: unknown joint {name!r} (joints: '
+                                                    f'{", ".join(joints)})')
+            target[list(joints).index(name)] = value
+    speed = command.speed_radians()
+    return target, (None if speed is None else np.full(len(joints), speed))
+
+
+@dataclass
+class StepReport:
+    """What a step did: the step, what the backend said, how long it took [s]."""
+
+    step: ProgramStep
+    message: str
+    seconds: float = 0.0
+
+
+class ProgramRunner:
+    """
+    Executes program steps in order through a backend.
+
+    :param steps: the program's steps (:func:`program_steps`).
+    :param backend: where they run.
+    :param joints: the chain's joints (for MOVJ).
+    :param home: the chain's home pose [rad or m] (for HOME).
+    """
+
+    def __init__(self, steps: Sequence[ProgramStep], backend: MotionBackend,
+                 joints: Sequence[str], home: Sequence[float]) -> None:
+        self.steps = list(steps)
+        self.backend = backend
+        self.joints = list(joints)
+        self.home = np.asarray(home, dtype=float)
+        self.override = 1.0
+        self.next = 0
+        self._stop = threading.Event()
+
+    @property
+    def finished(self) -> bool:
+        """Return whether every step has run."""
+        return self.next >= len(self.steps)
+
+    def stop(self) -> None:
+        """Stop: the motion in progress is stopped, no further step runs."""
+        self._stop.set()
+        self.backend.stop()
+
+    def run(self, before: Optional[Callable[[ProgramStep], bool]] = None,
+            after: Optional[Callable[[StepReport], None]] = None) -> List[StepReport]:
+        """
+        Run the remaining steps.
+
+        :param before: called with each step before it runs; False stops there (step mode).
+        :param after: called with each step's report.
+        :raises ProgramRunError: a step failed (its line and why); the program stops there.
+        :raises ProgramStopped: :meth:`stop` was called.
+        """
+        reports = []
+        while not self.finished:
+            step = self.steps[self.next]
+            if before is not None and not before(step):
+                break
+            report = self.run_step()
+            reports.append(report)
+            if after is not None:
+                after(report)
+        return reports
+
+    def run_step(self) -> StepReport:
+        """Run the next step; see :meth:`run` for the errors."""
+        import time
+        if self._stop.is_set():
+            raise ProgramStopped('the program was stopped')
+        step = self.steps[self.next]
+        started = time.monotonic()
+        try:
+            message = self._execute(step)
+        except ProgramRunError:
+            raise
+        except SweetieMotionError as error:
+            if self._stop.is_set():
+                raise ProgramStopped(f'the program was stopped ({step.describe()})') from None
+            raise ProgramRunError(step.line, str(error)) from None
+        self.next += 1
+        return StepReport(step, message, time.monotonic() - started)
+
+    def _execute(self, step: ProgramStep) -> str:
+        first = step.commands[0]
+        backend = self.backend
+        if step.kind == 'speed':
+            self.override = first.factor
+            return f'speed override {first.percent:g} %'
+        if step.kind == 'wait':
+            return backend.wait(first.seconds)
+        if step.kind == 'gripper':
+            return backend.gripper(first.action.lower())
+        if step.kind in ('joint', 'home'):
+            target, speed = joint_target(first, self.joints, backend.joint_positions(),
+                                         self.home)
+            return backend.move_joints(target, speed, self.override)
+        waypoints, radii, speeds = linear_run(list(step.commands), backend.tool_pose())
+        # a first move to where the tool already is (the program's numbers rounded) adds no
+        # segment: the path starts at the tool
+        while len(waypoints) > 1 and waypoints[1].is_close(
+                waypoints[0], START_POSITION_TOLERANCE, START_ORIENTATION_TOLERANCE):
+            del waypoints[1], radii[1], speeds[1]
+        if len(waypoints) < 2:
+            return 'the tool is there already'
+        return backend.move_linear(waypoints, radii, speeds, self.override)
+
+
+@dataclass
+class OfflineRecord:
+    """
+    The motion an offline run planned.
+
+    :param times: [s]; :param positions: joint positions [rad or m], (n, joints);
+    :param tool: tool positions [m], (n, 3); :param steps: (step, first sample, message).
+    :param waypoints: the positions [m] of the waypoints of every planned path.
+    """
+
+    times: List[float] = field(default_factory=list)
+    positions: List[np.ndarray] = field(default_factory=list)
+    tool: List[np.ndarray] = field(default_factory=list)
+    steps: List[Tuple[str, int, str]] = field(default_factory=list)
+    waypoints: List[np.ndarray] = field(default_factory=list)
+
+
+class OfflineBackend:
+    """
+    Plans every step as the motion process would, without a robot (check and plot).
+
+    :param model: the configured robot model; :param chain: the chain programs move.
+    :param start: the joint positions the program starts from.
+    :param period: sample period [s].
+    :param defaults: path speed [m/s], acceleration [m/s^2] and centripetal limit [m/s^2]
+        of moves without a feed (the motion process's ``cartesian`` parameters).
+    """
+
+    def __init__(self, model: RobotModel, chain: str, start: Sequence[float],
+                 period: float = 0.01, max_velocity: float = 0.25,
+                 max_acceleration: float = 0.1, lateral_acceleration: Optional[float] = 0.5,
+                 workspace=None) -> None:
+        self.model = model
+        self.chain = chain
+        self.period = float(period)
+        self.planner = CartesianPlanner(model, chain, period, workspace)
+        self.limits = planning_limits(model.joint_limits()).take(
+            model.get_chain_indices(chain))
+        self.max_velocity = max_velocity
+        self.max_acceleration = max_acceleration
+        self.lateral_acceleration = lateral_acceleration
+        self.record = OfflineRecord()
+        self._q = np.asarray(start, dtype=float)
+        self._t = 0.0
+        self._append([0.0], [self._q])
+
+    def _append(self, times: Sequence[float], positions: Sequence[np.ndarray]) -> None:
+        for t, q in zip(times, positions):
+            if self.record.times and float(t) <= 0.0:
+                continue  # a move of no time (already there) adds no sample
+            self.record.times.append(self._t + float(t))
+            self.record.positions.append(np.asarray(q, dtype=float))
+            self.record.tool.append(self.planner.tip_pose(q).position)
+        self._t = self.record.times[-1]
+        self._q = self.record.positions[-1]
+
+    def joint_positions(self) -> np.ndarray:
+        """Return where the planned motion stands now."""
+        return self._q.copy()
+
+    def tool_pose(self) -> Pose:
+        """Return the tool's pose where the planned motion stands now."""
+        return self.planner.tip_pose(self._q)
+
+    def move_joints(self, target: np.ndarray, speed: Optional[np.ndarray],
+                    override: float) -> str:
+        """Plan a joint move within the joints' limits (and ``speed``), slowed by override."""
+        limits = self.limits
+        velocity = limits.velocity * override if speed is None else \
+            np.minimum(limits.velocity, speed) * override
+        limits = JointLimits(limits.lower, limits.upper, velocity,
+                             limits.acceleration * override * override, limits.jerk)
+        outside = (target < self.limits.lower) | (target > self.limits.upper)
+        if outside.any():
+            j = int(np.flatnonzero(outside)[0])
+            raise SweetieMotionError(
+                f'{self.planner.joints[j]} target {math.degrees(target[j]):.2f} deg is outside '
+                f'its limits {math.degrees(self.limits.lower[j]):.1f}..'
+                f'{math.degrees(self.limits.upper[j]):.1f} deg')
+        zeros = np.zeros(len(target))
+        duration, times, positions, _, _ = plan_approach(self._q, zeros, target, zeros, zeros,
+                                                         limits, 0.0)
+        self._append(times[1:], positions[1:])
+        self.record.steps.append(('joint', len(self.record.times) - 1, f'{duration:.2f} s'))
+        return f'joint move of {duration:.2f} s'
+
+    def move_linear(self, waypoints: List[Pose], radii: List[float],
+                    speeds: List[Optional[float]], override: float) -> str:
+        """Plan the path as the motion process's Cartesian node would."""
+        plan = self.planner.plan(CartesianRequest(
+            waypoints, radii, self.max_velocity, self.max_acceleration, None,
+            self.lateral_acceleration, None,
+            speeds if any(v is not None for v in speeds) else None, override), self._q)
+        self._append(plan.times[1:], plan.positions[1:])
+        self.record.steps.append(('linear', len(self.record.times) - 1, plan.describe()))
+        self.record.waypoints += [pose.position for pose in plan.path.waypoints]
+        return plan.describe()
+
+    def gripper(self, action: str) -> str:
+        """Note the gripper action (it takes no time offline)."""
+        self.record.steps.append(('gripper', len(self.record.times) - 1, action))
+        return f'gripper {action}'
+
+    def wait(self, seconds: float) -> str:
+        """Stand still for ``seconds``."""
+        count = max(1, int(round(seconds / self.period)))
+        self._append([(k + 1) * seconds / count for k in range(count)], [self._q] * count)
+        return f'waited {seconds:g} s'
+
+    def stop(self) -> None:
+        """Nothing moves offline."""

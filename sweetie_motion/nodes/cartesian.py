@@ -1,0 +1,294 @@
+"""
+The Cartesian motion node: ``~/cartesian_motion`` (sweetie_motion_msgs/action/CartesianMotion).
+
+A goal's waypoints are planned by :class:`~sweetie_motion.cartesian.planner.CartesianPlanner`
+(path, profile, forbidden zones, inverse kinematics sample by sample, joint limits) from the
+cycle's current reference, and the joint trajectory is executed by the FollowJointTrajectory
+controller named by ``controller`` (a node of this process, through its action: tolerances,
+preemption, cancel and the safety stage apply as to any goal). A motion that cannot be planned
+is refused before anything moves, with the result code of the stage that failed and a message
+naming the waypoint, segment, time, zone or joint. Joint-space commands go to the trajectory
+controller directly (R-CART-2).
+"""
+
+import math
+import traceback
+from typing import List, Optional
+
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.task import Future
+from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+from sweetie_motion.cartesian.planner import (CartesianCode, CartesianPlan, CartesianPlanner,
+                                              CartesianRequest, code_of, POLICIES)
+from sweetie_motion.conversions import goal_to_msg, pose_from_msg, pose_to_msg
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.host import HOST
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.parameters import ParameterError, ParameterSpec
+from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+from sweetie_motion_msgs.action import CartesianMotion
+
+
+class CartesianGoalError(SweetieMotionError):
+    """A Cartesian goal is refused: the result code and the message for the client."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = int(code)
+        super().__init__(message)
+
+
+class CartesianMotionNode(ManagedNode):
+    """The Cartesian motion action server as a lifecycle node."""
+
+    PARAMETERS = (
+        ParameterSpec('chain', '', "The chain whose tip moves; empty: the robot's first chain.",
+                      read_only=True),
+        ParameterSpec('controller', 'joint_trajectory',
+                      'The FollowJointTrajectory controller (a component of this process) that '
+                      'executes the planned motions; it must control the chain.',
+                      read_only=True),
+        ParameterSpec('max_velocity', 0.25, 'Path speed of a goal that gives 0 [m/s].',
+                      low=1e-4, high=10.0, dynamic=True),
+        ParameterSpec('max_acceleration', 0.5,
+                      'Path acceleration of a goal that gives 0 [m/s^2].', low=1e-4,
+                      high=100.0, dynamic=True),
+        ParameterSpec('max_jerk', 0.0, 'Path jerk of a goal that gives 0 [m/s^3]; 0: the '
+                      'trapezoidal profile.', low=0.0, high=10000.0, dynamic=True),
+        ParameterSpec('lateral_acceleration', 0.5,
+                      'Centripetal acceleration limit on the blends [m/s^2]: a tight blend is '
+                      'taken slower; 0: none (the path speed everywhere, as KDL does).',
+                      low=0.0, high=100.0, dynamic=True),
+        ParameterSpec('angular_speed', 0.0, 'Tool rotation speed limit [rad/s]; 0: the path '
+                      'speed divided by 0.1 m.', low=0.0, high=100.0, dynamic=True),
+        ParameterSpec('limits.policy', 'retime',
+                      "A motion too fast for the joints' velocity or acceleration limits: "
+                      'retime (slowed down by the smallest factor that fits; the result says '
+                      'so) or refuse (JOINT_LIMITS naming the joint, the time, the segment).',
+                      choices=POLICIES, dynamic=True),
+        ParameterSpec('max_points', 50000,
+                      'Motions sampled into more points are refused (the trajectory '
+                      "controller's limits.max_points should not be lower).", low=2,
+                      high=10_000_000),
+    )
+
+    def __init__(self, process: MotionProcess, name: str = 'cartesian', **kwargs) -> None:
+        self.process = process
+        super().__init__(name, **kwargs)
+        self._group = ReentrantCallbackGroup()
+        self._entities: List = []
+        self._planner: Optional[CartesianPlanner] = None
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def configure_component(self) -> None:
+        values = self.read_parameters()
+        model = self.process.model
+        chain = values['chain'] or model.list_chains()[0]
+        if chain not in model.list_chains():
+            raise ParameterError(f'chain: unknown chain {chain!r} (known: '
+                                 f'{", ".join(model.list_chains())})')
+        workspace = WorkspaceLimiter.from_config(
+            model.get_chain_property(chain, 'workspace'), f'chains.{chain}.workspace')
+        self._planner = CartesianPlanner(model, chain, self.process.period, workspace,
+                                         values['limits.policy'])
+        controller = f'{values["controller"]}/follow_joint_trajectory'
+        self._client = ActionClient(self, FollowJointTrajectory, controller,
+                                    callback_group=self._group)
+        self._server = ActionServer(
+            self, CartesianMotion, '~/cartesian_motion', execute_callback=self._execute,
+            goal_callback=lambda goal: GoalResponse.ACCEPT,
+            cancel_callback=lambda handle: CancelResponse.ACCEPT, callback_group=self._group)
+        self._entities = [self._client, self._server]
+        self.get_logger().info(
+            f'chain {chain} ({self._planner.task}), executed by {controller}; '
+            f'{len(workspace.zones)} forbidden zone(s)')
+
+    def cleanup_component(self) -> None:
+        for entity in self._entities:
+            entity.destroy()
+        self._entities = []
+        self._planner = None
+
+    # --- goals ---------------------------------------------------------------------------------
+
+    def plan(self, request) -> CartesianPlan:
+        """
+        Plan a CartesianMotion goal from the cycle's current reference.
+
+        :raises CartesianGoalError: with the result code and the message for the client.
+        """
+        planner = self._planner
+        if planner is None or self.lifecycle_state != 'active':
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'{self.get_name()} is not active '
+                                     f'(state {self.lifecycle_state})')
+        chain = request.chain or planner.chain
+        if chain != planner.chain:
+            raise CartesianGoalError(CartesianCode.INVALID_JOINTS,
+                                     f'{self.get_name()} moves chain {planner.chain!r}, not '
+                                     f'{chain!r}')
+        if request.frame_id not in ('', 'world', self.process.model.get_chain_links(chain)[0]):
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'frame_id {request.frame_id!r}: waypoints are given in '
+                                     "the chain's base frame "
+                                     f'{self.process.model.get_chain_links(chain)[0]!r}')
+        waypoints = []
+        for number, pose in enumerate(request.waypoints, start=1):
+            try:
+                waypoints.append(pose_from_msg(pose))
+            except ValueError as error:
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'waypoint {number}: {error}') from None
+        values = {name: self.get_parameter(name).value for name in (
+            'max_velocity', 'max_acceleration', 'max_jerk', 'lateral_acceleration',
+            'angular_speed', 'limits.policy', 'max_points')}
+        numbers = {'blend_radius': request.blend_radius, 'max_velocity': request.max_velocity,
+                   'max_acceleration': request.max_acceleration, 'max_jerk': request.max_jerk,
+                   'speed_scale': request.speed_scale}
+        for name, value in numbers.items():
+            if not math.isfinite(value) or value < 0:
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'{name} must be a number >= 0, got {value}')
+        if request.speed_scale > 1:
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'speed_scale must be within (0, 1] (0 means 1), got '
+                                     f'{request.speed_scale}')
+        radii = list(request.blend_radii) or [request.blend_radius] * len(waypoints)
+        speeds = [v or None for v in request.speeds] or [None] * len(waypoints)
+        for name, given in (('blend_radii', radii), ('speeds', speeds)):
+            if len(given) != len(waypoints):
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'{name} has {len(given)} values for '
+                                         f'{len(waypoints)} waypoints')
+            if any(v is not None and (not math.isfinite(v) or v < 0) for v in given):
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'{name} must be numbers >= 0')
+        start = self._current(chain)
+        if request.start_from_current:
+            waypoints.insert(0, planner.tip_pose(start))
+            radii.insert(0, 0.0)
+            speeds.insert(0, None)
+        if len(waypoints) < 2:
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     'a path needs at least 2 waypoints (or 1 with '
+                                     'start_from_current)')
+        jerk = request.max_jerk or values['max_jerk']
+        planner.policy = values['limits.policy']
+        try:
+            plan = planner.plan(CartesianRequest(
+                waypoints, radii, request.max_velocity or values['max_velocity'],
+                request.max_acceleration or values['max_acceleration'],
+                jerk if jerk > 0 else None,
+                values['lateral_acceleration'] or None, values['angular_speed'] or None,
+                speeds if any(v is not None for v in speeds) else None,
+                override=request.speed_scale or 1.0), start)
+        except SweetieMotionError as error:
+            raise CartesianGoalError(code_of(error), str(error)) from None
+        except ValueError as error:
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL, str(error)) from None
+        if len(plan.times) > values['max_points']:
+            raise CartesianGoalError(
+                CartesianCode.INVALID_GOAL,
+                f'the motion takes {len(plan.times)} samples; {self.get_name()} accepts at '
+                f'most {values["max_points"]} (parameter max_points)')
+        return plan
+
+    def _current(self, chain: str):
+        """Return the chain's joints in the cycle's current reference."""
+        try:
+            poses = self.host.call(HOST, 'poses', timeout=2.0)
+        except SweetieMotionError as error:
+            raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
+                                     f'the motion cycle is unavailable: {error}') from None
+        return poses.reference.position[self.process.model.get_chain_indices(chain)]
+
+    async def _execute(self, goal_handle):
+        result = CartesianMotion.Result()
+        try:
+            return await self._execute_goal(goal_handle, result)
+        except CartesianGoalError as error:
+            self.get_logger().warning(f'Cartesian motion refused ({error.code}): {error}')
+            goal_handle.abort()
+            result.error_code, result.error_string = error.code, str(error)
+            return result
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            self.get_logger().error(f'Cartesian goal failed:\n{traceback.format_exc()}')
+            if goal_handle.is_active:
+                goal_handle.abort()
+            result.error_code = int(CartesianCode.INVALID_GOAL)
+            result.error_string = (f'internal error of {self.get_name()}: '
+                                   f'{type(error).__name__}: {error}')
+            return result
+
+    async def _execute_goal(self, goal_handle, result):
+        goal_handle.publish_feedback(CartesianMotion.Feedback(stage='planning'))
+        plan = self.plan(goal_handle.request)
+        result.segments = len(plan.path.segments)
+        result.length = float(plan.path.length)
+        result.duration = plan.duration
+        result.samples = len(plan.times)
+        described = plan.describe()
+        self.get_logger().info(f'Cartesian motion planned: {described}')
+        if goal_handle.request.plan_only:
+            goal_handle.succeed()
+            result.error_string = f'planned (not executed): {described}'
+            return result
+        if not self._client.wait_for_server(timeout_sec=2.0):
+            raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
+                                     f'the trajectory controller {self._client._action_name} '
+                                     'does not answer')
+        goal = TrajectoryGoal(list(plan.joints), [
+            TrajectoryPoint(float(t), q.tolist(), v.tolist(), [], [])
+            for t, q, v in zip(plan.times, plan.positions, plan.velocities)])
+        feedback = CartesianMotion.Feedback(stage='executing', duration=plan.duration)
+
+        def on_feedback(message) -> None:
+            elapsed = message.feedback.desired.time_from_start
+            t = elapsed.sec + elapsed.nanosec * 1e-9
+            feedback.time_from_start = t
+            feedback.progress = min(1.0, t / max(plan.duration, 1e-9))
+            feedback.desired = pose_to_msg(self._planner.tip_pose(
+                message.feedback.desired.positions))
+            goal_handle.publish_feedback(feedback)
+        handle = await self._client.send_goal_async(goal_to_msg(goal),
+                                                    feedback_callback=on_feedback)
+        if not handle.accepted:
+            raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
+                                     'the trajectory controller did not accept the motion')
+        outcome = handle.get_result_async()
+        canceled = False
+        while not outcome.done():
+            if goal_handle.is_cancel_requested and not canceled:
+                canceled = True
+                await handle.cancel_goal_async()
+            await self._sleep(0.05)
+        answer = outcome.result().result
+        code, message = int(answer.error_code), answer.error_string
+        if canceled and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+            result.error_code = int(CartesianCode.CANCELED)
+        elif code == 0:
+            goal_handle.succeed()
+            result.error_code = 0
+        else:
+            goal_handle.abort()
+            result.error_code = code
+        result.error_string = f'{message}; {described}' if message else described
+        self.get_logger().info(f'Cartesian motion ended ({result.error_code}): '
+                               f'{result.error_string}')
+        return result
+
+    async def _sleep(self, seconds: float) -> None:
+        future = Future()
+        timer = self.create_timer(seconds, lambda: future.done() or future.set_result(True),
+                                  callback_group=self._group)
+        await future
+        self.destroy_timer(timer)

@@ -1,0 +1,217 @@
+"""
+``sweetie-motion program``: check, plot, run motion programs and write them from paths (R-CART-3).
+
+    sweetie-motion program check FILE        parse and plan every step offline (no robot)
+    sweetie-motion program plot FILE --out DIR   the four figures of the planned motion
+    sweetie-motion program run FILE [--step]  run it on the motion process (e.g. the arm's)
+    sweetie-motion program from-path PATH.yaml [--out FILE]   a program from waypoints
+
+Offline (check, plot) the program starts from the chain's home pose (the chain property
+``home``, else zeros) unless ``--start`` gives the joints [deg]; on the robot it starts where
+the robot is. Errors name the program line.
+"""
+
+import argparse
+import math
+from pathlib import Path
+import sys
+from typing import List, Optional
+
+import numpy as np
+
+from sweetie_motion.errors import SweetieMotionError
+
+
+def _model(robot: str):
+    from sweetie_motion.model import load_robot_description
+    model = load_robot_description(robot)
+    model.configure()
+    return model
+
+
+def _home(model, chain: str) -> np.ndarray:
+    home = model.get_chain_property(chain, 'home')
+    joints = model.list_joints(chain)
+    if home is None:
+        return np.zeros(len(joints))
+    if len(home) != len(joints):
+        raise SweetieMotionError(f'chain {chain}: home has {len(home)} values for '
+                                 f'{len(joints)} joints')
+    return np.array(home, dtype=float)
+
+
+def _offline(args: argparse.Namespace):
+    """Plan the program of ``args.file`` offline; return (model, runner, backend)."""
+    from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+    from sweetie_motion.cartesian.program import load_program
+    from sweetie_motion.cartesian.runner import OfflineBackend, program_steps, ProgramRunner
+    model = _model(args.robot)
+    home = _home(model, args.chain)
+    start = np.radians(args.start) if args.start else home
+    workspace = WorkspaceLimiter.from_config(model.get_chain_property(args.chain, 'workspace'))
+    backend = OfflineBackend(model, args.chain, start, args.period, args.speed / 1e3,
+                             args.acceleration / 1e3, args.lateral / 1e3 or None, workspace)
+    runner = ProgramRunner(program_steps(load_program(args.file)), backend,
+                           model.list_joints(args.chain), home)
+    return model, runner, backend
+
+
+def check(args: argparse.Namespace) -> int:
+    """Plan every step offline and print what each does."""
+    _, runner, backend = _offline(args)
+    for report in runner.run():
+        print(f'{report.step.describe()}: {report.message}')
+    record = backend.record
+    print(f'{args.file}: {len(runner.steps)} steps plan within the limits, '
+          f'{record.times[-1]:.2f} s, {len(record.times)} samples')
+    return 0
+
+
+def plot(args: argparse.Namespace) -> int:
+    """Plan offline and write the four figures."""
+    from sweetie_motion.plots import plot_cartesian_motion
+    model, runner, backend = _offline(args)
+    runner.run()
+    record = backend.record
+    waypoints = np.array(record.waypoints) if record.waypoints else None
+    written = plot_cartesian_motion(args.out, record.times, np.array(record.positions),
+                                    np.array(record.tool), model.list_joints(args.chain),
+                                    waypoints, model, title=Path(args.file).stem)
+    for path in written:
+        print(path)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the program on the motion process."""
+    from sweetie_motion.cartesian.program import load_program
+    from sweetie_motion.cartesian.runner import program_steps, ProgramRunner
+    from sweetie_motion.program_client import ArmClient
+    model = _model(args.robot)
+    steps = program_steps(load_program(args.file))
+    with ArmClient(args.namespace, model, args.chain, timeout=args.timeout) as robot:
+        runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
+                               _home(model, args.chain))
+
+        def before(step) -> bool:
+            if not args.step:
+                print(f'{step.describe()} ...', flush=True)
+                return True
+            answer = input(f'{step.describe()} -- Enter to run, q to stop: ')
+            return answer.strip().lower() != 'q'
+
+        def after(report) -> None:
+            print(f'  done in {report.seconds:.2f} s: {report.message}', flush=True)
+        try:
+            runner.run(before, after)
+        except KeyboardInterrupt:
+            runner.stop()
+            print('stopped: the motion decelerates and holds', file=sys.stderr)
+            return 130
+    if not runner.finished:
+        print(f'stopped before {runner.steps[runner.next].describe()}')
+        return 1
+    print(f'{args.file}: {len(steps)} steps done')
+    return 0
+
+
+def from_path(args: argparse.Namespace) -> int:
+    """Write the program of a path file (waypoints in mm and ZYZ degrees)."""
+    import yaml
+    from sweetie_motion.cartesian.frames import Pose
+    from sweetie_motion.cartesian.path import CartesianPath
+    from sweetie_motion.cartesian.program import format_program, from_path as program_of, Home
+    try:
+        document = yaml.safe_load(Path(args.path).read_text(encoding='utf-8'))
+    except (OSError, yaml.YAMLError) as error:
+        raise SweetieMotionError(f'cannot read {args.path}: {error}') from None
+    if not isinstance(document, dict) or not isinstance(document.get('waypoints'), list):
+        raise SweetieMotionError(f'{args.path}: expected a mapping with "waypoints": a list of '
+                                 '[x, y, z, a, b, c] (mm, ZYZ degrees)')
+    poses = []
+    for number, entry in enumerate(document['waypoints'], start=1):
+        if not (isinstance(entry, list) and len(entry) == 6 and
+                all(isinstance(v, (int, float)) and math.isfinite(v) for v in entry)):
+            raise SweetieMotionError(f'{args.path}: waypoint {number} must be six numbers '
+                                     f'[x, y, z, a, b, c], got {entry!r}')
+        poses.append(Pose.from_mm_zyz(*entry, degrees=True))
+    radius = float(args.radius if args.radius is not None else document.get('radius', 0.0))
+    feed = float(args.feed if args.feed is not None else document.get('feed', 0.0))
+    path = CartesianPath(poses, radius * 1e-3)
+    commands = program_of(path, feed * 1e-3 if feed > 0 else None)
+    if args.home:
+        commands.insert(0, Home())
+    text = format_program(commands, header=[
+        f'generated by sweetie-motion program from-path {args.path}',
+        f'{len(poses)} waypoints, blend radius {radius:g} mm, feed {feed:g} mm/s; '
+        f'{len(path.segments)} path segments, {path.length * 1e3:.1f} mm'])
+    if args.out == '-':
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding='utf-8')
+        print(f'{args.out}: {len(commands)} commands')
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of `sweetie-motion program`."""
+    parser = argparse.ArgumentParser(prog='sweetie-motion program',
+                                     description=__doc__.split('\n\n')[0])
+    commands = parser.add_subparsers(dest='action', metavar='ACTION')
+    commands.required = True
+
+    def with_robot(command: argparse.ArgumentParser) -> None:
+        command.add_argument('--robot', default='winding_arm.yaml',
+                             help='robot description (a name in config/ or a path)')
+        command.add_argument('--chain', default='arm', help='the chain the program moves')
+
+    def offline(name: str, help_text: str, function) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument('file')
+        with_robot(command)
+        command.add_argument('--start', type=float, nargs='+', metavar='DEG',
+                             help='joint positions to start from [deg] (default: home)')
+        command.add_argument('--period', type=float, default=0.01, help='sample period [s]')
+        command.add_argument('--speed', type=float, default=250.0,
+                             help='path speed of moves without F [mm/s]')
+        command.add_argument('--acceleration', type=float, default=100.0,
+                             help='path acceleration [mm/s^2]')
+        command.add_argument('--lateral', type=float, default=500.0,
+                             help='centripetal acceleration limit on blends [mm/s^2]; 0: none')
+        command.set_defaults(function=function)
+        return command
+    offline('check', 'parse and plan every step offline', check)
+    plotter = offline('plot', 'plan offline and write the figures (PNG)', plot)
+    plotter.add_argument('--out', default='artifacts/program',
+                         help='folder of the figures')
+    runner = commands.add_parser('run', help='run the program on the motion process')
+    runner.add_argument('file')
+    with_robot(runner)
+    runner.add_argument('--namespace', default='winding_arm',
+                        help='robot namespace of the motion process')
+    runner.add_argument('--step', action='store_true', help='ask before each step')
+    runner.add_argument('--timeout', type=float, default=15.0,
+                        help='seconds to wait for the motion process to answer')
+    runner.set_defaults(function=run)
+    generator = commands.add_parser('from-path', help='write the program of a path file')
+    generator.add_argument('path', help='YAML: waypoints [[x, y, z, a, b, c], ...] (mm, deg), '
+                           'radius (mm), feed (mm/s)')
+    generator.add_argument('--radius', type=float, help='blend radius [mm] (default: the file)')
+    generator.add_argument('--feed', type=float, help='path speed [mm/s] (default: the file)')
+    generator.add_argument('--out', default='-', help='the program file (- : print it)')
+    generator.add_argument('--home', action='store_true',
+                           help="start the program with HOME (the chain's home pose)")
+    generator.set_defaults(function=from_path)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run a `sweetie-motion program` action."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.function(args)
+    except SweetieMotionError as error:
+        where = f'{args.file}: ' if getattr(args, 'file', '') and \
+            args.file not in str(error) else ''
+        print(f'sweetie-motion program {args.action}: {where}{error}', file=sys.stderr)
+        return 2

@@ -1,0 +1,172 @@
+"""
+A running motion process as a backend of motion programs (``program run``, the console).
+
+:class:`ArmClient` is a :class:`~sweetie_motion.client.MotionClient` that also moves a chain's
+tip along Cartesian paths (the ``cartesian`` node's CartesianMotion action), drives the
+gripper (the ``gripper`` node's service) and follows the joint reference
+(``joint_states_ref``): it implements :class:`~sweetie_motion.cartesian.runner.MotionBackend`,
+so a :class:`~sweetie_motion.cartesian.runner.ProgramRunner` runs programs on the robot.
+Joint moves go to the trajectory controller as they are (R-CART-2).
+"""
+
+import threading
+import time
+from typing import List, Optional
+
+import numpy as np
+
+from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.client import ClientError, MotionClient, MotionResult
+from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+
+
+class ArmClient(MotionClient):
+    """
+    Drive the chain ``chain`` of the motion process in ``namespace``.
+
+    :param model: the configured robot model of that process.
+    :param cartesian: the Cartesian motion node's name; :param gripper: the gripper node's.
+    Other parameters: see :class:`MotionClient`.
+    """
+
+    def __init__(self, namespace: str, model: RobotModel, chain: str = 'arm',
+                 cartesian: str = 'cartesian', gripper: str = 'gripper',
+                 **kwargs) -> None:
+        super().__init__(namespace, **kwargs)
+        from rclpy.action import ActionClient
+        from sensor_msgs.msg import JointState
+        from sweetie_motion_msgs.action import CartesianMotion
+        from sweetie_motion_msgs.srv import Gripper
+        self.model = model
+        self.chain = chain
+        self.joints = model.list_joints(chain)
+        self._cartesian_type = CartesianMotion
+        self._gripper_type = Gripper
+        self._cartesian = ActionClient(self.node, CartesianMotion,
+                                       f'{self.ns}/{cartesian}/cartesian_motion')
+        self._gripper = self.node.create_client(Gripper, f'{self.ns}/{gripper}/command')
+        self._reference: Optional[np.ndarray] = None
+        self._reference_lock = threading.Lock()
+        self._handles: List = []
+        self._stopped = threading.Event()
+
+        def on_reference(msg) -> None:
+            index = {n: i for i, n in enumerate(msg.name)}
+            if all(j in index for j in self.joints):
+                with self._reference_lock:
+                    self._reference = np.array([msg.position[index[j]] for j in self.joints])
+        self._subscription = self.node.create_subscription(
+            JointState, f'{self.ns}/joint_states_ref', on_reference, 10)
+
+    # --- the MotionBackend interface -------------------------------------------------------------
+
+    def joint_positions(self) -> np.ndarray:
+        """Return the chain's joints of the newest reference (waits for one)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            with self._reference_lock:
+                if self._reference is not None:
+                    return self._reference.copy()
+            if time.monotonic() > deadline:
+                raise ClientError(f'no joint_states_ref from {self.ns}: is the motion process '
+                                  'running?')
+            time.sleep(0.01)
+
+    def tool_pose(self) -> Pose:
+        """Return the pose of the chain's tip in the reference now."""
+        return Pose.from_matrix(self.model.forward_kinematics(self.chain,
+                                                              self.joint_positions()))
+
+    def move_joints(self, target: np.ndarray, speed: Optional[np.ndarray],
+                    override: float = 1.0) -> str:
+        """
+        Move the chain's joints to ``target`` on the trajectory controller.
+
+        The move is timed for ``speed`` [rad/s] (default: each joint's limit) times
+        ``override``; the controller keeps it within the acceleration limits.
+
+        :raises ClientError: the move failed (the controller's reason).
+        """
+        current = self.joint_positions()
+        limits = self.model.joint_limits().take(self.model.get_chain_indices(self.chain))
+        velocity = limits.velocity if speed is None else np.minimum(speed, limits.velocity)
+        duration = float(np.max(np.abs(np.asarray(target) - current) / (velocity * override),
+                                initial=0.0))
+        goal = TrajectoryGoal(list(self.joints), [
+            TrajectoryPoint(max(duration, 0.05), [float(v) for v in target], [], [], [])])
+        return self._outcome(self.execute(goal), 'joint move')
+
+    def move_linear(self, waypoints: List[Pose], radii: List[float],
+                    speeds: List[Optional[float]], override: float = 1.0) -> str:
+        """
+        Move the tool from the current pose (``waypoints[0]``) through the others.
+
+        :raises ClientError: refused or failed (the Cartesian node's reason).
+        """
+        from sweetie_motion.conversions import pose_to_msg
+        if not self._cartesian.wait_for_server(timeout_sec=self.timeout):
+            raise ClientError(f'the Cartesian motion action of {self.ns} is not available')
+        goal = self._cartesian_type.Goal(chain=self.chain, start_from_current=True,
+                                         speed_scale=float(override))
+        goal.waypoints = [pose_to_msg(p) for p in waypoints[1:]]
+        goal.blend_radii = [float(r) for r in radii[1:]]
+        goal.speeds = [float(v or 0.0) for v in speeds[1:]]
+        return self._outcome(self._run_action(self._cartesian, goal, 'Cartesian motion'),
+                             'linear move')
+
+    def gripper(self, action: str) -> str:
+        """Clamp, release or hold; return the gripper's state."""
+        if not self._gripper.wait_for_service(timeout_sec=self.timeout):
+            raise ClientError(f'the gripper of {self.ns} is not available')
+        response = self._wait(self._gripper.call_async(
+            self._gripper_type.Request(command=action)), f'gripper {action}')
+        if not response.success:
+            raise ClientError(response.message)
+        return f'gripper {response.state}'
+
+    def wait(self, seconds: float) -> str:
+        """Wait ``seconds`` (a stop ends the wait)."""
+        if self._stopped.wait(seconds):
+            raise ClientError('stopped while waiting')
+        return f'waited {seconds:g} s'
+
+    def stop(self) -> None:
+        """Cancel the motion in progress (it decelerates and holds)."""
+        self._stopped.set()
+        for handle in list(self._handles):
+            handle.cancel_goal_async()
+
+    def resume(self) -> None:
+        """Allow motions again after :meth:`stop`."""
+        self._stopped.clear()
+
+    # --- plumbing --------------------------------------------------------------------------------
+
+    def _run_action(self, client, goal, what: str) -> MotionResult:
+        from sweetie_motion.client import _outcome
+        if self._stopped.is_set():
+            raise ClientError(f'stopped before {what}')
+        handle = self._wait(client.send_goal_async(goal), f'send {what}')
+        if not handle.accepted:
+            raise ClientError(f'{what} was rejected')
+        self._handles.append(handle)
+        try:
+            result = self._wait(handle.get_result_async(), f'result of {what}',
+                                timeout=3600.0, server=client)
+        finally:
+            self._handles.remove(handle)
+        return _outcome(result)
+
+    def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None) -> MotionResult:
+        """Execute a goal on the trajectory controller (stoppable by :meth:`stop`)."""
+        from sweetie_motion.conversions import goal_to_msg
+        if not self._follow.wait_for_server(timeout_sec=self.timeout):
+            raise ClientError('the trajectory controller is not available')
+        return self._run_action(self._follow, goal_to_msg(goal), 'joint move')
+
+    @staticmethod
+    def _outcome(result: MotionResult, what: str) -> str:
+        if not result.succeeded:
+            raise ClientError(f'{what} failed ({result.error_code}): {result.error_string}')
+        return result.error_string
