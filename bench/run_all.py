@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ['cycle.py', 'trajectory.py', 'safety.py']
+BENCHMARKS = ['cycle.py', 'trajectory.py', 'safety.py', 'ik.py', 'paper_path.py', 'retime.py']
 
 
 def main():

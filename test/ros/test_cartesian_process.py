@@ -1,0 +1,153 @@
+"""
+Cartesian motion on the winding arm's bringup, from other processes (R-CART-1..4).
+
+The arm's motion process runs as a user starts it (`sweetie-motion bringup --config
+winding_arm_motion.yaml`); the paper's program runs with `sweetie-motion program run`, goals go
+to the CartesianMotion action, and the joint reference is recorded over DDS and checked against
+the path with the robot model's forward kinematics.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+from motion_process import motion_process, MotionClient
+import numpy as np
+import pytest
+from ros_util import ROOT, wait_for, wait_future
+from sweetie_motion.cartesian.frames import Pose, rotation_angle
+from sweetie_motion.conversions import pose_to_msg
+from sweetie_motion.model import load_robot_description
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NS = 'arm_cartesian'
+CONFIG = 'winding_arm_motion.yaml'
+PROGRAM = os.path.join('config', 'programs', 'paper_path.txt')  # relative, as a person types it
+NODES = ['motion', 'joint_trajectory', 'cartesian', 'gripper']
+
+
+@pytest.fixture(scope='module')
+def arm():
+    model = load_robot_description('winding_arm.yaml')
+    model.configure()
+    return model
+
+
+def tool(arm, msg) -> Pose:
+    index = {n: i for i, n in enumerate(msg.name)}
+    q = [msg.position[index[j]] for j in arm.list_joints('arm')]
+    return Pose.from_matrix(arm.forward_kinematics('arm', q))
+
+
+def cartesian_goal(peer, goal, timeout=60.0, cancel_after=None):
+    from rclpy.action import ActionClient
+    from sweetie_motion_msgs.action import CartesianMotion
+    client = ActionClient(peer.node, CartesianMotion, f'/{NS}/cartesian/cartesian_motion')
+    assert client.wait_for_server(timeout_sec=15)
+    handle = wait_future(client.send_goal_async(goal), 15)
+    assert handle.accepted
+    if cancel_after is not None:
+        time.sleep(cancel_after)  # a person pressing Stop mid-path
+        wait_future(handle.cancel_goal_async(), 15)
+    return wait_future(handle.get_result_async(), timeout).result
+
+
+def paper_waypoints():
+    import yaml
+    with open(os.path.join(ROOT, 'config', 'paths', 'paper_path.yaml')) as stream:
+        return [Pose.from_mm_zyz(*w, degrees=True) for w in yaml.safe_load(stream)['waypoints']]
+
+
+def test_the_papers_program_moves_the_arm_through_all_eight_waypoints(arm, domain_id):
+    with motion_process(CONFIG, NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(NODES)
+            run = subprocess.run(
+                [sys.executable, '-m', 'sweetie_motion.cli', 'program', 'run', PROGRAM,
+                 '--namespace', NS], capture_output=True, text=True, timeout=180, cwd=ROOT)
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert '2 steps done' in run.stdout, run.stdout
+            assert '12 segments' in run.stdout, run.stdout
+            with peer.lock:
+                history = list(peer.history)
+    poses = [tool(arm, msg) for msg in history[::2]]
+    positions = np.array([p.position for p in poses])
+    for number, waypoint in enumerate(paper_waypoints(), start=1):
+        nearest = int(np.argmin(np.linalg.norm(positions - waypoint.position, axis=1)))
+        distance = np.linalg.norm(positions[nearest] - waypoint.position)
+        # corners are blended (20 mm radius, 5 mm at the hook): the path passes within a few
+        # millimetres of each corner, through the first and the last exactly
+        limit = 0.002 if number in (1, 8) else 0.012
+        assert distance < limit, f'waypoint {number}: the tool passed {distance * 1e3:.1f} mm away'
+        if number in (1, 8):
+            assert rotation_angle(poses[nearest].rotation, waypoint.rotation) < 0.01
+
+
+def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, domain_id):
+    from sweetie_motion_msgs.action import CartesianMotion
+    with motion_process(CONFIG, NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(NODES)
+            with peer.lock:
+                before = tool(arm, peer.reference)
+            # straight down through the floor (z < 0.05 m in the world frame)
+            down = Pose(before.position * [1, 1, 0] + [0, 0, 0.02], before.rotation)
+            goal = CartesianMotion.Goal(start_from_current=True,
+                                        waypoints=[pose_to_msg(down)])
+            result = cartesian_goal(peer, goal)
+            assert result.error_code == CartesianMotion.Result.FORBIDDEN_ZONE, result
+            assert 'floor' in result.error_string and 'segment' in result.error_string
+            with peer.lock:
+                after = tool(arm, peer.reference)
+            assert np.linalg.norm(after.position - before.position) < 1e-6  # nothing moved
+            # a pose out of reach: NO_IK_SOLUTION naming the time; plan_only moves nothing
+            far = Pose(before.position + [0, 0, 2.0], before.rotation)
+            result = cartesian_goal(peer, CartesianMotion.Goal(
+                start_from_current=True, waypoints=[pose_to_msg(far)]))
+            assert result.error_code == CartesianMotion.Result.NO_IK_SOLUTION, result
+            assert 't = ' in result.error_string
+            up = Pose(before.position + [0, 0, 0.05], before.rotation)
+            result = cartesian_goal(peer, CartesianMotion.Goal(
+                start_from_current=True, waypoints=[pose_to_msg(up)], plan_only=True))
+            assert result.error_code == 0 and result.samples > 10, result
+            assert 'not executed' in result.error_string
+            time.sleep(0.3)
+            with peer.lock:
+                assert np.linalg.norm(tool(arm, peer.reference).position -
+                                      before.position) < 1e-6
+
+
+def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id):
+    from sweetie_motion_msgs.action import CartesianMotion
+    from sweetie_motion_msgs.srv import Gripper
+    with motion_process(CONFIG, NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(NODES)
+            with peer.lock:
+                start = tool(arm, peer.reference)
+            far = Pose(start.position + [0.0, 0.3, -0.3], start.rotation)
+            goal = CartesianMotion.Goal(start_from_current=True, waypoints=[pose_to_msg(far)],
+                                        max_velocity=0.1)
+            result = cartesian_goal(peer, goal, cancel_after=3.0)
+            assert result.error_code == CartesianMotion.Result.CANCELED, result
+            # the arm decelerates (within its limits) and holds somewhere on the way
+
+            def resting():
+                with peer.lock:
+                    recent = [tool(arm, m).position for m in peer.history[-20:]]
+                return len(recent) == 20 and np.ptp(np.array(recent), axis=0).max() < 1e-6
+            wait_for(resting, 10, message='the arm at rest after the cancel')
+            with peer.lock:
+                stop = tool(arm, peer.history[-1]).position
+            assert 0.02 < np.linalg.norm(stop - start.position) < \
+                np.linalg.norm(far.position - start.position) - 0.02
+            client = peer.node.create_client(Gripper, f'/{NS}/gripper/command')
+            assert client.wait_for_service(timeout_sec=10)
+            hold = wait_future(client.call_async(Gripper.Request(command='hold')), 10)
+            assert not hold.success and 'released' in hold.message
+            clamp = wait_future(client.call_async(Gripper.Request(command='clamp')), 10)
+            assert clamp.success and clamp.state == 'clamped'
+            odd = wait_future(client.call_async(Gripper.Request(command='squeeze')), 10)
+            assert not odd.success and 'unknown' in odd.message
