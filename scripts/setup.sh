@@ -60,6 +60,33 @@ else
   say "cmake $(cmake --version | head -n1 | awk '{print $3}'), $(cc --version | head -n1)"
 fi
 
+# Optional tools of the test suite and the benchmarks: a real X server with a window manager for
+# the editor's and the console's window tests (Xvfb, openbox, xdotool, and the xcb libraries Qt's
+# X11 platform loads), and KDL's Python module for the IK benchmark's comparison (never a
+# dependency of the package). Installed when root with apt-get; else the tests that need them
+# skip, saying so, and the benchmark compares without KDL.
+optional=()
+command -v Xvfb >/dev/null 2>&1 || optional+=(xvfb)
+command -v openbox >/dev/null 2>&1 || optional+=(openbox)
+command -v xdotool >/dev/null 2>&1 || optional+=(xdotool)
+[ -e /usr/lib/python3/dist-packages/PyKDL.cpython-311-x86_64-linux-gnu.so ] || \
+  ls /usr/lib/python3/dist-packages/PyKDL*.so >/dev/null 2>&1 || optional+=(python3-pykdl)
+xcb_libs=(libxcb-xinerama0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
+          libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0)
+for lib in "${xcb_libs[@]}"; do
+  dpkg -s "$lib" >/dev/null 2>&1 || optional+=("$lib")
+done
+if [ ${#optional[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing the test and benchmark tools: ${optional[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${optional[@]}" >/dev/null || \
+      say "could not install ${optional[*]}: the window tests skip, ik.py compares without KDL"
+  else
+    say "optional, not installed: ${optional[*]} (window tests skip; sudo apt-get install them)"
+  fi
+fi
+
 # --- 1. venv ------------------------------------------------------------------------------------
 next "virtual environment $VENV"
 [ "$(uname -m)" = x86_64 ] || die "the ROS 2 PyPI wheels exist for x86_64 only (this is $(uname -m))"
