@@ -8,6 +8,7 @@ directory of the ament index.
 
 import os
 from pathlib import Path
+from typing import Any, Type, Union
 
 PACKAGE = 'sweetie_motion'
 
@@ -24,6 +25,50 @@ def share_dir() -> Path:
 
 
 def config_path(name: str) -> Path:
-    """Return the path of ``name`` under config/; absolute names are returned unchanged."""
-    path = Path(name)
-    return path if path.is_absolute() else share_dir() / 'config' / path
+    """
+    Return the file a user means by ``name``.
+
+    An absolute path as it is; a relative one against the current directory first (what a
+    person typing ``--config ./my.yaml`` means), then the package's config/ (the shipped
+    files: ``--config sweetie_bot_motion.yaml``). A name found in neither place comes back as
+    the current directory's, so that the error names the file the user typed.
+    """
+    path = Path(name).expanduser()
+    if path.is_absolute():
+        return path
+    if path.exists():
+        return path.resolve()
+    shipped = share_dir() / 'config' / path
+    return shipped if shipped.exists() else path.resolve()
+
+
+def describe_file_error(path: Union[str, Path], error: BaseException) -> str:
+    """
+    Say in one line why a file could not be read: ``FILE:LINE:COLUMN: problem`` for YAML.
+
+    PyYAML's own message spans four lines (the context, the mark, the problem and its mark);
+    an editor jumps to ``file:line:column``.
+    """
+    mark = getattr(error, 'problem_mark', None)
+    problem = getattr(error, 'problem', None)
+    if mark is not None and problem:
+        context = getattr(error, 'context', None)
+        where = f' ({context})' if context else ''
+        return f'{path}:{mark.line + 1}:{mark.column + 1}: {problem}{where}'
+    if isinstance(error, OSError):
+        return f'{path}: {error.strerror or error}'
+    return f'{path}: {" ".join(str(error).split())}'
+
+
+def load_yaml(path: Union[str, Path], error: Type[Exception]) -> Any:
+    """
+    Read a YAML file; raise ``error`` with a one-line reason when it cannot be read.
+
+    :param error: the exception class of the caller's layer (it takes the message).
+    """
+    import yaml
+    try:
+        with open(path, encoding='utf-8') as stream:
+            return yaml.safe_load(stream)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as problem:
+        raise error(f'cannot read {describe_file_error(path, problem)}') from None

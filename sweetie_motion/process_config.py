@@ -21,8 +21,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.paths import config_path
-import yaml
+from sweetie_motion.paths import config_path, load_yaml
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
@@ -81,11 +80,7 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
     :raises ConfigError: with the file name and what is wrong.
     """
     path = config_path(str(path))
-    try:
-        with open(path, encoding='utf-8') as stream:
-            document = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f'cannot read process config {path}: {error}') from None
+    document = load_yaml(path, ConfigError)
     section = document.get('sweetie_motion') if isinstance(document, Mapping) else None
     if not isinstance(section, Mapping):
         raise ConfigError(f'{path}: expected a top-level "sweetie_motion:" mapping')

@@ -117,14 +117,11 @@ def run(args: argparse.Namespace) -> int:
 
 def from_path(args: argparse.Namespace) -> int:
     """Write the program of a path file (waypoints in mm and ZYZ degrees)."""
-    import yaml
     from sweetie_motion.cartesian.frames import Pose
     from sweetie_motion.cartesian.path import CartesianPath
     from sweetie_motion.cartesian.program import format_program, from_path as program_of, Home
-    try:
-        document = yaml.safe_load(Path(args.path).read_text(encoding='utf-8'))
-    except (OSError, yaml.YAMLError) as error:
-        raise SweetieMotionError(f'cannot read {args.path}: {error}') from None
+    from sweetie_motion.paths import load_yaml
+    document = load_yaml(args.path, SweetieMotionError)
     if not isinstance(document, dict) or not isinstance(document.get('waypoints'), list):
         raise SweetieMotionError(f'{args.path}: expected a mapping with "waypoints": a list of '
                                  '[x, y, z, a, b, c] (mm, ZYZ degrees)')

@@ -5,8 +5,7 @@ from typing import Any, Mapping, Union
 
 from sweetie_motion.errors import ModelError
 from sweetie_motion.model.robot_model import RobotModel
-from sweetie_motion.paths import config_path
-import yaml
+from sweetie_motion.paths import config_path, load_yaml
 
 
 def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path]
@@ -47,11 +46,7 @@ def load_robot_description(path: Union[str, Path]) -> RobotModel:
     :raises ModelError: the file is missing or malformed.
     """
     path = config_path(str(path))
-    try:
-        with open(path, encoding='utf-8') as stream:
-            document = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as error:
-        raise ModelError(f'cannot read robot description {path}: {error}') from None
+    document = load_yaml(path, ModelError)
     if not isinstance(document, Mapping) or 'robot' not in document:
         raise ModelError(f'{path}: expected a top-level "robot:" mapping')
     return robot_model_from_mapping(document['robot'], path.parent)

@@ -22,6 +22,7 @@ import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Type, Union
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.paths import describe_file_error
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 import yaml
 
@@ -190,7 +191,7 @@ def load_goal_file(path: Union[str, Path]) -> TrajectoryGoal:
         with open(path, encoding='utf-8') as stream:
             document = yaml.load(stream, Loader=_Loader)
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as error:
-        raise TrajectoryFileError(f'{path}: {error}') from None
+        raise TrajectoryFileError(describe_file_error(path, error)) from None
     return goal_from_document(document, str(path))
 
 
