@@ -190,15 +190,19 @@ class ManagedNode(LifecycleNode):
                 throttle_duration_sec=10.0)
         return warn
 
-    def make_publisher(self, msg_type, topic: str, qos) -> Publisher:
+    def make_publisher(self, msg_type, topic: str, qos,
+                       matched: Optional[Callable[[Any], None]] = None) -> Publisher:
         """
         Create a publisher with one QoS event handler instead of rclpy's two.
 
         Every waitable costs the executor time on each wake-up (its wait set is rebuilt in
         Python), so entities of the motion process keep only the incompatible-QoS warning.
+
+        :param matched: called with rmw's matched status when a subscriber comes or goes
+            (``current_count``: how many there are now).
         """
         callbacks = PublisherEventCallbacks(incompatible_qos=self._incompatible_qos(topic),
-                                            use_default_callbacks=False)
+                                            matched=matched, use_default_callbacks=False)
         return self.create_publisher(msg_type, topic, qos, event_callbacks=callbacks)
 
     def make_subscription(self, msg_type, topic: str, callback, qos) -> Subscription:

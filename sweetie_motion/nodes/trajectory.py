@@ -7,15 +7,24 @@ executed or aborted with the control_msgs result code and an error_string that n
 problem, so a client always learns why. ``play_trajectory`` (sweetie_motion_msgs/action/
 PlayTrajectory, if ``play_action`` is set) plays a trajectory of the storage node by name.
 Goal bookkeeping runs in a timer at ``feedback_rate``, never in the cycle.
+
+As joint_trajectory_controller does, the node also takes ``~/joint_trajectory``
+(trajectory_msgs/JointTrajectory): a trajectory replaces the one running (an action goal
+running then is aborted, "preempted"), an empty one stops the motion (it decelerates and
+holds); problems are logged, there is no one to answer. And it publishes ``~/controller_state``
+(control_msgs/JointTrajectoryControllerState: reference, feedback, error and output of its
+joints) at ``state_publish_rate`` while someone subscribes.
 """
 
 from dataclasses import dataclass
+import itertools
 import threading
 import time
 import traceback
 from typing import Callable, Dict, Optional, Union
 
 from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTrajectoryControllerState
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.parameter import Parameter
@@ -43,7 +52,7 @@ from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, GoalLike, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
-from trajectory_msgs.msg import JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 
 def _name_problem(name: str) -> Optional[str]:
@@ -64,7 +73,7 @@ REQUEST_QUEUE = 1000
 class RunningGoal:
     """A goal handed to the cycle, as the node tracks it until its outcome."""
 
-    handle: object
+    handle: Optional[object]   # None: a trajectory of the ~/joint_trajectory topic
     joints: list
     duration: float
     feedback: Callable[[object, 'RunningGoal', object], None]
@@ -135,6 +144,9 @@ class JointTrajectoryNode(ControllerNode):
         ParameterSpec('support_topic', 'support_state',
                       'Topic of SupportState from support/<chain> pseudo-joints.',
                       read_only=True),
+        ParameterSpec('state_publish_rate', 25.0,
+                      'Rate of ~/controller_state [Hz] while someone subscribes; 0: never.',
+                      low=0.0, high=200.0),
     ]
 
     def __init__(self, process: MotionProcess, name: str = 'joint_trajectory', **kwargs) -> None:
@@ -209,8 +221,20 @@ class JointTrajectoryNode(ControllerNode):
                                                   LATCHED)
         self._entities += [self._support_pub, self._last_goal_pub]
         self._monitor_timer = None
+        self._topic_goals = itertools.count(1)
+        self._entities.append(self.make_subscription(JointTrajectory, '~/joint_trajectory',
+                                                     self._on_trajectory, 10))
+        self._state_timer = None
+        if values['state_publish_rate'] > 0:
+            self._state_pub = self.make_publisher(
+                JointTrajectoryControllerState, '~/controller_state', 10,
+                matched=self._on_state_subscribers)
+            self._entities.append(self._state_pub)
 
     def cleanup_component(self) -> None:
+        timer, self._state_timer = self._state_timer, None
+        if timer is not None:
+            self.destroy_timer(timer)
         super().cleanup_component()
         # goals whose outcome the monitor can no longer fetch: answer their clients
         with self._goals_lock:
@@ -311,9 +335,15 @@ class JointTrajectoryNode(ControllerNode):
                 'accepted without being checked')
         goal_handle.execute()
 
-    def _start(self, goal_handle, plan: GoalPlan, feedback) -> RunningGoal:
-        """Hand a plan to the cycle and track it; raise GoalError when that fails."""
-        key = bytes(goal_handle.goal_id.uuid)
+    def _start(self, goal_handle, plan: GoalPlan, feedback,
+               key: Optional[bytes] = None) -> RunningGoal:
+        """
+        Hand a plan to the cycle and track it; raise GoalError when that fails.
+
+        :param goal_handle: the action goal's handle, None for a ~/joint_trajectory one
+            (then ``key`` names it).
+        """
+        key = key if goal_handle is None else bytes(goal_handle.goal_id.uuid)
         running = RunningGoal(goal_handle, plan.joints, plan.duration, feedback, Future())
         try:
             self.host.call(self.get_name(), 'start_goal', key, plan)
@@ -392,6 +422,8 @@ class JointTrajectoryNode(ControllerNode):
         goal_handle.publish_feedback(feedback)
 
     def _resolve(self, running: RunningGoal, outcome: Outcome) -> None:
+        if running.handle is None:
+            self.get_logger().info(f'~/joint_trajectory {outcome.status}: {outcome.message}')
         running.outcome = outcome
         if not running.done.done():
             running.done.set_result(outcome)
@@ -419,7 +451,8 @@ class JointTrajectoryNode(ControllerNode):
         name = self.get_name()
         try:
             for key, running in goals.items():
-                if running.handle.is_cancel_requested and not running.cancel_sent:
+                if running.handle is not None and running.handle.is_cancel_requested \
+                        and not running.cancel_sent:
                     running.cancel_sent = True
                     self.host.call(name, 'cancel_goal', key, timeout=2.0)
             reports, support = self.host.call(name, 'poll', list(goals), timeout=2.0)
@@ -440,6 +473,80 @@ class JointTrajectoryNode(ControllerNode):
             msg = SupportState(name=list(support), support=list(support.values()))
             msg.header.stamp = self.get_clock().now().to_msg()
             self._support_pub.publish(msg)
+
+    # --- joint_trajectory_controller's topics -------------------------------------------------
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """Take a trajectory of ~/joint_trajectory: it replaces the running one; empty: stop."""
+        name = self.get_name()
+        if self.lifecycle_state != 'active':
+            self.get_logger().warning(f'~/joint_trajectory ignored: {name} is '
+                                      f'{self.lifecycle_state}', throttle_duration_sec=5.0)
+            return
+        if not msg.points:
+            with self._goals_lock:
+                keys = list(self._goals)
+            for key in keys:
+                try:
+                    self.host.call(name, 'cancel_goal', key, timeout=2.0)
+                except SweetieMotionError as error:
+                    self.get_logger().warning(f'stop failed: {error}')
+            self.get_logger().info('~/joint_trajectory: empty trajectory, stopping'
+                                   + (f' {len(keys)} goal(s)' if keys else ''))
+            return
+        goal = FollowJointTrajectory.Goal(trajectory=msg)
+        try:
+            self.check_limits(goal)
+            plan = self.plan(goal_arrays_from_msg(goal))
+        except GoalError as error:
+            self.get_logger().error(f'~/joint_trajectory refused ({error.code_name}): {error}')
+            return
+        key = f'topic-{next(self._topic_goals)}'.encode()
+        try:
+            self._start(None, plan, lambda handle, running, sample: None, key)
+        except GoalError as error:
+            self.get_logger().error(f'~/joint_trajectory not started: {error}')
+            return
+        self.get_logger().info(f'~/joint_trajectory: {len(msg.points)} points, '
+                               f'{plan.duration:.2f} s')
+
+    def _on_state_subscribers(self, status) -> None:
+        """Publish ~/controller_state only while someone listens (a timer costs CPU)."""
+        if status.current_count > 0 and self._state_timer is None:
+            self._state_timer = self.create_timer(
+                1.0 / self.values['state_publish_rate'], self._publish_state,
+                callback_group=self._action_group)
+        elif status.current_count == 0 and self._state_timer is not None:
+            timer, self._state_timer = self._state_timer, None
+            self.call_soon(lambda: self.destroy_timer(timer))
+
+    def _publish_state(self) -> None:
+        try:
+            poses = self.host.call(HOST, 'poses', timeout=1.0)
+        except SweetieMotionError:
+            return
+        indices = self._planner.controlled.indices
+        msg = JointTrajectoryControllerState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.joint_names = list(self._planner.controlled.joints)
+        reference, measured = poses.reference, poses.measured
+        msg.reference = JointTrajectoryPoint(
+            positions=reference.position[indices].tolist(),
+            velocities=reference.velocity[indices].tolist())
+        msg.feedback = JointTrajectoryPoint(
+            positions=measured.position[indices].tolist(),
+            velocities=measured.velocity[indices].tolist())
+        msg.error = JointTrajectoryPoint(
+            positions=(reference.position[indices] - measured.position[indices]).tolist(),
+            velocities=(reference.velocity[indices] - measured.velocity[indices]).tolist())
+        # what goes to the servos is the reference (after the safety stage); desired and
+        # actual are the fields older tools read
+        msg.output = msg.desired = msg.reference
+        msg.actual = msg.feedback
+        try:
+            self._state_pub.publish(msg)
+        except Exception:  # noqa: B902 -- publisher gone at cleanup
+            pass
 
     def _record(self, goal_msg) -> None:
         name = self.get_parameter('record_as').value
