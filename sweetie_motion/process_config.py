@@ -5,6 +5,8 @@ The motion process configuration file (pure: no rclpy).
 sweetie_motion:
   namespace: sweetie_bot          # robot namespace of every node, topic, service, action
   robot: sweetie_bot.yaml         # robot description (URDF + chains + groups)
+  robot_description: file         # the URDF: file (robot's) | parameter | topic (as
+                                  # robot_state_publisher has it); chains etc. from robot
   period: 0.01                    # sync cycle period [s]
   isolated_cycle: true            # the cycle in a child process of its own (default)
   autostart: true                 # configure and activate every component at start
@@ -25,6 +27,10 @@ from sweetie_motion.paths import config_path, load_yaml
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
+
+
+#: where the URDF may come from (``robot_description`` of the process config)
+DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
 
 
 class ConfigError(SweetieMotionError):
@@ -53,6 +59,9 @@ class ProcessConfig:
     components: List[ComponentConfig]
     #: run the sync cycle in a child process of its own (False: in the ROS process)
     isolated_cycle: bool = True
+    #: where the URDF comes from: 'file' (the robot description's), 'parameter' (the
+    #: bringup's robot_description parameter) or 'topic' (the latched robot_description topic)
+    robot_description: str = 'file'
 
     def component(self, name: str) -> Optional[ComponentConfig]:
         """Return the component called ``name`` (None if absent)."""
@@ -123,6 +132,10 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
     isolated = section.get('isolated_cycle', True)
     if not isinstance(isolated, bool):
         raise ConfigError(f'{where}isolated_cycle must be true or false, got {isolated!r}')
+    source = section.get('robot_description', 'file')
+    if source not in DESCRIPTION_SOURCES:
+        raise ConfigError(f'{where}robot_description must be one of '
+                          f'{", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
     return ProcessConfig(path, namespace.strip('/'), robot_path, period,
                          bool(section.get('autostart', True)), flatten(motion), components,
-                         isolated)
+                         isolated, source)

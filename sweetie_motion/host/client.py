@@ -58,6 +58,7 @@ class HostSettings:
     :param node_name: name of the node that publishes joint_states for the cycle process.
     :param priority: the cycle's SCHED_FIFO priority (0: normal scheduling); the other threads
         of the cycle process run just below it.
+    :param urdf_xml: the URDF the ROS side took from ``robot_description`` ('' : the file's).
     """
 
     robot: str
@@ -66,6 +67,7 @@ class HostSettings:
     ros_args: List[str] = field(default_factory=list)
     node_name: str = 'cycle_state'
     priority: int = 0
+    urdf_xml: str = ''
 
 
 class HostClient(ABC):

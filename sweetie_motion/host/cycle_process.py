@@ -79,7 +79,7 @@ def run(requests: Channel, replies: Channel) -> int:
     set_realtime_priority(below[0])  # this thread answers the calls
     events: 'queue.SimpleQueue[Optional[tuple]]' = queue.SimpleQueue()
     try:
-        model = load_robot_description(settings.robot)
+        model = load_robot_description(settings.robot, settings.urdf_xml)
         model.configure()
         host = CycleHost(model, settings.period, events.put)
         publisher = start_publisher(host, settings, below[2])

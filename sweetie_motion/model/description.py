@@ -38,15 +38,22 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     return RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
 
 
-def load_robot_description(path: Union[str, Path]) -> RobotModel:
+def load_robot_description(path: Union[str, Path], urdf_xml: str = '') -> RobotModel:
     """
     Create (not configure) a RobotModel from a robot description YAML file.
 
-    :param path: the YAML file; a bare name is looked up in the package's config/.
+    :param path: the YAML file; a relative path is looked up in the current directory, then
+        in the package's config/.
+    :param urdf_xml: the URDF document to use instead of the file the YAML names (from the
+        ``robot_description`` parameter or topic, as robot_state_publisher has it); chains,
+        groups and limits still come from the YAML.
     :raises ModelError: the file is missing or malformed.
     """
     path = config_path(str(path))
     document = load_yaml(path, ModelError)
     if not isinstance(document, Mapping) or 'robot' not in document:
         raise ModelError(f'{path}: expected a top-level "robot:" mapping')
-    return robot_model_from_mapping(document['robot'], path.parent)
+    robot = document['robot']
+    if urdf_xml and isinstance(robot, Mapping):
+        robot = {**robot, 'urdf_xml': urdf_xml}
+    return robot_model_from_mapping(robot, path.parent)

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import threading
+import time
 from typing import Dict, List, Optional, Sequence, Type
 
 import rclpy
@@ -31,7 +32,8 @@ from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
-from sweetie_motion.process_config import load_process_config, ProcessConfig
+from sweetie_motion.process_config import (DESCRIPTION_SOURCES, load_process_config,
+                                           ProcessConfig)
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
@@ -59,18 +61,20 @@ class MotionBringup:
     :param config: the validated process configuration.
     :param context: rclpy context (default: the global one).
     :param ros_args: the process's ROS arguments, passed on to the cycle process.
+    :param urdf_xml: the URDF to use instead of the robot description's file ('' : the file).
     """
 
     def __init__(self, config: ProcessConfig, context=None,
-                 ros_args: Sequence[str] = ()) -> None:
+                 ros_args: Sequence[str] = (), urdf_xml: str = '') -> None:
         self.config = config
         self.context = context
-        model = load_robot_description(config.robot)
+        model = load_robot_description(config.robot, urdf_xml)
         model.configure()
         if config.isolated_cycle:
             priority = int(config.motion.get('cycle_priority', MotionCoreNode.CYCLE_PRIORITY))
             host = RemoteHost(HostSettings(str(config.robot), config.period, config.namespace,
-                                           list(ros_args), priority=priority))
+                                           list(ros_args), priority=priority,
+                                           urdf_xml=urdf_xml))
         else:
             host = LocalHost(model, config.period)
         #: set when the cycle process ended by itself (the bringup then stops)
@@ -163,10 +167,68 @@ def build_parser() -> argparse.ArgumentParser:
                         help='override storage_dir of the trajectory_storage component')
     parser.add_argument('--threads', type=int, default=4,
                         help='threads of the MultiThreadedExecutor')
+    parser.add_argument('--robot-description', choices=DESCRIPTION_SOURCES,
+                        help="where the URDF comes from: file (the robot description's, the "
+                        'default), parameter (--ros-args -p robot_description:=...) or topic '
+                        '(the latched robot_description topic of robot_state_publisher)')
+    parser.add_argument('--description-timeout', type=float, default=30.0,
+                        help='seconds to wait for the robot_description topic')
     parser.add_argument('--in-process', action='store_true',
                         help='run the sync cycle in this process instead of a child process of '
                              'its own (isolated_cycle: false; for debugging and profiling)')
     return parser
+
+
+def robot_description(config: ProcessConfig, timeout: float, context=None) -> str:
+    """
+    Return the URDF from where the config says: '' for the file, else the ROS parameter or topic.
+
+    ``parameter``: the ``robot_description`` parameter (``--ros-args --params-file FILE`` or a
+    launch file's parameters). ``topic``: the latched
+    ``robot_description`` topic of the robot namespace (std_msgs/String), as
+    robot_state_publisher publishes it; waits ``timeout`` seconds at most.
+
+    :raises SweetieMotionError: the parameter is not set, or nothing came on the topic.
+    """
+    if config.robot_description == 'file':
+        return ''
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    node = rclpy.create_node('sweetie_motion_description', namespace=config.namespace or None,
+                             context=context,
+                             automatically_declare_parameters_from_overrides=True)
+    try:
+        if config.robot_description == 'parameter':
+            value = node.get_parameter_or('robot_description', None)
+            xml = value.value if value is not None else None
+            if not isinstance(xml, str) or not xml.strip():
+                raise SweetieMotionError(
+                    'robot_description: parameter: no robot_description parameter; pass the '
+                    'URDF in a parameters file (--ros-args --params-file FILE with '
+                    '/**: {ros__parameters: {robot_description: "<robot ...>"}}), as a launch '
+                    'file does')
+            return xml
+        box: List[str] = []
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(String, 'robot_description', lambda m: box.append(m.data),
+                                 latched)
+        topic = node.resolve_topic_name('robot_description')
+        print(f'sweetie-motion bringup: waiting for the URDF on {topic} (up to {timeout:g} s)',
+              file=sys.stderr, flush=True)
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        deadline = time.monotonic() + timeout
+        while not box and time.monotonic() < deadline and executor.context.ok():
+            executor.spin_once(timeout_sec=0.1)
+        executor.remove_node(node)
+        if not box or not box[-1].strip():
+            raise SweetieMotionError(f'robot_description: topic: no URDF on {topic} within '
+                                     f'{timeout:g} s (is robot_state_publisher running?)')
+        return box[-1]
+    finally:
+        node.destroy_node()
 
 
 def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
@@ -194,6 +256,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             config.autostart = False
         if args.in_process:
             config.isolated_cycle = False
+        if args.robot_description:
+            config.robot_description = args.robot_description
         if args.storage_dir:
             for component in config.components:
                 if component.type_name == 'trajectory_storage':
@@ -205,7 +269,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rclpy.init(args=['sweetie_motion'] + ros_args)
     bringup = executor = None
     try:
-        bringup = MotionBringup(config, ros_args=ros_args)
+        urdf_xml = robot_description(config, args.description_timeout)
+        bringup = MotionBringup(config, ros_args=ros_args, urdf_xml=urdf_xml)
         executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:
             executor.add_node(node)
