@@ -100,6 +100,7 @@ class CartesianMotionNode(ManagedNode):
         self._planner = CartesianPlanner(model, chain, self.process.period, workspace,
                                          values['limits.policy'])
         controller = f'{values["controller"]}/follow_joint_trajectory'
+        self._controller = controller
         self._client = ActionClient(self, FollowJointTrajectory, controller,
                                     callback_group=self._group)
         self._server = ActionServer(
@@ -243,7 +244,7 @@ class CartesianMotionNode(ManagedNode):
             return result
         if not self._client.wait_for_server(timeout_sec=2.0):
             raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
-                                     f'the trajectory controller {self._client._action_name} '
+                                     f'the trajectory controller {self._controller} '
                                      'does not answer')
         goal = TrajectoryGoal(list(plan.joints), [
             TrajectoryPoint(float(t), q.tolist(), v.tolist(), [], [])

@@ -14,13 +14,14 @@ it builds its wait set (a lifecycle cleanup running in another thread), which en
 import threading
 from typing import Dict, Optional
 
-from rclpy._rclpy_pybind11 import InvalidHandle, RCLError
 from rclpy.executors import (
     ConditionReachedException, ExternalShutdownException, MultiThreadedExecutor,
     ShutdownException, TimeoutException,
 )
 from rclpy.logging import get_logger
 from rclpy.task import Task
+from sweetie_motion.nodes.rclpy_private import (forget_ready_callbacks, InvalidHandle,
+                                                RCLError, submitted, thread_pool)
 
 
 class MotionExecutor(MultiThreadedExecutor):
@@ -56,19 +57,20 @@ class MotionExecutor(MultiThreadedExecutor):
         except (InvalidHandle, RCLError):
             # an entity was destroyed (a lifecycle cleanup in another thread) while its wait
             # set was being built: start over without it instead of ending the process
-            self._cb_iter = None
+            forget_ready_callbacks(self)
             return
         with self._started_lock:
             started = self._started.get(handler)
             submit = started is None
             if submit:
                 started = self._started[handler] = threading.Event()
+        futures = submitted(self)
         if submit:
-            self._futures.append(self._executor.submit(self._run, handler, started))
+            futures.append(thread_pool(self).submit(self._run, handler, started))
         else:
             # offered again while queued: let a pool thread start it instead of spinning
             started.wait(0.05)
-        for future in self._futures[:]:
+        for future in futures[:]:
             if future.done():
-                self._futures.remove(future)
+                futures.remove(future)
                 future.result()  # raise any exceptions

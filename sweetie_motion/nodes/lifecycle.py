@@ -10,7 +10,6 @@ transition fails; the process never dies of bad parameters or bad requests.
 import traceback
 from typing import Any, Callable, List, Optional, Sequence
 
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
@@ -23,6 +22,7 @@ from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.params import declare_table, read_table
+from sweetie_motion.nodes.rclpy_private import change_state_service, RCLError
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 
 
@@ -59,7 +59,7 @@ class ManagedNode(LifecycleNode):
         self.configured_names = set(parameters)
         super().__init__(node_name, parameter_overrides=overrides,
                          automatically_declare_parameters_from_overrides=True, **kwargs)
-        service = getattr(self, '_service_change_state', None)
+        service = change_state_service(self)
         if service is not None:
             service.callback = self._guard_change_state(service.callback)
         self._declare_parameters(empty)

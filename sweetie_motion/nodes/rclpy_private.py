@@ -1,0 +1,56 @@
+"""
+Every private rclpy API the package relies on, in one place (rclpy 7.1, ROS 2 Jazzy).
+
+rclpy gives no public way to do what the motion process needs here (see
+:mod:`sweetie_motion.nodes.executor` and :mod:`sweetie_motion.nodes.lifecycle`); these names
+are what an rclpy upgrade may change, and ``test/ros/test_rclpy_private.py`` fails loudly,
+naming the missing one, when it does.
+
+- ``RCLError``, ``InvalidHandle``: the exceptions rclpy raises from its C extension (not
+  exported by ``rclpy``'s public modules in Jazzy);
+- ``MultiThreadedExecutor._executor`` (its thread pool), ``._futures`` (the tasks it submitted)
+  and ``Executor._cb_iter`` (the generator of ready callbacks, reset after a wait set failed),
+  and the ``_spin_once_impl`` it calls each round;
+- ``LifecycleNode._service_change_state``: the change_state service, whose callback is wrapped
+  so that an invalid transition is refused instead of ending the process.
+"""
+
+from typing import Any, List
+
+from rclpy._rclpy_pybind11 import InvalidHandle, RCLError
+
+#: the rclpy version these names were checked against
+CHECKED_RCLPY = '7.1'
+
+#: (class path, attribute) of every private attribute used, for the upgrade test
+PRIVATE_ATTRIBUTES = (
+    ('rclpy.executors.MultiThreadedExecutor', '_executor'),
+    ('rclpy.executors.MultiThreadedExecutor', '_futures'),
+    ('rclpy.executors.MultiThreadedExecutor', '_spin_once_impl'),
+    ('rclpy.executors.Executor', '_cb_iter'),
+    ('rclpy.lifecycle.LifecycleNode', '_service_change_state'),
+)
+
+
+def thread_pool(executor: Any) -> Any:
+    """Return the thread pool (concurrent.futures) of a MultiThreadedExecutor."""
+    return executor._executor
+
+
+def submitted(executor: Any) -> List[Any]:
+    """Return the list of futures a MultiThreadedExecutor keeps of the tasks it submitted."""
+    return executor._futures
+
+
+def forget_ready_callbacks(executor: Any) -> None:
+    """Make the executor build its wait set anew on the next round."""
+    executor._cb_iter = None
+
+
+def change_state_service(node: Any) -> Any:
+    """Return a LifecycleNode's change_state service (None if rclpy has none)."""
+    return getattr(node, '_service_change_state', None)
+
+
+__all__ = ['CHECKED_RCLPY', 'InvalidHandle', 'PRIVATE_ATTRIBUTES', 'RCLError',
+           'change_state_service', 'forget_ready_callbacks', 'submitted', 'thread_pool']
