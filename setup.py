@@ -27,12 +27,17 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
     ] + tree('config'),
+    # the dependencies are ROS packages and system libraries: package.xml declares them for
+    # rosdep (with rosdep/sweetie_motion.yaml for the pip ones), requirements/requirements.in
+    # for `make setup`; pip must not try to install ROS from here
     install_requires=['setuptools'],
     zip_safe=False,
     maintainer='sweetie_motion developers',
     maintainer_email='sweetie-motion@example.org',
-    description='Motion subsystem for performing robots: stored motions played by name, '
-                'a realtime-ish control cycle with a limb arbiter, a trajectory editor.',
+    description='Motion subsystem for performing robots: a realtime-ish control cycle with a '
+                'limb arbiter and a safety stage, trajectory and joint-state controllers, '
+                'stored motions played by name, a trajectory editor, a HerkuleX servo driver, '
+                'Cartesian motion with inverse kinematics and motion programs.',
     license='BSD-3-Clause',
     extras_require={'test': ['pytest']},
     entry_points={
