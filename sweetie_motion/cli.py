@@ -10,44 +10,16 @@ import sys
 from typing import List, Optional
 
 from sweetie_motion.errors import SweetieMotionError
-
-
-def _table(rows: List[List[str]], header: List[str]) -> str:
-    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-    line = '  '.join('-' * w for w in widths)
-    out = ['  '.join(str(h).ljust(w) for h, w in zip(header, widths)), line]
-    out += ['  '.join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return '\n'.join(row.rstrip() for row in out)
+from sweetie_motion.model.report import table
 
 
 def describe_robot(robot: str, png: Optional[str]) -> int:
     """Print the chains, groups and joints of a robot description; optionally draw it."""
     from sweetie_motion.model import load_robot_description
+    from sweetie_motion.model.report import describe_model
     model = load_robot_description(robot)
     model.configure()
-    tree = model.urdf_tree()
-    print(f'robot {tree.name!r}: {len(model.list_all_joints())} joints, '
-          f'{len(model.list_chains())} chains, {len(model.list_groups())} resource groups\n')
-    rows = []
-    for chain in model.list_chains():
-        first, last, virtual = model.get_chain_links(chain)
-        joints = model.list_joints(chain)
-        rows.append([chain, model.get_chain_group(chain), f'{first} -> {last}',
-                     virtual or '', len(joints), ' '.join(joints)])
-    print(_table(rows, ['chain', 'group', 'links', 'virtual tip', 'n', 'joints']))
-    print()
-    rows = [[g, ' '.join(model.get_group_chains(g)) or '-', len(model.get_group_joints(g))]
-            for g in model.list_groups()]
-    print(_table(rows, ['group', 'chains', 'joints']))
-    print()
-    rows = []
-    for name in model.list_all_joints():
-        info = model.get_joint_info(name)
-        rows.append([info.index, name, info.chain or '-', info.group,
-                     'virtual' if info.virtual else info.joint_type,
-                     f'{info.lower:+.3f}', f'{info.upper:+.3f}', f'{info.velocity:.2f}'])
-    print(_table(rows, ['#', 'joint', 'chain', 'group', 'type', 'lower', 'upper',
-                        'vel']))
+    print(describe_model(model))
     if png:
         from sweetie_motion.plots import plot_kinematic_tree
         path = plot_kinematic_tree(model, png)
@@ -83,8 +55,8 @@ def list_trajectories(args: argparse.Namespace) -> int:
     if not rows:
         print('no stored trajectories')
         return 0
-    print(_table(rows, ['name', 'points', 'joints', 'support flags', 'duration [s]',
-                        'first joints']))
+    print(table(rows, ['name', 'points', 'joints', 'support flags', 'duration [s]',
+                       'first joints']))
     return 0
 
 
@@ -137,6 +109,32 @@ def delete_trajectory(args: argparse.Namespace) -> int:
     with _client(args) as client:
         client.delete(args.name)
     print(f'deleted {args.name!r}')
+    return 0
+
+
+def retime_trajectory(args: argparse.Namespace) -> int:
+    """Fit a stored trajectory to the limits: print the gain and the segments, store it."""
+    from sweetie_motion.model import load_robot_description
+    from sweetie_motion.storage.files import check_name
+    from sweetie_motion.trajectory.retime import retime_goal
+    target = check_name(args.save_as or args.name)
+    model = load_robot_description(args.robot)
+    model.configure()
+    with _client(args) as client:
+        goal = client.load(args.name)
+        retimed, result = retime_goal(goal, model, args.interpolation,
+                                      keep_pauses=args.keep_pauses)
+        print(f'{args.name}: {result.describe()}')
+        rows = [[f'{s.start_row + 1}-{s.end_row + 1}', f'{s.before:.3f}', f'{s.after:.3f}',
+                 s.joint or '-', s.bound_by, f'{s.usage:.0%}'] for s in result.segments]
+        if rows:
+            print(table(rows, ['keyframes', 'before [s]', 'after [s]', 'joint', 'bound by',
+                               'limit used']))
+        if args.dry_run:
+            print('not stored (--dry-run)')
+            return 0
+        client.save(target, retimed)
+    print(f'saved {target!r}: {len(retimed.points)} points, {retimed.duration:.2f} s')
     return 0
 
 
@@ -282,6 +280,20 @@ def build_parser() -> argparse.ArgumentParser:
                       help='the controller whose last goal --last takes')
     delete = motion_command('delete', 'delete a stored trajectory', delete_trajectory)
     delete.add_argument('name')
+    retime = motion_command('retime', 'fit a stored trajectory to the velocity and '
+                            'acceleration limits (the fastest keyframe times)',
+                            retime_trajectory)
+    retime.add_argument('name')
+    retime.add_argument('--save-as', metavar='NEW',
+                        help='store the result under NEW (default: back under NAME)')
+    retime.add_argument('--keep-pauses', action='store_true',
+                        help='segments between equal keyframes keep their duration')
+    retime.add_argument('--interpolation', default='akima', choices=('akima', 'cubic'),
+                        help="the controller's interpolation")
+    retime.add_argument('--robot', default='sweetie_bot.yaml',
+                        help='robot description whose limits apply')
+    retime.add_argument('--dry-run', action='store_true',
+                        help='print the new timing, store nothing')
     importer = motion_command('import', "import trajectory files (the old robot's JSON or "
                               'our YAML)', import_trajectories)
     importer.add_argument('paths', nargs='+', metavar='PATH')

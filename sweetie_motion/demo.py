@@ -206,8 +206,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from sweetie_motion.cli import describe_robot
-    describe_robot('sweetie_bot.yaml', str(out / 'robot_tree.png'))
+    from sweetie_motion.model import load_robot_description
+    from sweetie_motion.model.report import describe_model
+    from sweetie_motion.plots import plot_kinematic_tree
+    model = load_robot_description('sweetie_bot.yaml')
+    model.configure()
+    print(describe_model(model))
+    print(f'\nkinematic tree in the zero pose: '
+          f'{plot_kinematic_tree(model, str(out / "robot_tree.png"))}')
     print('\nstarting the motion process on the virtual robot '
           f'(log: {out / "motion_process.log"})')
     process = start_motion_process(DEMO_NAMESPACE, out / 'motion_process.log')
