@@ -1,0 +1,396 @@
+"""The serial driver against the bus simulator over real ptys: every command and procedure."""
+
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+
+from sweetie_motion.errors import UnknownJointError
+from sweetie_motion.model import load_robot_description
+from sweetie_motion.servo import herkulex as hx
+from sweetie_motion.servo import serial_bus as sb
+from sweetie_motion.servo.simulator import SimulatorProcess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PONY_SERVOS = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
+KIND = hx.servo_type('DRS-0101')
+COUNT = KIND.rad_per_count
+
+
+def wait_for(condition, timeout=5.0, step=0.01):
+    """Poll until condition() is true; return its value (fail after the deadline)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'condition not met within {timeout} s')
+        time.sleep(step)
+
+
+def drive(bus, position, seconds, period=0.01):
+    """Send a constant reference at the cycle rate; return the send/receive durations [s]."""
+    position = np.asarray(position, dtype=float)
+    velocity = np.zeros_like(position)
+    durations = []
+    deadline = time.monotonic()
+    end = deadline + seconds
+    while deadline < end:
+        start = time.perf_counter()
+        bus.receive(time.monotonic())
+        bus.send(time.monotonic(), position, velocity)
+        durations.append(time.perf_counter() - start)
+        deadline += period
+        time.sleep(max(0.0, deadline - time.monotonic()))
+    return np.array(durations)
+
+
+def never_waits(durations, period=0.01):
+    """Return whether send/receive never waited for the line (whatever the OS did once)."""
+    # waiting for the line takes a wire time, for a reply the timeout (3 periods), and it
+    # happens again and again; the OS may preempt the caller once on a busy machine
+    return np.percentile(durations, 95) < period / 10 and np.sum(durations > period) <= 1
+
+
+class Rig:
+    """Simulated servos on a pty and the driver on them."""
+
+    def __init__(self, tmp_path):
+        self.tmp_path = tmp_path
+        self.sims = []
+        self.bus = None
+
+    def start(self, servos, faults=(), buses=1, **driver):
+        """servos: list of (id, position) per bus; returns the connected driver."""
+        if buses == 1:
+            servos = [servos]
+        configs = []
+        for k, group in enumerate(servos):
+            entries = [{'id': i, 'model': 'DRS-0101', 'position': p, 'joint': f'j{i}'}
+                       for i, p in group]
+            args = [a for f in (faults[k] if buses > 1 else faults) for a in ('--fault', f)]
+            sim = SimulatorProcess({'servo_sim': {'servos': entries}}, str(self.tmp_path),
+                                   f'bus{k}', args + ['--seed', str(k + 1)])
+            sim.start()
+            self.sims.append(sim)
+            configs.append(sb.BusConfig(f'bus{k}', sim.port, 115200,
+                                        tuple(sb.ServoConfig(i, f'j{i}') for i, _ in group)))
+        driver.setdefault('timeout', 0.03)
+        self.bus = sb.SerialServoBus(sb.DriverConfig(tuple(configs), **driver))
+        self.bus.connect()
+        return self.bus
+
+    def state(self, k=0):
+        return self.sims[k].control.state()['servos']
+
+    def close(self):
+        if self.bus is not None:
+            self.bus.disconnect()
+        for sim in self.sims:
+            sim.stop()
+
+
+@pytest.fixture
+def rig(tmp_path):
+    rig = Rig(tmp_path)
+    yield rig
+    rig.close()
+
+
+# --- configuration ------------------------------------------------------------------------------
+
+def test_the_pony_configuration_covers_its_servo_joints():
+    config = sb.load_bus_config_file(PONY_SERVOS)
+    model = load_robot_description('sweetie_bot.yaml')
+    model.configure()
+    servo_joints = [j for j in model.list_all_joints() if not model.is_virtual(j)]
+    assert sorted(config.joints) == sorted(servo_joints) and len(servo_joints) == 26
+    assert [len(b.servos) for b in config.buses] == [10, 10, 6]
+    assert all(len(b.servos) <= 10 for b in config.buses)
+    bus = sb.SerialServoBus(config, servo_joints)
+    assert bus.joints == servo_joints
+
+
+@pytest.mark.parametrize('change, key', [
+    (lambda c: c['buses']['leg12'].update(baud=9600), 'buses.leg12.baud'),
+    (lambda c: c['buses']['leg12']['servos'][1].update(id=11), 'leg12.servos[1].id'),
+    (lambda c: c['buses']['leg34']['servos'][0].update(joint='joint11'), 'leg34.servos[0].joint'),
+    (lambda c: c['buses']['head']['servos'][0].update(direction=2), 'servos[0].direction'),
+    (lambda c: c['buses']['head']['servos'][0].update(model='XL-320'), 'servos[0].model'),
+    (lambda c: c['buses']['head']['servos'][0].pop('joint'), 'servos[0].joint'),
+    (lambda c: c['buses']['head'].update(port=c['buses']['leg12']['port']), 'head.port'),
+    (lambda c: c.update(timeout=-1), 'servo_bus.timeout'),
+    (lambda c: c.update(shutdown_torque='explode'), 'shutdown_torque'),
+    (lambda c: c.update(ram_init={'absolute_position': 3}), 'ram_init.absolute_position'),
+    (lambda c: c.update(speed=3), 'servo_bus.speed'),
+])
+def test_bad_configuration_names_the_key(change, key):
+    import yaml
+    with open(PONY_SERVOS) as stream:
+        data = yaml.safe_load(stream)
+    change(data['servo_bus'])
+    with pytest.raises(sb.BusConfigError) as info:
+        sb.load_bus_config(data)
+    assert key in info.value.key
+
+
+def test_joints_must_match_the_servos():
+    config = sb.load_bus_config_file(PONY_SERVOS)
+    with pytest.raises(sb.BusConfigError, match='eyes_roll'):
+        sb.SerialServoBus(config, config.joints + ['eyes_roll'])
+    with pytest.raises(sb.BusConfigError, match='joint11'):
+        sb.SerialServoBus(config, config.joints[1:])
+
+
+def test_wire_budget_from_the_frame_sizes():
+    one = sb.wire_budget(26, 115200, 0.01)
+    # the S_JOG of 26 servos is 112 bytes = 9.7 ms: every cycle would leave no reads
+    assert one.jog_bytes == 112 and one.goal_every == 2
+    three = sb.wire_budget(9, 115200, 0.01)
+    assert three.goal_every == 1 and three.goal_rate == 100.0
+    assert three.read_rate == pytest.approx(1 / (19 * 10 / 115200))   # the reply wire
+    assert three.refresh_rate >= 2 * 17.9
+    fast = sb.wire_budget(26, 666666, 0.01)
+    assert fast.goal_every == 1 and fast.refresh_rate == 100.0
+
+
+def test_goal_playtime_leads_by_about_a_tick():
+    assert sb.goal_playtime(0.01) == (2, pytest.approx(0.0124))
+    assert sb.goal_playtime(0.056) == (6, pytest.approx(0.0112))
+
+
+# --- connect, goals, measurement ----------------------------------------------------------------
+
+def test_connect_reads_the_pose_and_inits_the_servos(rig):
+    bus = rig.start([(1, 0.3), (2, -0.2), (3, 0.0)])
+    state = bus.receive(time.monotonic())
+    assert np.allclose(state.position, [0.3, -0.2, 0.0], atol=COUNT)
+    assert bus.torque().all() and all(s.ok for s in bus.status())
+    servos = rig.state()
+    assert all(s['torque_control'] == hx.TORQUE_ON and s['ack_policy'] == 2
+               for s in servos.values())
+    assert bus.read_register('j1', 'acceleration_ratio').result(2) == 0
+
+
+def test_missing_servo_fails_connect_with_its_name(rig, tmp_path):
+    sim = SimulatorProcess({'servo_sim': {'servos': [{'id': 1}]}}, str(tmp_path), 'lonely')
+    sim.start()
+    rig.sims.append(sim)
+    config = sb.DriverConfig((sb.BusConfig('b', sim.port, 115200, (
+        sb.ServoConfig(1, 'j1'), sb.ServoConfig(9, 'j9'))),), connect_timeout=1.0)
+    with pytest.raises(sb.ServoNotFoundError) as info:
+        sb.SerialServoBus(config).connect()
+    assert info.value.joints == ['j9'] and 'ID 9' in str(info.value)
+    lenient = sb.SerialServoBus(sb.DriverConfig(config.buses, connect_timeout=1.0,
+                                                require_all_servos=False))
+    rig.bus = lenient
+    lenient.connect()
+    status = {s.joint: s for s in lenient.status()}
+    assert status['j1'].ok and not status['j9'].ok and 'no answer' in status['j9'].message
+
+
+def test_goals_move_the_servos_and_receive_follows(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0), (3, 0.0)])
+    target = np.array([0.4, -0.3, 0.1])
+    durations = drive(bus, target, 1.5)
+    assert np.allclose(bus.receive(time.monotonic()).position, target, atol=3 * COUNT)
+    servos = rig.state()
+    # within the static friction band of the servos (about 1.5 counts)
+    assert [servos[str(i)]['position'] for i in (1, 2, 3)] == pytest.approx(target, abs=3 * COUNT)
+    buses, stats = bus.statistics()
+    # (a timeout would be the simulator's process descheduled for longer than the timeout)
+    assert buses[0].goals > 100 and buses[0].timeouts <= buses[0].replies // 100
+    assert all(s.reads > 50 for s in stats)
+    assert never_waits(durations)
+
+
+def test_offset_and_direction(rig, tmp_path):
+    sim = SimulatorProcess({'servo_sim': {'servos': [{'id': 4, 'position': 0.1}]}},
+                           str(tmp_path), 'mapped')
+    sim.start()
+    rig.sims.append(sim)
+    config = sb.DriverConfig((sb.BusConfig('b', sim.port, 115200, (
+        sb.ServoConfig(4, 'knee', offset=0.3, direction=-1),)),))
+    bus = rig.bus = sb.SerialServoBus(config)
+    bus.connect()
+    # servo angle 0.1 = 0.3 - joint: the joint is at 0.2
+    assert bus.receive(0).position[0] == pytest.approx(0.2, abs=COUNT)
+    drive(bus, [0.5], 1.0)
+    assert sim.control.state()['servos']['4']['position'] == pytest.approx(-0.2, abs=3 * COUNT)
+
+
+# --- torque and posing by hand ------------------------------------------------------------------
+
+def test_torque_off_pose_by_hand_torque_on_holds(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0)])
+    future = bus.set_torque_async(['j1'], False)
+    assert list(bus.torque()) == [False, True]      # the command, at once
+    assert future.result(2) == [False]
+    assert list(bus.torque()) == [False, True]
+    assert rig.state()['1']['torque_control'] == hx.TORQUE_FREE
+    assert rig.sims[0].control.move({1: 0.5, 2: 0.5}) == [1]       # j2 resists
+    wait_for(lambda: abs(bus.receive(0).position[0] - 0.5) < 2 * COUNT)
+    # a reference that follows the measured pose (TorqueMainSwitch), then torque on: no jump
+    measured = bus.receive(0).position.copy()
+    bus.set_torque(['j1'], True)
+    drive(bus, measured, 0.5)
+    assert rig.state()['1']['position'] == pytest.approx(0.5, abs=3 * COUNT)
+    assert bus.torque().all() and rig.state()['1']['torque_control'] == hx.TORQUE_ON
+    with pytest.raises(UnknownJointError):
+        bus.set_torque(['tail'], False)
+
+
+@pytest.mark.parametrize('policy, register', [('brake', hx.TORQUE_BRAKE),
+                                              ('off', hx.TORQUE_FREE), ('keep', hx.TORQUE_ON)])
+def test_disconnect_applies_the_shutdown_torque(rig, policy, register):
+    bus = rig.start([(1, 0.0), (2, 0.1)], shutdown_torque=policy)
+    drive(bus, [0.0, 0.1], 0.2)
+    bus.disconnect()
+    rig.bus = None
+    assert [s['torque_control'] for s in rig.state().values()] == [register, register]
+    assert not bus.connected
+    assert all(not s.ok and 'disconnected' in s.message for s in bus.status())
+
+    def received():
+        return rig.sims[0].control.state()['counters']['bytes_in']
+    # what was written before the disconnect may still be on its way through the pty
+    seen = [received()]
+    wait_for(lambda: seen.append(received()) or seen[-1] == seen[-2])
+    bus.send(time.monotonic(), np.zeros(2), np.zeros(2))     # ignored, never raises
+    time.sleep(0.05)
+    assert received() == seen[-1]
+
+
+# --- procedures of the fact sheet ---------------------------------------------------------------
+
+def test_error_flag_switches_the_servo_off_and_clear_errors(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0)])
+    rig.sims[0].control.fault('error=2:overload+0.3')
+    wait_for(lambda: bus.active_faults())
+    fault = bus.faults()[0]
+    assert (fault.joint, fault.servo_id, fault.flags) == ('j2', 2, ['overload'])
+    wait_for(lambda: rig.state()['2']['torque_control'] == hx.TORQUE_FREE)
+    status = {s.joint: s for s in bus.status()}
+    assert not status['j2'].ok and 'overload' in status['j2'].message and status['j1'].ok
+    assert list(bus.torque()) == [True, False]
+    time.sleep(0.35)    # the condition is over
+    statuses = bus.clear_errors(['j2']).result(2)
+    assert statuses[0].error == 0 and not bus.active_faults()
+    assert not bus.torque()[1]          # fact sheet 10.1: the torque stays off after clearing
+    bus.set_torque_async(['j2'], True).result(2)
+    assert rig.state()['2']['torque_control'] == hx.TORQUE_ON
+    assert all(s.ok for s in bus.status())
+
+
+def test_a_condition_that_persists_comes_back_after_clearing(rig):
+    bus = rig.start([(1, 0.0)])
+    rig.sims[0].control.fault('error=1:overheat')
+    wait_for(lambda: bus.active_faults(), timeout=5)
+    # the servo clears its flag; the next temperature check (504 ms) sets it again
+    assert bus.clear_errors().result(3)[0].error == 0
+    wait_for(lambda: len(bus.faults()) == 2, timeout=5)
+    assert bus.faults()[1].flags == ['overheat'] and not bus.torque()[0]
+    assert 'overheat' in bus.status()[0].message
+
+
+def test_reboot_and_reinit_apply_eep_and_restore_the_torque(rig):
+    bus = rig.start([(1, 0.2)], reboot_delay=0.3)
+    assert bus.write_register('j1', 'max_position', 900, hx.Memory.EEP).result(2) == 900
+    assert bus.read_register('j1', 'max_position').result(2) == 1002   # RAM: not yet
+    statuses = bus.reboot().result(5)
+    assert statuses[0].motor_on
+    assert bus.read_register('j1', 'max_position').result(2) == 900
+    state = rig.state()['1']
+    assert state['ack_policy'] == 2 and state['torque_control'] == hx.TORQUE_ON
+    assert state['position'] == pytest.approx(0.2, abs=COUNT)
+    drive(bus, [0.25], 0.5)
+    assert rig.state()['1']['position'] == pytest.approx(0.25, abs=3 * COUNT)
+
+
+def test_change_control_mode(rig):
+    bus = rig.start([(1, 0.0)])
+    assert bus.set_control_mode('j1', 'speed').result(3) == 'speed'
+    assert rig.state()['1']['mode'] == 1 and rig.state()['1']['torque_control'] == hx.TORQUE_ON
+    assert bus.set_control_mode('j1', 'position').result(3) == 'position'
+    assert rig.state()['1']['mode'] == 0
+    with pytest.raises(ValueError):
+        bus.set_control_mode('j1', 'torque')
+
+
+def test_read_write_registers_and_scan(rig):
+    bus = rig.start([(5, 0.0), (7, 0.0)])
+    assert bus.write_register('j5', 'led_control', 2).result(2) == 2
+    assert rig.state()['5']['led'] == 2
+    assert bus.read_register('j7', 'voltage').result(2) == hx.volts_to_voltage(7.4)
+    with pytest.raises(hx.UnknownRegisterError):
+        bus.read_register('j5', 'colour')
+    with pytest.raises(hx.ValueRangeError):
+        bus.write_register('j5', 'led_control', 300)
+    found = bus.scan(ids=range(0, 12)).result(10)
+    assert found == [[(5, 'DRS-0101'), (7, 'DRS-0101')]]
+
+
+# --- faults -------------------------------------------------------------------------------------
+
+def test_lost_servo_keeps_its_measurement_and_comes_back(rig):
+    bus = rig.start([(1, 0.1), (2, 0.2)], lost_after=3, late_grace=0.05)
+    rig.sims[0].control.fault('silent=2+1.0')
+    durations = drive(bus, [0.1, 0.2], 0.5)
+    status = {s.joint: s for s in bus.status()}
+    assert not status['j2'].ok and 'no answer' in status['j2'].message and status['j1'].ok
+    assert bus.receive(0).position[1] == pytest.approx(0.2, abs=COUNT)
+    assert not bus.torque()[1]
+    assert never_waits(durations)
+    drive(bus, [0.1, 0.2], 0.8)
+    wait_for(lambda: all(s.ok for s in bus.status()))
+    stats = {s.joint: s for s in bus.statistics()[1]}
+    assert stats['j2'].timeouts >= 3 and stats['j1'].timeouts <= stats['j1'].replies // 100
+
+
+def test_port_closing_and_coming_back(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0)], reconnect_interval=0.05)
+    drive(bus, [0.1, 0.1], 0.3)
+    rig.sims[0].control.close_port(reopen=0.6)
+    durations = drive(bus, [0.1, 0.1], 0.3)
+    statuses = bus.status()
+    assert all(not s.ok and 'port lost' in s.message for s in statuses)
+    assert never_waits(durations)   # never blocks, never raises
+    wait_for(lambda: all(s.ok for s in bus.status()), timeout=5)
+    assert bus.statistics()[0][0].reconnects == 1
+    drive(bus, [0.3, -0.2], 1.0)
+    state = rig.state()
+    assert state['1']['position'] == pytest.approx(0.3, abs=3 * COUNT)
+    assert state['2']['position'] == pytest.approx(-0.2, abs=3 * COUNT)
+
+
+def test_goals_resume_slowly_after_a_reconnection(rig):
+    bus = rig.start([(1, 0.0)], reconnect_interval=0.05, resume_speed=1.0)
+    rig.sims[0].control.close_port(reopen=0.2)
+    wait_for(lambda: not bus.status()[0].ok)
+    wait_for(lambda: bus.status()[0].ok, timeout=5)
+    start = time.monotonic()
+    drive(bus, [1.0], 0.4)
+    moved = rig.state()['1']['position']
+    # 1 rad/s from the measured pose, not a jump to the reference
+    assert moved < 1.0 * (time.monotonic() - start) + 0.1
+    drive(bus, [1.0], 1.0)
+    assert rig.state()['1']['position'] == pytest.approx(1.0, abs=3 * COUNT)
+
+
+def test_operations_fail_clearly_when_the_servo_is_gone(rig):
+    bus = rig.start([(1, 0.0)], retries=2)
+    rig.sims[0].control.fault('silent=1')
+    with pytest.raises(sb.ServoTimeoutError, match='j1'):
+        bus.read_register('j1', 'voltage').result(3)
+
+
+def test_two_buses_run_in_parallel(rig):
+    bus = rig.start([[(1, 0.0), (2, 0.0)], [(3, 0.0), (4, 0.0)]], faults=[(), ()], buses=2)
+    drive(bus, [0.2, 0.2, -0.2, -0.2], 1.0)
+    assert math.isclose(rig.state(1)['4']['position'], -0.2, abs_tol=3 * COUNT)
+    buses, _ = bus.statistics()
+    assert [b.name for b in buses] == ['bus0', 'bus1'] and all(b.goals > 50 for b in buses)
+    assert all(b.cpu_time > 0 for b in buses)
