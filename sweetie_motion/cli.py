@@ -313,6 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
                                  help='the trajectory editor (Qt); --help for options')
     editor.set_defaults(run=_editor, passthrough=True)
 
+    servo = commands.add_parser('servo', add_help=False,
+                                help='the HerkuleX servos of the motion process: status, scan, '
+                                'torque, clear, reboot, read, write, identify; --help')
+    servo.set_defaults(run=_servo, passthrough=True)
+    servo_sim = commands.add_parser('servo-sim', add_help=False,
+                                    help='HerkuleX servos simulated behind a pseudo-terminal '
+                                    '(--servos CONFIG [--bus B] [--fault ...]); --help')
+    servo_sim.set_defaults(run=_servo_sim, passthrough=True)
+
     program = commands.add_parser('program', add_help=False,
                                   help='motion programs: check, plot, run, from-path; --help')
     program.set_defaults(run=_program, passthrough=True)
@@ -326,6 +335,16 @@ def build_parser() -> argparse.ArgumentParser:
 def _editor(args: argparse.Namespace) -> int:
     from sweetie_motion.editor.app import main as editor_main
     return editor_main(args.rest)
+
+
+def _servo(args: argparse.Namespace) -> int:
+    from sweetie_motion.servo_cli import main as servo_main
+    return servo_main(args.rest)
+
+
+def _servo_sim(args: argparse.Namespace) -> int:
+    from sweetie_motion.servo.simulator import main as simulator_main
+    return simulator_main(args.rest)
 
 
 def _program(args: argparse.Namespace) -> int:

@@ -228,3 +228,51 @@ def _save(figure, path: Path, pyplot) -> Path:
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
     return path
+
+
+def plot_identification(path: Union[str, Path], history: Sequence[tuple],
+                        threshold: float, servos: int = 6) -> Path:
+    """
+    Draw the convergence of a servo identification: alpha over time and the prediction error.
+
+    :param history: (time [s], servo names, alpha of each servo flattened (4 each),
+        RMS position prediction error of each servo [rad]) in time order.
+    :param threshold: the largest accepted error [rad] (a dashed line).
+    :param servos: how many servos to draw (the first in name order).
+    """
+    pyplot = _pyplot()
+    names = list(history[-1][1])[:servos]
+    t = np.array([h[0] for h in history])
+    figure, (top, bottom) = pyplot.subplots(2, 1, figsize=(10, 7), sharex=True)
+    for k, name in enumerate(names):
+        color = _COLORS[k % len(_COLORS)]
+        rows = []
+        errors = []
+        for _, present, alpha, error in history:
+            present = list(present)
+            if name in present:
+                i = present.index(name)
+                rows.append(alpha[4 * i:4 * i + 4])
+                errors.append(error[i])
+            else:
+                rows.append([np.nan] * 4)
+                errors.append(np.nan)
+        rows = np.array(rows, dtype=float)
+        final = rows[-1]
+        for a in range(4):
+            scale = final[a] if abs(final[a]) > 1e-12 else 1.0
+            top.plot(t, rows[:, a] / scale, color=color, alpha=0.4 + 0.15 * a,
+                     label=name if a == 0 else None)
+        bottom.plot(t, errors, color=color, label=name)
+    top.set_ylabel('alpha / final alpha')
+    top.set_ylim(0.0, 2.0)
+    top.legend(fontsize=8, ncol=3)
+    top.set_title('servo identification: the four alpha of each servo converging')
+    bottom.axhline(threshold, color='black', linestyle='--', label='threshold')
+    bottom.set_ylabel('prediction error [rad]')
+    bottom.set_xlabel('time [s]')
+    bottom.set_yscale('log')
+    bottom.legend(fontsize=8, ncol=3)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _save(figure, path, pyplot)

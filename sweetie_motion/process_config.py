@@ -7,6 +7,8 @@ sweetie_motion:
   robot: sweetie_bot.yaml         # robot description (URDF + chains + groups)
   robot_description: file         # the URDF: file (robot's) | parameter | topic (as
                                   # robot_state_publisher has it); chains etc. from robot
+  bus: virtual                    # the servos: virtual (in-process) | sim-serial | serial
+  servos: sweetie_bot_servos.yaml # servo config of sim-serial and serial (ports, IDs)
   period: 0.01                    # sync cycle period [s]
   isolated_cycle: true            # the cycle in a child process of its own (default)
   autostart: true                 # configure and activate every component at start
@@ -31,6 +33,8 @@ _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
 
 #: where the URDF may come from (``robot_description`` of the process config)
 DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
+#: the servo buses (``bus`` of the process config, ``bringup --bus``)
+BUS_CHOICES = ('virtual', 'sim-serial', 'serial')
 
 
 class ConfigError(SweetieMotionError):
@@ -62,6 +66,40 @@ class ProcessConfig:
     #: where the URDF comes from: 'file' (the robot description's), 'parameter' (the
     #: bringup's robot_description parameter) or 'topic' (the latched robot_description topic)
     robot_description: str = 'file'
+    #: the servo bus: None = as the components say, else 'virtual', 'sim-serial' or 'serial'
+    bus: Optional[str] = None
+    #: the servo configuration of the serial buses
+    servos: str = 'sweetie_bot_servos.yaml'
+
+    def select_bus(self, bus: str, servos: Optional[str] = None) -> None:
+        """
+        Make the servo bus ``bus``: the bus component becomes a virtual robot or a serial bus.
+
+        A serial bus (real or simulated) also gets a ``servo_ident`` component if the
+        configuration has none.
+
+        :param bus: 'virtual', 'sim-serial' or 'serial'.
+        :param servos: the servo configuration file of the serial buses (default: servos).
+        :raises ConfigError: an unknown bus.
+        """
+        if bus not in BUS_CHOICES:
+            raise ConfigError(f'{self.path}: bus must be one of {", ".join(BUS_CHOICES)}, '
+                              f'got {bus!r}')
+        self.bus = bus
+        self.servos = servos or self.servos
+        wanted = (ComponentConfig('virtual_robot', 'virtual_robot') if bus == 'virtual' else
+                  ComponentConfig('servo_bus', 'herkulex_bus',
+                                  {'mode': bus, 'config': self.servos}))
+        if bus != 'virtual' and not any(c.type_name == 'servo_ident' for c in self.components):
+            # real (or simulated) HerkuleX servos: their identification comes with them
+            self.components.append(ComponentConfig('servo_ident', 'servo_ident',
+                                                   {'servos': self.servos}))
+        for index, component in enumerate(self.components):
+            if component.type_name in ('virtual_robot', 'herkulex_bus'):
+                if component.type_name != wanted.type_name or bus != 'virtual':
+                    self.components[index] = wanted
+                return
+        self.components.insert(0, wanted)
 
     def component(self, name: str) -> Optional[ComponentConfig]:
         """Return the component called ``name`` (None if absent)."""
@@ -136,6 +174,9 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
     if source not in DESCRIPTION_SOURCES:
         raise ConfigError(f'{where}robot_description must be one of '
                           f'{", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
-    return ProcessConfig(path, namespace.strip('/'), robot_path, period,
-                         bool(section.get('autostart', True)), flatten(motion), components,
-                         isolated, source)
+    config = ProcessConfig(path, namespace.strip('/'), robot_path, period,
+                           bool(section.get('autostart', True)), flatten(motion), components,
+                           isolated, source)
+    if section.get('bus') is not None:
+        config.select_bus(str(section['bus']), section.get('servos'))
+    return config

@@ -139,6 +139,240 @@ class VirtualRobotComponent(Component):
         self.bus.block(joints, True)
 
 
+# --- the HerkuleX serial bus ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SerialBusSpec:
+    """
+    The HerkuleX servos on serial lines (R-SERVO-1).
+
+    :param config: the driver configuration, the ``servo_bus`` mapping of a servo config file
+        (ports already replaced by the simulators' for ``sim-serial``).
+    """
+
+    config: Mapping
+
+
+class SerialBusComponent(Component):
+    """
+    Installs a :class:`SerialServoBus` as the servo bus of the cycle.
+
+    Creating it connects: the ports open and every servo's position is read before anything
+    else, so the cycle starts from the measured pose. Operations (torque, clear, reboot,
+    registers, scan) run on the bus threads; :meth:`command` answers at once with an id and
+    the result comes as a ``('servo_command', id, ok, message, joints, values)`` event, so the
+    process's command thread never waits on a serial line.
+    """
+
+    REMOTE = ('command', 'report', 'status')
+
+    def __init__(self, resources: CycleResources, name: str, emit: Emit,
+                 spec: SerialBusSpec) -> None:
+        super().__init__(resources, name, emit)
+        from sweetie_motion.servo.serial_bus import load_bus_config, SerialServoBus
+        section = dict(spec.config.get('servo_bus', spec.config))
+        section['period'] = resources.period  # the goals go out once a cycle
+        config = load_bus_config(section)
+        view = resources.view
+        joints = resources.servo_joints()
+        self.bus = SerialServoBus(config, joints)
+        self.bus.connect()
+        indices = view.get_joint_indices(joints)
+        self._input = BusInput(self.bus, indices,
+                               view.get_joint_indices(view.list_virtual_joints()))
+        self._output = BusOutput(self.bus, indices)
+        self._commands = 0
+        resources.bus = self.bus
+
+    def activate(self) -> None:
+        """Read the servos before the controllers, command them after the aggregator."""
+        self.resources.cycle.add_stage('input', self._input)
+        self.resources.cycle.add_stage('output', self._output)
+
+    def deactivate(self) -> None:
+        """Leave the cycle (the servos hold their last goal)."""
+        self.resources.cycle.remove_stage(self._input)
+        self.resources.cycle.remove_stage(self._output)
+
+    def destroy(self) -> None:
+        """Disconnect (the configured shutdown torque) and uninstall the bus."""
+        if self.resources.bus is self.bus:
+            self.resources.bus = None
+        self.bus.disconnect()
+
+    def command(self, command: str, joints: Sequence[str] = (), register: str = '',
+                value: int = 0) -> int:
+        """
+        Start an operation on the servos of ``joints`` (empty: all); return its id.
+
+        ``command``: torque_on, torque_off, brake, clear_errors, reboot, read, write, scan,
+        status. The outcome arrives as a ``servo_command`` event.
+
+        :raises ComponentError: an unknown command or joint, a register missing.
+        """
+        bus = self.bus
+        unknown = [j for j in joints if j not in bus.joints]
+        if unknown:
+            raise ComponentError(f'not servo joints of this bus: {", ".join(unknown)}')
+        targets = list(joints) or list(bus.joints)
+        self._commands += 1
+        ident = self._commands
+        if command in ('torque_on', 'torque_off'):
+            future = bus.set_torque_async(targets, command == 'torque_on')
+            done = (lambda result: (True, f'torque {"on" if command == "torque_on" else "off"}'
+                                    f' for {len(targets)} servo(s)', [], []))
+        elif command == 'clear_errors':
+            future = bus.clear_errors(targets)
+            done = (lambda result: (True, f'errors cleared on {len(targets)} servo(s)', [],
+                                    []))
+        elif command == 'reboot':
+            future = bus.reboot(targets)
+            done = (lambda result: (True, f'{len(targets)} servo(s) rebooted and set up '
+                                    'again', [], []))
+        elif command in ('read', 'write'):
+            if not register:
+                raise ComponentError(f'{command} needs a register name')
+            futures = [bus.read_register(j, register) if command == 'read' else
+                       bus.write_register(j, register, int(value)) for j in targets]
+            from sweetie_motion.servo.serial_bus import gather
+            future = gather(futures)
+            done = (lambda result: (True, f'{command} {register}', targets,
+                                    [int(v) for v in result] if command == 'read'
+                                    else [int(value)] * len(targets)))
+        elif command == 'scan':
+            future = bus.scan()
+            done = (lambda result: (True, f'{len(result)} servo(s) answered',
+                                    [str(r) for r in result], []))
+        elif command == 'status':
+            statuses = [s for s in bus.status() if s.joint in targets]
+            bad = [s for s in statuses if not s.ok]
+            summary = f'{len(statuses)} servo(s): {len(statuses) - len(bad)} ok'
+            if bad:
+                summary += f', {len(bad)} not: ' + '; '.join(
+                    f'{s.joint} {s.message}' for s in bad)
+            self.emit(('servo_command', ident, True, summary, [s.joint for s in statuses],
+                       [int(s.torque) for s in statuses]))
+            return ident
+        else:
+            raise ComponentError(f'unknown servo command {command!r} (known: torque_on, '
+                                 'torque_off, clear_errors, reboot, read, write, scan, status)')
+
+        def finished(f) -> None:
+            try:
+                ok, message, names, values = done(f.result())
+            except Exception as error:  # noqa: B902 -- every failure goes to the caller
+                ok, message, names, values = False, f'{type(error).__name__}: {error}', [], []
+            self.emit(('servo_command', ident, ok, message, names, values))
+        future.add_done_callback(finished)
+        return ident
+
+    def report(self) -> Tuple[list, list, list]:
+        """Return (bus statistics, servo statistics, active faults) for diagnostics."""
+        buses, servos = self.bus.statistics()
+        return buses, servos, list(self.bus.active_faults().values())
+
+    def status(self) -> List[ServoStatus]:
+        """Return every servo's status."""
+        return self.bus.status()
+
+
+# --- servo identification ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServoIdentSpec:
+    """
+    The servo identification (R-SERVO-2/3, seed 003).
+
+    :param config: the identification parameters.
+    :param models: the known servo models (ServoModelParams).
+    """
+
+    config: object
+    models: Tuple[object, ...] = ()
+
+
+class ServoIdentComponent(Component):
+    """
+    Feeds :class:`ServoIdentification` every tick: the reference sent, the measurements made.
+
+    An observer stage: it reads the tick's reference (what went to the servos) and the bus's
+    newest measurements with their own times (a serial bus measures its servos one after
+    another), and never changes anything.
+    """
+
+    REMOTE = ('start', 'end', 'abort', 'progress', 'torque_error', 'models')
+    name = 'servo_ident'
+
+    def __init__(self, resources: CycleResources, name: str, emit: Emit,
+                 spec: ServoIdentSpec) -> None:
+        super().__init__(resources, name, emit)
+        from sweetie_motion.servo.ident import ServoIdentification
+        self.ident = ServoIdentification(resources.model.list_all_joints(), spec.models,
+                                         spec.config)
+        self._stamps: Optional[np.ndarray] = None
+        self._joints: List[str] = []
+        self._indices = np.zeros(0, dtype=np.intp)
+
+    def activate(self) -> None:
+        """Observe the cycle."""
+        self.resources.cycle.add_stage('observer', self)
+
+    def deactivate(self) -> None:
+        """Stop observing."""
+        self.resources.cycle.remove_stage(self)
+
+    def update(self, tick) -> None:
+        """Push this tick's reference and the measurements that are new since the last one."""
+        reference = tick.reference
+        self.ident.push_reference(reference.position, reference.velocity, reference.effort,
+                                  tick.now)
+        bus = self.resources.bus
+        if bus is None:
+            return
+        if list(bus.joints) != self._joints:
+            self._joints = list(bus.joints)
+            self._indices = self.resources.view.get_joint_indices(self._joints)
+            self._stamps = None
+        state = bus.receive(tick.now)
+        stamps = state.stamps if state.stamps is not None else \
+            np.full(len(self._joints), state.stamp)
+        fresh = stamps > 0 if self._stamps is None else stamps > self._stamps
+        self._stamps = stamps
+        if fresh.any():
+            chosen = np.flatnonzero(fresh)
+            self.ident.add_measurement([self._joints[i] for i in chosen],
+                                       state.position[chosen], state.velocity[chosen],
+                                       stamps[chosen])
+
+    def start(self, servos: Sequence[str]) -> List[str]:
+        """Start identifying ``servos`` (empty: every servo with a model); return them."""
+        names = list(servos) or [m.name for m in self.models()]
+        self.ident.start(names)
+        return names
+
+    def end(self):
+        """End: return the IdentResult (the models under the threshold, the others' error)."""
+        return self.ident.end()
+
+    def abort(self) -> List[str]:
+        """Abort; return the servos that were being identified."""
+        return self.ident.abort()
+
+    def progress(self):
+        """Return servo -> IdentProgress."""
+        return self.ident.progress()
+
+    def torque_error(self) -> np.ndarray:
+        """Return the model's prediction error as torque, every joint [N*m]."""
+        return self.ident.torque_error.copy()
+
+    def models(self) -> list:
+        """Return the servo models known now: identified ones replace the configured ones."""
+        return [m for m in (self.ident.model(j) for j in self.ident.joints) if m is not None]
+
+
 # --- controllers ---------------------------------------------------------------------------------
 
 
@@ -363,6 +597,8 @@ class JointTrajectoryComponent(ControllerComponent):
 #: component kind (the node type of the process config) -> (class, spec class)
 COMPONENTS: Dict[str, Tuple[type, type]] = {
     'virtual_robot': (VirtualRobotComponent, VirtualRobotSpec),
+    'herkulex_bus': (SerialBusComponent, SerialBusSpec),
+    'servo_ident': (ServoIdentComponent, ServoIdentSpec),
     'follow_joint_state': (FollowJointStateComponent, FollowJointStateSpec),
     'torque_main_switch': (TorqueSwitchComponent, TorqueSwitchSpec),
     'joint_trajectory': (JointTrajectoryComponent, JointTrajectorySpec),

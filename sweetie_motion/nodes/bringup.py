@@ -29,11 +29,13 @@ from sweetie_motion.nodes.gripper import GripperNode
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
 from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.servo_bus import ServoBusNode
+from sweetie_motion.nodes.servo_ident import ServoIdentNode
 from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
-from sweetie_motion.process_config import (DESCRIPTION_SOURCES, load_process_config,
-                                           ProcessConfig)
+from sweetie_motion.process_config import (BUS_CHOICES, DESCRIPTION_SOURCES,
+                                           load_process_config, ProcessConfig)
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
@@ -44,6 +46,8 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'trajectory_storage': TrajectoryStorageNode,
     'cartesian_motion': CartesianMotionNode,
     'gripper': GripperNode,
+    'herkulex_bus': ServoBusNode,
+    'servo_ident': ServoIdentNode,
 }
 
 #: Python threads switch every 5 ms by default; the cycle thread (when it runs in this
@@ -51,7 +55,7 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
 SWITCH_INTERVAL = 0.0005
 
 #: components whose type installs the servo bus are configured and activated first
-BUS_TYPES = ('virtual_robot',)
+BUS_TYPES = ('virtual_robot', 'herkulex_bus')
 
 
 class MotionBringup:
@@ -167,6 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help='override storage_dir of the trajectory_storage component')
     parser.add_argument('--threads', type=int, default=4,
                         help='threads of the MultiThreadedExecutor')
+    parser.add_argument('--bus', choices=BUS_CHOICES,
+                        help='the servos: virtual (the in-process virtual robot), sim-serial '
+                        '(HerkuleX bus simulators on pseudo-terminals, through the real '
+                        'driver) or serial (the ports of --servos); default: the config')
+    parser.add_argument('--servos', help='servo config of sim-serial and serial (default '
+                        'sweetie_bot_servos.yaml: ports, baud rates, IDs, joints)')
     parser.add_argument('--robot-description', choices=DESCRIPTION_SOURCES,
                         help="where the URDF comes from: file (the robot description's, the "
                         'default), parameter (--ros-args -p robot_description:=...) or topic '
@@ -258,6 +268,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             config.isolated_cycle = False
         if args.robot_description:
             config.robot_description = args.robot_description
+        if args.bus or args.servos:
+            config.select_bus(args.bus or config.bus or 'serial', args.servos)
         if args.storage_dir:
             for component in config.components:
                 if component.type_name == 'trajectory_storage':

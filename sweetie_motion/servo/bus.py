@@ -9,7 +9,7 @@ driver queues the command and returns the newest measurement it has.
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 import numpy as np
 
@@ -39,13 +39,16 @@ class BusState:
     A measurement of the bus joints, in the order of :attr:`ServoBus.joints`.
 
     :param position: [rad]; :param velocity: [rad/s]; :param effort: [N*m] (may be zeros).
-    :param stamp: monotonic time of the measurement [s].
+    :param stamp: monotonic time of the measurement [s] (the newest, on a bus that measures
+        its servos one after another).
+    :param stamps: per joint, when it was measured [s]; None: all at ``stamp``.
     """
 
     position: np.ndarray
     velocity: np.ndarray
     effort: np.ndarray
     stamp: float
+    stamps: Optional[np.ndarray] = None
 
 
 class ServoBus(ABC):

@@ -1631,6 +1631,7 @@ class _Shared:
         self.velocity = np.zeros(n)
         self.effort = np.zeros(n)
         self.stamp = 0.0
+        self.stamps = np.zeros(n)
         self.faults: List[ServoFault] = []
         self.active_faults: Dict[str, ServoFault] = {}
 
@@ -1640,6 +1641,7 @@ class _Shared:
             self.position[index] = position
             self.velocity[index] = velocity
             self.effort[index] = effort
+            self.stamps[index] = stamp
             self.stamp = max(self.stamp, stamp)
 
     def add_fault(self, fault: ServoFault) -> None:
@@ -1848,7 +1850,7 @@ class SerialServoBus(ServoBus):
         shared = self._shared
         with shared.lock:
             return BusState(shared.position.copy(), shared.velocity.copy(),
-                            shared.effort.copy(), shared.stamp)
+                            shared.effort.copy(), shared.stamp, shared.stamps.copy())
 
     def set_torque(self, joints: Iterable[str], on: bool) -> None:
         """

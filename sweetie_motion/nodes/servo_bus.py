@@ -1,0 +1,306 @@
+"""
+The HerkuleX servo bus node: the serial driver in the motion process (R-SERVO-1, R-SYS-5/6).
+
+Installs :class:`~sweetie_motion.servo.serial_bus.SerialServoBus` (servos of ``config``, by
+default ``sweetie_bot_servos.yaml``) as the servo bus of the cycle. With ``mode: sim-serial``
+it first starts one bus simulator per line behind a pseudo-terminal
+(:mod:`sweetie_motion.servo.simulator`) and drives them through the same driver: the bytes,
+timing and faults of real servos without hardware.
+
+Its services and its diagnostics run in a callback group of their own (the design card's
+"servo driver in a dedicated callback group"): a slow operation on a serial line never delays
+the other nodes' callbacks.
+
+- ``~/command`` (sweetie_motion_msgs/srv/ServoCommand): torque_on, torque_off, clear_errors,
+  reboot, read, write (a register), scan, status; per servo or all;
+- ``/diagnostics``: per line (replies, timeouts, checksum errors, bytes, utilisation,
+  reconnections) and per servo (lost, last error flags, latency), WARN/ERROR where it matters;
+- ``~/move_by_hand`` (sensor_msgs/JointState, ``sim-serial`` only): moves simulated servos
+  whose torque is off, as a person posing the robot would.
+"""
+
+import tempfile
+import threading
+from typing import Dict, List, Optional, Tuple
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from sensor_msgs.msg import JointState
+from sweetie_motion.conversions import joint_state_positions
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.components import SerialBusSpec
+from sweetie_motion.host.host import HOST
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.parameters import ParameterError, ParameterSpec
+from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion_msgs.srv import ServoCommand
+
+#: bus modes of the node
+MODES = ('serial', 'sim-serial')
+#: how long a command may take on the lines [s] (a scan asks up to 254 IDs per line)
+COMMAND_TIMEOUT = {'scan': 60.0, 'reboot': 15.0}
+
+
+class ServoBusNode(ManagedNode):
+    """The HerkuleX serial driver (or its pty simulators) as a lifecycle node."""
+
+    PARAMETERS = (
+        ParameterSpec('config', 'sweetie_bot_servos.yaml',
+                      'Servo configuration: ports, baud rates, IDs, joints, models, offsets, '
+                      "directions (a path, or a name in the package's config/).",
+                      read_only=True),
+        ParameterSpec('mode', 'serial',
+                      'serial: the configured ports; sim-serial: one bus simulator per line '
+                      'behind a pseudo-terminal, driven through the same driver.',
+                      choices=MODES, read_only=True),
+        ParameterSpec('ports', [], 'Port overrides, "BUS=PORT" (e.g. leg12=/dev/ttyUSB0).',
+                      array_of=str, read_only=True),
+        ParameterSpec('sim.latency', 0.0, 'sim-serial: reply latency of the servos [s]; 0: '
+                      "the simulator's (0.3 ms).", low=0.0, high=0.1, read_only=True),
+        ParameterSpec('sim.faults', [], 'sim-serial: faults to inject, as servo-sim --fault '
+                      '(corrupt=RATE, drop=RATE, error=ID:FLAG, jam=ID, silent=ID@T, ...).',
+                      array_of=str, read_only=True),
+        ParameterSpec('sim.seed', 0, 'sim-serial: seed of the fault draws.', low=0,
+                      high=2**31 - 1, read_only=True),
+        ParameterSpec('sim.models', '', 'sim-serial: the servo models (a servo_models file, '
+                      'as servo_ident writes them) the simulated servos move by; empty: each '
+                      "type's defaults. What identification then has to find.",
+                      read_only=True),
+        ParameterSpec('diagnostics_period', 1.0, 'Period of the bus diagnostics [s].',
+                      low=0.05, high=60.0),
+    )
+
+    def __init__(self, process: MotionProcess, name: str = 'servo_bus', **kwargs) -> None:
+        self.process = process
+        super().__init__(name, **kwargs)
+        self._group = MutuallyExclusiveCallbackGroup()
+        self._entities: List = []
+        self._created = False
+        self._simulators: Dict[str, object] = {}
+        self._sim_dir: Optional[tempfile.TemporaryDirectory] = None
+        #: joint -> (bus, servo id, servo config) for move_by_hand
+        self._servo_of: Dict[str, Tuple[str, int, object]] = {}
+        self._pending: Dict[int, Tuple[threading.Event, list]] = {}
+        self._pending_lock = threading.Lock()
+        self.process.host.add_listener(self._on_event)
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def _driver_mapping(self, values: dict) -> dict:
+        """Return the ``servo_bus`` mapping with the port overrides applied."""
+        from sweetie_motion.servo.serial_bus import BusConfigError, load_bus_config
+        path = config_path(values['config'])
+        document = load_yaml(path, ParameterError)
+        section = document.get('servo_bus') if isinstance(document, dict) else None
+        if not isinstance(section, dict) or not isinstance(section.get('buses'), dict):
+            raise ParameterError(f'config: {path} has no servo_bus.buses')
+        section = {**section, 'buses': {k: dict(v) for k, v in section['buses'].items()}}
+        for entry in values['ports']:
+            bus, _, port = entry.partition('=')
+            if bus not in section['buses'] or not port:
+                raise ParameterError(f'ports: {entry!r} must be BUS=PORT with a bus of '
+                                     f'{path} ({", ".join(section["buses"])})')
+            section['buses'][bus]['port'] = port
+        try:
+            load_bus_config(section)  # every key checked here, with the key in the message
+        except BusConfigError as error:
+            raise ParameterError(f'config {path}: {error}') from None
+        return section
+
+    def _start_simulators(self, section: dict, values: dict) -> None:
+        """Start one simulator per line; point the line's port at it."""
+        from sweetie_motion.servo.serial_bus import load_bus_config
+        from sweetie_motion.servo.simulator import sim_config_from_bus, SimulatorProcess
+        driver = load_bus_config(section)
+        self._sim_dir = tempfile.TemporaryDirectory(prefix='sweetie_motion_sim-')
+        args: List[str] = ['--seed', str(values['sim.seed'])]
+        if values['sim.latency'] > 0:
+            args += ['--latency', str(values['sim.latency'])]
+        for fault in values['sim.faults']:
+            args += ['--fault', fault]
+        params = {}
+        if values['sim.models']:
+            from sweetie_motion.nodes.servo_ident import load_servo_models
+            path = config_path(values['sim.models'])
+            if not path.exists():
+                raise ParameterError(f'sim.models: {path} does not exist')
+            params = {m.name: m for m in load_servo_models(str(path), values['config'])}
+        for bus in driver.buses:
+            simulator = SimulatorProcess(sim_config_from_bus(bus, params=params),
+                                         self._sim_dir.name, bus.name, args)
+            self._simulators[bus.name] = simulator
+            section['buses'][bus.name]['port'] = simulator.start()
+            for servo in bus.servos:
+                self._servo_of[servo.joint] = (bus.name, servo.servo_id, servo)
+        self.get_logger().info(
+            f'{len(self._simulators)} bus simulator(s) on pseudo-terminals: ' + ', '.join(
+                f'{name} {sim.port}' for name, sim in self._simulators.items()))
+
+    def configure_component(self) -> None:
+        values = self.read_parameters()
+        section = self._driver_mapping(values)
+        try:
+            if values['mode'] == 'sim-serial':
+                self._start_simulators(section, values)
+            self.host.call(HOST, 'create', self.get_name(), 'herkulex_bus',
+                           SerialBusSpec(section), timeout=30.0)
+        except BaseException:
+            self._stop_simulators()
+            raise
+        self._created = True
+        self._entities = [self.create_service(ServoCommand, '~/command', self._command,
+                                              callback_group=self._group)]
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._entities += [self._diag_pub, self.create_timer(
+            values['diagnostics_period'], self._publish_diagnostics, callback_group=self._group)]
+        if self._simulators:
+            self._entities.append(self.make_subscription(JointState, '~/move_by_hand',
+                                                         self._move_by_hand, 10))
+
+    def activate_component(self) -> None:
+        self.host.call(self.get_name(), 'activate')
+
+    def deactivate_component(self) -> None:
+        self.host.call(self.get_name(), 'deactivate')
+
+    def cleanup_component(self) -> None:
+        self.destroy_entities(self._entities)
+        self._entities = []
+        if self._created:
+            self._created = False
+            try:
+                self.host.call(HOST, 'destroy', self.get_name(), timeout=10.0)
+            finally:
+                self._stop_simulators()
+
+    def _stop_simulators(self) -> None:
+        for simulator in self._simulators.values():
+            simulator.stop()
+        self._simulators = {}
+        self._servo_of = {}
+        if self._sim_dir is not None:
+            self._sim_dir.cleanup()
+            self._sim_dir = None
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def _on_event(self, event: tuple) -> None:
+        if event[0] != 'servo_command':
+            return
+        with self._pending_lock:
+            entry = self._pending.get(event[1])
+        if entry is not None:
+            entry[1].extend(event[2:])
+            entry[0].set()
+
+    def run_command(self, command: str, joints: List[str], register: str = '',
+                    value: int = 0) -> Tuple[bool, str, List[str], List[int]]:
+        """Run a servo command and wait for its outcome: (ok, message, joints, values)."""
+        done = threading.Event()
+        answer: list = []
+        try:
+            ident = self.host.call(self.get_name(), 'command', command, joints, register,
+                                   value, timeout=5.0)
+        except SweetieMotionError as error:
+            return False, str(error), [], []
+        with self._pending_lock:
+            self._pending[ident] = (done, answer)
+        try:
+            # the event may have come already (the call's reply and the event race)
+            if not done.wait(COMMAND_TIMEOUT.get(command, 10.0)):
+                return False, f'{command}: no answer from the servos in time', [], []
+        finally:
+            with self._pending_lock:
+                self._pending.pop(ident, None)
+        ok, message, names, values = answer
+        return bool(ok), str(message), list(names), [int(v) for v in values]
+
+    def _command(self, request, response):
+        if not self._created:
+            response.success, response.message = False, f'{self.get_name()} is not configured'
+            return response
+        ok, message, names, values = self.run_command(
+            request.command.strip(), list(request.joints), request.register_name,
+            request.value)
+        response.success, response.message = ok, message
+        response.joints, response.values = names, values
+        (self.get_logger().info if ok else self.get_logger().warning)(
+            f'{request.command}: {message}')
+        return response
+
+    def _move_by_hand(self, msg: JointState) -> None:
+        try:
+            positions = dict(zip(msg.name, joint_state_positions(msg)))
+        except ValueError as error:
+            self.get_logger().warning(f'move_by_hand ignored: {error}')
+            return
+        by_bus: Dict[str, Dict[int, float]] = {}
+        for joint, position in positions.items():
+            if joint in self._servo_of:
+                bus, servo_id, servo = self._servo_of[joint]
+                by_bus.setdefault(bus, {})[servo_id] = float(servo.joint_to_servo(position))
+        for bus, moves in by_bus.items():
+            control = getattr(self._simulators.get(bus), 'control', None)
+            if control is not None:
+                try:
+                    control.move(moves)
+                except (OSError, SweetieMotionError) as error:
+                    self.get_logger().warning(f'move_by_hand on {bus}: {error}',
+                                              throttle_duration_sec=5.0)
+
+    # --- diagnostics ---------------------------------------------------------------------------
+
+    def _publish_diagnostics(self) -> None:
+        if not self._created:
+            return
+        try:
+            buses, servos, faults = self.host.call(self.get_name(), 'report', timeout=2.0)
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'servo diagnostics unavailable: {error}',
+                                      throttle_duration_sec=10.0)
+            return
+        ns = self.get_namespace().strip('/')
+        statuses = []
+        for bus in buses:
+            status = DiagnosticStatus(name=f'{ns}: servo bus {bus.name}', hardware_id=bus.port)
+            if not bus.connected:
+                status.level, status.message = DiagnosticStatus.ERROR, \
+                    f'port {bus.port} lost: reconnecting'
+            else:
+                status.level = DiagnosticStatus.WARN if bus.timeouts and \
+                    bus.timeouts > 0.05 * max(bus.replies, 1) else DiagnosticStatus.OK
+                status.message = (f'{bus.replies} replies, {bus.timeouts} timeouts, '
+                                  f'{bus.checksum_errors} checksum errors')
+            status.values = [KeyValue(key=k, value=str(getattr(bus, k))) for k in (
+                'port', 'connected', 'cycles', 'goals', 'reads', 'replies', 'timeouts',
+                'late_replies', 'checksum_errors', 'garbage_bytes', 'reconnects')] + [
+                KeyValue(key='tx_utilisation', value=f'{bus.tx_utilisation:.3f}'),
+                KeyValue(key='rx_utilisation', value=f'{bus.rx_utilisation:.3f}')]
+            statuses.append(status)
+        active = {fault.joint: fault for fault in faults}
+        for servo in servos:
+            status = DiagnosticStatus(name=f'{ns}: servo {servo.joint}',
+                                      hardware_id=f'{servo.bus} id {servo.servo_id}')
+            fault = active.get(servo.joint)
+            if fault is not None:
+                status.level, status.message = DiagnosticStatus.ERROR, fault.describe()
+            elif servo.lost:
+                status.level, status.message = DiagnosticStatus.WARN, \
+                    'no answer: lost (keeps its last measurement)'
+            else:
+                status.level, status.message = DiagnosticStatus.OK, 'ok'
+            status.values = [KeyValue(key=k, value=str(getattr(servo, k))) for k in (
+                'servo_id', 'bus', 'reads', 'replies', 'timeouts', 'late_replies', 'lost')] + [
+                KeyValue(key='latency_mean_ms', value=f'{servo.latency_mean * 1e3:.2f}'),
+                KeyValue(key='last_error', value=f'0x{servo.last_error:02x}'),
+                KeyValue(key='last_detail', value=f'0x{servo.last_detail:02x}')]
+            statuses.append(status)
+        array = DiagnosticArray(status=statuses)
+        array.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(array)

@@ -1,0 +1,232 @@
+"""
+The servo identification node (R-SERVO-2/3, seed 003 ``servo_ident``).
+
+On the cycle side an observer feeds :class:`~sweetie_motion.servo.ident.ServoIdentification`
+every tick with the reference sent to the servos and the bus's measurements (with their own
+times). This node offers it to ROS:
+
+- ``~/identification`` (sweetie_motion_msgs/srv/ServoIdentification): ``start`` (servos),
+  ``status``, ``end`` (keeps the models whose averaged prediction error is under
+  ``threshold``, publishes them on ``servo_models`` and saves them to ``models_file``),
+  ``abort``;
+- ``torque_error_sorted`` (sensor_msgs/JointState): the models' prediction error as torque
+  (effort), every joint in RobotModel order, at ``torque_error_rate``;
+- ``servo_models`` (sweetie_motion_msgs/ServoModels, latched): the identified models.
+
+The models the identification starts from are ``models_file`` where it exists, else the
+defaults of each servo's type in ``servos`` (the servo configuration of the bus).
+"""
+
+import os
+from typing import List
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from sensor_msgs.msg import JointState
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.components import ServoIdentSpec
+from sweetie_motion.host.host import HOST
+from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.motion_core import LATCHED
+from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.parameters import ParameterError, ParameterSpec
+from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion.storage.files import write_atomically
+from sweetie_motion_msgs.msg import ServoModel, ServoModels
+from sweetie_motion_msgs.srv import ServoIdentification
+
+#: where identified models go by default (and where the next start takes them from)
+DEFAULT_MODELS_FILE = '~/.local/share/sweetie_motion/servo_models.yaml'
+
+
+def load_servo_models(models_file: str, servos_file: str) -> list:
+    """
+    Return the servo models to start from: ``models_file`` if it exists, else type defaults.
+
+    :raises ParameterError: a file that cannot be read or a malformed entry.
+    """
+    from sweetie_motion.servo.servo_model import default_params, ServoModelParams
+    path = os.path.expanduser(models_file)
+    if models_file and os.path.exists(path):
+        document = load_yaml(path, ParameterError)
+        entries = (document or {}).get('servo_models') if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            raise ParameterError(f'models_file: {path} has no servo_models list')
+        try:
+            return [ServoModelParams.from_fields(entry) for entry in entries]
+        except (SweetieMotionError, TypeError, KeyError, ValueError) as error:
+            raise ParameterError(f'models_file {path}: {error}') from None
+    servos = load_yaml(config_path(servos_file), ParameterError)
+    buses = ((servos or {}).get('servo_bus') or {}).get('buses') or {}
+    return [default_params(servo.get('model', 'DRS-0101'), servo['joint'])
+            for bus in buses.values() for servo in bus.get('servos', [])]
+
+
+def save_servo_models(path: str, models: list) -> str:
+    """Write ``models`` (ServoModelParams) as a models file; return the path written."""
+    import yaml
+    path = os.path.expanduser(path)
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    entries = [{k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in model.to_fields().items()} for model in models]
+    write_atomically(path, '# Servo models identified by sweetie_motion servo_ident (R-SERVO-3)\n'
+                     + yaml.safe_dump({'servo_models': entries}, sort_keys=False))
+    return path
+
+
+class ServoIdentNode(ManagedNode):
+    """The servo identification as a lifecycle node."""
+
+    PARAMETERS = (
+        ParameterSpec('control_delay', 2.0,
+                      "Delay from the reference to the servo's desired position [cycles] "
+                      '(serial bus: about one goal interval + the S_JOG wire time + half a '
+                      'goal interval).', low=0.0, high=100.0),
+        ParameterSpec('relaxation_factor', 0.9995, 'RLS forgetting factor lambda (0, 1].',
+                      low=1e-6, high=1.0),
+        ParameterSpec('error_averaging_time', 2.0,
+                      'Averaging time of the position prediction error [s].', low=0.01,
+                      high=600.0),
+        ParameterSpec('threshold', 0.01, 'Largest accepted RMS position prediction error of '
+                      'an identified model [rad].', low=1e-6, high=1.0),
+        ParameterSpec('battery_voltage', 7.4, 'Supply voltage of the servos [V].', low=1.0,
+                      high=30.0),
+        ParameterSpec('min_speed', 0.1, 'Slower samples are not used [rad/s].', low=0.0,
+                      high=10.0),
+        ParameterSpec('servos', 'sweetie_bot_servos.yaml',
+                      'Servo configuration: the servo types whose default models the '
+                      'identification starts from when models_file does not exist.',
+                      read_only=True),
+        ParameterSpec('models_file', DEFAULT_MODELS_FILE,
+                      'Servo models: read at configure (if it exists), written by end().',
+                      read_only=True),
+        ParameterSpec('torque_error_rate', 10.0,
+                      'Rate of torque_error_sorted [Hz]; 0: not published.', low=0.0,
+                      high=200.0),
+    )
+
+    def __init__(self, process: MotionProcess, name: str = 'servo_ident', **kwargs) -> None:
+        self.process = process
+        super().__init__(name, **kwargs)
+        self._group = MutuallyExclusiveCallbackGroup()
+        self._entities: List = []
+        self._created = False
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
+
+    def configure_component(self) -> None:
+        from sweetie_motion.servo.ident import IdentConfig, IdentificationError
+        values = self.read_parameters()
+        models = load_servo_models(values['models_file'], values['servos'])
+        joints = set(self.process.model.list_all_joints())
+        models = [m for m in models if m.name in joints]
+        try:
+            config = IdentConfig(
+                period=self.process.period, control_delay=values['control_delay'],
+                relaxation_factor=values['relaxation_factor'],
+                error_averaging_time=values['error_averaging_time'],
+                threshold=values['threshold'], battery_voltage=values['battery_voltage'],
+                min_speed=values['min_speed'])
+        except IdentificationError as error:
+            raise ParameterError(str(error)) from None
+        self.host.call(HOST, 'create', self.get_name(), 'servo_ident',
+                       ServoIdentSpec(config, tuple(models)))
+        self._created = True
+        self._models_pub = self.make_publisher(ServoModels, 'servo_models', LATCHED)
+        self._entities = [self._models_pub, self.create_service(
+            ServoIdentification, '~/identification', self._identification,
+            callback_group=self._group)]
+        if values['torque_error_rate'] > 0:
+            self._error_pub = self.make_publisher(JointState, 'torque_error_sorted', 10)
+            self._entities += [self._error_pub, self.create_timer(
+                1.0 / values['torque_error_rate'], self._publish_torque_error,
+                callback_group=self._group)]
+        self.get_logger().info(f'{len(models)} servo models to start from')
+
+    def activate_component(self) -> None:
+        self.host.call(self.get_name(), 'activate')
+
+    def deactivate_component(self) -> None:
+        self.host.call(self.get_name(), 'deactivate')
+
+    def cleanup_component(self) -> None:
+        self.destroy_entities(self._entities)
+        self._entities = []
+        if self._created:
+            self._created = False
+            self.host.call(HOST, 'destroy', self.get_name())
+
+    def _publish_torque_error(self) -> None:
+        if not self._created or self.lifecycle_state != 'active':
+            return
+        try:
+            error = self.host.call(self.get_name(), 'torque_error', timeout=1.0)
+        except SweetieMotionError:
+            return
+        msg = JointState(name=self.process.model.list_all_joints(), effort=error.tolist())
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._error_pub.publish(msg)
+
+    def _fill_status(self, response, progress) -> None:
+        names = sorted(progress)
+        response.servos = names
+        response.samples = [int(progress[n].samples) for n in names]
+        response.error = [float(progress[n].error) for n in names]
+        response.identified = [bool(progress[n].converged) for n in names]
+        response.alpha = [float(a) for n in names for a in progress[n].alpha]
+
+    def _identification(self, request, response):
+        command = request.command.strip().lower()
+        name = self.get_name()
+        try:
+            if self.lifecycle_state != 'active':
+                raise SweetieMotionError(f'{name} is not active ({self.lifecycle_state})')
+            if command == 'start':
+                servos = self.host.call(name, 'start', list(request.servos))
+                response.message = f'identifying {len(servos)} servo(s): {", ".join(servos)}'
+                self._fill_status(response, self.host.call(name, 'progress'))
+            elif command == 'status':
+                progress = self.host.call(name, 'progress')
+                self._fill_status(response, progress)
+                response.message = (f'{sum(p.converged for p in progress.values())} of '
+                                    f'{len(progress)} servo(s) under the threshold')
+            elif command == 'end':
+                progress = self.host.call(name, 'progress')
+                result = self.host.call(name, 'end')
+                self._fill_status(response, progress)
+                self._publish_models(result.models)
+                saved = ''
+                if result.models:
+                    known = {m.name: m for m in self.host.call(name, 'models')}
+                    saved = save_servo_models(self.get_parameter('models_file').value,
+                                              list(known.values()))
+                failed = ', '.join(f'{n} ({e:.4f} rad)' for n, e in result.failed.items())
+                response.message = (f'{len(result.models)} model(s) identified'
+                                    + (f', saved to {saved}' if saved else '')
+                                    + (f'; above the threshold: {failed}' if failed else ''))
+            elif command == 'abort':
+                servos = self.host.call(name, 'abort')
+                response.message = f'aborted ({len(servos)} servo(s))'
+            else:
+                raise SweetieMotionError(f'unknown command {request.command!r} (start, '
+                                         'status, end, abort)')
+        except SweetieMotionError as error:
+            response.success, response.message = False, str(error)
+            self.get_logger().warning(f'identification {command}: {error}')
+            return response
+        response.success = True
+        self.get_logger().info(f'identification {command}: {response.message}')
+        return response
+
+    def _publish_models(self, models) -> None:
+        msg = ServoModels()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        for model in models:
+            fields = model.to_fields()
+            msg.models.append(ServoModel(name=fields['name'], kp=float(fields['kp']),
+                                         kgear=float(fields['kgear']),
+                                         alpha=[float(a) for a in fields['alpha']],
+                                         qs=float(fields['qs'])))
+        self._models_pub.publish(msg)
