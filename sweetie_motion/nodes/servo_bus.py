@@ -82,6 +82,7 @@ class ServoBusNode(ManagedNode):
         #: joint -> (bus, servo id, servo config) for move_by_hand
         self._servo_of: Dict[str, Tuple[str, int, object]] = {}
         self._pending: Dict[int, Tuple[threading.Event, list]] = {}
+        self._early: Dict[int, list] = {}
         self._pending_lock = threading.Lock()
         self.process.host.add_listener(self._on_event)
 
@@ -122,8 +123,6 @@ class ServoBusNode(ManagedNode):
         args: List[str] = ['--seed', str(values['sim.seed'])]
         if values['sim.latency'] > 0:
             args += ['--latency', str(values['sim.latency'])]
-        for fault in values['sim.faults']:
-            args += ['--fault', fault]
         params = {}
         if values['sim.models']:
             from sweetie_motion.nodes.servo_ident import load_servo_models
@@ -132,8 +131,18 @@ class ServoBusNode(ManagedNode):
                 raise ParameterError(f'sim.models: {path} does not exist')
             params = {m.name: m for m in load_servo_models(str(path), values['config'])}
         for bus in driver.buses:
+            ids = {servo.servo_id for servo in bus.servos}
+            faults: List[str] = []
+            for fault in values['sim.faults']:
+                # a fault of one servo (error=ID:..., jam=ID, silent=ID) goes to its line only
+                kind, _, target = fault.partition('=')
+                if kind in ('error', 'jam', 'silent'):
+                    head = target.split(':')[0].split('@')[0].split('+')[0]
+                    if not head.isdigit() or int(head) not in ids:
+                        continue
+                faults += ['--fault', fault]
             simulator = SimulatorProcess(sim_config_from_bus(bus, params=params),
-                                         self._sim_dir.name, bus.name, args)
+                                         self._sim_dir.name, bus.name, args + faults)
             self._simulators[bus.name] = simulator
             section['buses'][bus.name]['port'] = simulator.start()
             for servo in bus.servos:
@@ -195,9 +204,13 @@ class ServoBusNode(ManagedNode):
             return
         with self._pending_lock:
             entry = self._pending.get(event[1])
-        if entry is not None:
-            entry[1].extend(event[2:])
-            entry[0].set()
+            if entry is None:  # it came before its caller got the id back: keep it
+                self._early[event[1]] = list(event[2:])
+                while len(self._early) > 100:
+                    self._early.pop(next(iter(self._early)))
+                return
+        entry[1].extend(event[2:])
+        entry[0].set()
 
     def run_command(self, command: str, joints: List[str], register: str = '',
                     value: int = 0) -> Tuple[bool, str, List[str], List[int]]:
@@ -207,12 +220,15 @@ class ServoBusNode(ManagedNode):
         try:
             ident = self.host.call(self.get_name(), 'command', command, joints, register,
                                    value, timeout=5.0)
-        except SweetieMotionError as error:
-            return False, str(error), [], []
+        except (SweetieMotionError, KeyError, ValueError) as error:
+            return False, error.args[0] if isinstance(error, KeyError) else str(error), [], []
         with self._pending_lock:
             self._pending[ident] = (done, answer)
+            early = self._early.pop(ident, None)  # the event and the call's reply race
+        if early is not None:
+            answer.extend(early)
+            done.set()
         try:
-            # the event may have come already (the call's reply and the event race)
             if not done.wait(COMMAND_TIMEOUT.get(command, 10.0)):
                 return False, f'{command}: no answer from the servos in time', [], []
         finally:
@@ -225,13 +241,19 @@ class ServoBusNode(ManagedNode):
         if not self._created:
             response.success, response.message = False, f'{self.get_name()} is not configured'
             return response
-        ok, message, names, values = self.run_command(
-            request.command.strip(), list(request.joints), request.register_name,
-            request.value)
+        try:
+            ok, message, names, values = self.run_command(
+                request.command.strip(), list(request.joints), request.register_name,
+                request.value)
+        except Exception as error:  # noqa: B902 -- a service must always answer
+            ok, message, names, values = False, f'{type(error).__name__}: {error}', [], []
         response.success, response.message = ok, message
         response.joints, response.values = names, values
-        (self.get_logger().info if ok else self.get_logger().warning)(
-            f'{request.command}: {message}')
+        # one severity per call site: rclpy refuses a logging line that changes it
+        if ok:
+            self.get_logger().info(f'{request.command}: {message}')
+        else:
+            self.get_logger().warning(f'{request.command}: {message}')
         return response
 
     def _move_by_hand(self, msg: JointState) -> None:

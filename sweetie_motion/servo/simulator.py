@@ -1588,8 +1588,14 @@ class SimulatorProcess:
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         line = self.process.stdout.readline().strip() if ready else ''
         if not line:
+            if self.process.poll() is None:
+                self.process.terminate()
+            try:
+                error = self.process.communicate(timeout=5)[1] or ''
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                error = ''
             self.stop()
-            error = self.process.stderr.read() if self.process.stderr else ''
             raise SimulatorConfigError('servo-sim', f'did not start: {error.strip()}')
         self.port = line
         self.control = SimulatorControl(self.control_path)
