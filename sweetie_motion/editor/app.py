@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 import subprocess
 import sys
-from typing import List, Optional
+from typing import Callable, List, NamedTuple, Optional
 
 
 def load_poses(path: Optional[str] = None) -> dict:
@@ -59,39 +59,118 @@ def main(argv: Optional[List[str]] = None) -> int:
             robot.wait(10)
 
 
-def run(ros_args: List[str], screenshot: Optional[str] = None,
-        quit_after: Optional[float] = None) -> int:
-    """Create the application, the bridge and the window; run the Qt loop."""
-    from PyQt5.QtCore import QTimer
-    from PyQt5.QtWidgets import QApplication
+class EditorNode:
+    """
+    The editor's rclpy context and node, spun in a background thread.
+
+    :param args: ROS arguments (``--ros-args ...``) for rclpy.init.
+    """
+
+    def __init__(self, args: Optional[List[str]] = None) -> None:
+        import threading
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        self._rclpy = rclpy
+        self.context = Context()
+        rclpy.init(args=args, context=self.context)
+        self.node = rclpy.create_node('trajectory_editor', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name='editor_ros', daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: B902 -- the context shuts down under the executor
+            pass
+
+    def close(self, release: Optional[Callable[[], None]] = None) -> None:
+        """
+        Stop spinning; destroy the node and the context.
+
+        :param release: called once nothing spins any more, before the node goes (the bridge's
+            ``close``: entities the node does not destroy itself).
+        """
+        self.executor.shutdown()
+        self._thread.join(5.0)
+        if release is not None:
+            release()
+        self.node.destroy_node()
+        self._rclpy.try_shutdown(context=self.context)
+
+
+class Editor(NamedTuple):
+    """The parts of a running editor."""
+
+    window: object
+    presenter: object
+    bridge: object
+
+
+def build_editor(node, model: object = False, poses: Optional[dict] = None) -> Editor:
+    """
+    Build the editor on ``node``: the bridge (robot, storage), the presenter and the window.
+
+    :param node: the editor's rclpy node; the caller spins and destroys it.
+    :param model: the configured RobotModel; default (False): the ``robot_description``
+        parameter's; None: work without limits.
+    :param poses: named poses; default: config/poses.yaml.
+    """
     from sweetie_motion.editor.bridge import EditorBridge
+    from sweetie_motion.editor.presenter import EditorPresenter
     from sweetie_motion.editor.window import EditorWindow
+    from sweetie_motion.editor.workspace import Workspace
+    bridge = EditorBridge(node)
+    values = bridge.values
+    if model is False:
+        model = load_model(values['robot_description'])
+    presenter = EditorPresenter(bridge.submit, model,
+                                Workspace(values['workspace_dir'], values['backups_kept']),
+                                values['legs'], values['interpolation'],
+                                values['backup_period'])
+    window = EditorWindow(presenter, bridge.poll, load_poses() if poses is None else poses)
+    return Editor(window, presenter, bridge)
+
+
+def load_model(description: str):
+    """Return the configured robot model of ``description`` (None, with a note, if none)."""
     from sweetie_motion.errors import SweetieMotionError
     from sweetie_motion.model import load_robot_description
-    app = QApplication.instance() or QApplication(['trajectory_editor'])
-    bridge = EditorBridge(ros_args)
-    model = None
     try:
-        model = load_robot_description(bridge.parameter('robot_description'))
+        model = load_robot_description(description)
         model.configure()
     except SweetieMotionError as error:
-        print(f'trajectory editor: no robot model ({error}); limits and the robot view are '
-              'off', file=sys.stderr)
-        model = None
-    window = EditorWindow(bridge, model, load_poses())
-    window.show()
-    if quit_after is not None:
-        def finish() -> None:
-            if screenshot:
-                Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
-                window.grab().save(screenshot)
-                print(f'screenshot: {screenshot}')
-            window.close()
-        QTimer.singleShot(int(quit_after * 1000), finish)
+        print(f'trajectory editor: no robot model ({error}); limits, sliders and the robot '
+              'view are off', file=sys.stderr)
+        return None
+    return model
+
+
+def run(ros_args: List[str], screenshot: Optional[str] = None,
+        quit_after: Optional[float] = None) -> int:
+    """Create the application, the node and the editor; run the Qt loop."""
+    from PyQt5.QtCore import QTimer
+    from PyQt5.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication(['trajectory_editor'])
+    ros = EditorNode(ros_args)
+    editor = None
     try:
+        editor = build_editor(ros.node)
+        window = editor.window
+        window.show()
+        if quit_after is not None:
+            def finish() -> None:
+                if screenshot:
+                    Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+                    window.grab().save(screenshot)
+                    print(f'screenshot: {screenshot}')
+                window.close()
+            QTimer.singleShot(int(quit_after * 1000), finish)
         return app.exec_()
     finally:
-        bridge.close()
+        ros.close(editor.bridge.close if editor is not None else None)
 
 
 if __name__ == '__main__':

@@ -1,279 +1,422 @@
 """
-The editor's ROS side: an rclpy node spun in a background thread, talking to the GUI by signals.
+The editor's adapters to the robot and the storage: requests in, events out, over ROS.
 
-Nothing here touches a widget. High-rate data (joint_states) is kept in a buffer that the GUI
-drains with a QTimer; rare events (service answers, action results, stored trajectories) reach
-the GUI as Qt signals, which Qt delivers in the GUI thread.
+:class:`EditorBridge` is given its rclpy node (the application creates, spins and destroys it)
+and declares the editor's parameters on it from :data:`EditorBridge.PARAMETERS`. It carries out
+the presenter's requests (:mod:`sweetie_motion.editor.presenter`) and turns what ROS says into
+the presenter's events, which :meth:`EditorBridge.poll` hands over in the GUI thread: ROS
+callbacks only fill a queue and a pose buffer, they never touch the presenter or a widget.
+
+Every call to the robot has a time-out, so that every request gets its answer event: a goal
+not accepted within ``call_timeout`` or without a result by its deadline ends as ``lost``, so
+does a running goal when joint_states stop (the motion process died: the action server's
+disappearance takes DDS far longer to notice), and an unanswered torque switch call reports
+the servos as unknown. Links (controller, FollowJointState, storage, servos) are re-checked
+twice a second, so that everything works again as soon as the motion process is back.
 """
 
+import math
+import queue
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+import time
+from typing import Any, Dict, List, Optional, Tuple
 
-from PyQt5.QtCore import pyqtSignal, QObject
+from sweetie_motion.editor.presenter import (
+    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, LinksChanged,
+    ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseReceived, PublishMarker,
+    PublishSupport, RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff,
+    StartRecording, STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded,
+    TrajectorySaved,
+)
+from sweetie_motion.parameters import ParameterSpec
+from sweetie_motion.storage.client import StorageError, TrajectoryStorageClient
+
+#: joint_states older than this mean the motion process is gone [s]
+STALE_AFTER = 1.5
+#: how often the links are checked [s]
+LINK_PERIOD = 0.5
+#: servo diagnostics older than this are not believed [s] (they come once a second)
+DIAGNOSTICS_STALE = 3.5
 
 
-class EditorBridge(QObject):
+class _Goal:
+    """A goal on its way: its handle and deadlines (guarded by the bridge's lock)."""
+
+    def __init__(self, goal_id: int, accept_deadline: float, result_timeout: float) -> None:
+        self.goal_id = goal_id
+        self.accept_deadline = accept_deadline
+        self.result_timeout = result_timeout
+        self.result_deadline = math.inf
+        self.handle = None
+        self.cancel = False
+        self.done = False
+
+
+class EditorBridge:
     """
-    The rclpy node of the trajectory editor.
+    The trajectory editor's ROS side.
 
-    :param args: ROS arguments (``--ros-args ...``) for rclpy.init.
+    :param node: the editor's rclpy node (spun by the caller in another thread).
     """
 
-    #: (succeeded, error_code, error_string) of an executed trajectory
-    executed = pyqtSignal(bool, int, str)
-    #: (time_from_start, duration) while a trajectory runs
-    progress = pyqtSignal(float, float)
-    #: (torque_off, message) after set_torque_off answered or diagnostics changed
-    servos = pyqtSignal(bool, str)
-    #: names of the stored trajectories
-    listed = pyqtSignal(list)
-    #: (name, goal or None, error message) after a load
-    loaded = pyqtSignal(str, object, str)
-    #: (name, succeeded, message) after a save
-    saved = pyqtSignal(str, bool, str)
-    #: a message for the status bar
-    message = pyqtSignal(str)
+    PARAMETERS = (
+        ParameterSpec('namespace', 'sweetie_bot', 'Robot namespace of the motion process.'),
+        ParameterSpec('trajectory_storage', 'joint_trajectory',
+                      'Parameter namespace of the stored trajectories.'),
+        ParameterSpec('storage_node', 'trajectory_storage', 'The trajectory storage node.'),
+        ParameterSpec('legs', ['leg1', 'leg2', 'leg3', 'leg4'], 'Chains that can be support '
+                      'legs.'),
+        ParameterSpec('joint_states_topic', 'joint_states', 'Where poses are taken from.'),
+        ParameterSpec('set_topic', 'joint_states_set', 'Set robot pose (FollowJointState).'),
+        ParameterSpec('marker_topic', 'joint_states_marker_set', 'The selected row.'),
+        ParameterSpec('support_topic', 'support_state_override', 'Support legs (SupportState).'),
+        ParameterSpec('torque_service', 'set_torque_off', 'The TorqueMainSwitch service.'),
+        ParameterSpec('controller', 'joint_trajectory', 'The trajectory controller Execute '
+                      'uses.'),
+        ParameterSpec('virtual_robot', 'virtual_robot', 'The virtual robot node, whose '
+                      '~/move_by_hand the sliders use while the servos are off.'),
+        ParameterSpec('robot_description', 'sweetie_bot.yaml',
+                      'Robot description: limits, sliders, plots, Fit to limits.'),
+        ParameterSpec('workspace_dir', '~/.local/share/sweetie_motion/editor',
+                      'Folder of the backups and of the tables behind stored names.'),
+        ParameterSpec('backup_period', 30.0, 'Shortest time between two backups while there '
+                      'are unsaved changes [s].', low=1.0, high=3600.0),
+        ParameterSpec('backups_kept', 20, 'How many backups are kept.', low=1, high=10000),
+        ParameterSpec('call_timeout', 5.0, 'How long to wait for the robot or the storage to '
+                      'answer a request [s].', low=0.2, high=600.0),
+        ParameterSpec('interpolation', 'akima', "The controller's interpolation (plots, Fit "
+                      'to limits, keyframes of a recording).', choices=('akima', 'cubic')),
+    )
 
-    def __init__(self, args: Optional[List[str]] = None) -> None:
-        super().__init__()
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
-        self._rclpy = rclpy
-        self.context = Context()
-        rclpy.init(args=args, context=self.context)
-        self.node = rclpy.create_node('trajectory_editor', context=self.context)
-        self._declare_parameters()
-        self._lock = threading.Lock()
-        self._pose: Optional[Tuple[List[str], List[float]]] = None
-        self._goal_handle = None
-        self._setup_entities()
-        self._executor = SingleThreadedExecutor(context=self.context)
-        self._executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, name='editor_ros', daemon=True)
-        self._thread.start()
-
-    # --- parameters ----------------------------------------------------------------------------
-
-    def _declare_parameters(self) -> None:
-        from rcl_interfaces.msg import ParameterDescriptor
-        table = {
-            'namespace': ('sweetie_bot', 'Robot namespace of the motion process.'),
-            'trajectory_storage': ('joint_trajectory',
-                                   'Parameter namespace of the stored trajectories.'),
-            'storage_node': ('trajectory_storage', 'The trajectory storage node.'),
-            'legs': (['leg1', 'leg2', 'leg3', 'leg4'], 'Chains that can be support legs.'),
-            'joint_states_topic': ('joint_states', 'Where poses are taken from.'),
-            'set_topic': ('joint_states_set', 'Set robot pose (FollowJointState input).'),
-            'marker_topic': ('joint_states_marker_set', 'The selected row, for displays.'),
-            'support_topic': ('support_state_override', 'Support legs (SupportState).'),
-            'torque_service': ('set_torque_off', 'The TorqueMainSwitch service.'),
-            'controller': ('joint_trajectory', 'The trajectory controller Execute uses.'),
-            'robot_description': ('sweetie_bot.yaml',
-                                  'Robot description for limits and the robot view.'),
-            'backup_file': ('~/.local/share/sweetie_motion/editor_backup.yaml',
-                            'Where the editor saves its table on close.'),
-        }
-        for name, (default, description) in table.items():
-            self.node.declare_parameter(name, default,
-                                        ParameterDescriptor(description=description))
-
-    def parameter(self, name: str):
-        """Return the value of one of the editor's parameters."""
-        return self.node.get_parameter(name).value
-
-    def _name(self, relative: str) -> str:
-        namespace = self.parameter('namespace').strip('/')
-        return f'/{namespace}/{relative}' if namespace else f'/{relative}'
-
-    # --- entities ------------------------------------------------------------------------------
-
-    def _setup_entities(self) -> None:
+    def __init__(self, node) -> None:
         from control_msgs.action import FollowJointTrajectory
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.action import ActionClient
-        from rclpy.parameter_client import AsyncParameterClient
         from sensor_msgs.msg import JointState
         from std_srvs.srv import SetBool
+        from sweetie_motion.nodes.params import declare_table, read_table
         from sweetie_motion_msgs.msg import SupportState
-        node = self.node
-        node.create_subscription(JointState, self._name(self.parameter('joint_states_topic')),
-                                 self._on_joint_states, 10)
-        node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
-        self._set_pub = node.create_publisher(JointState,
-                                              self._name(self.parameter('set_topic')), 10)
-        self._marker_pub = node.create_publisher(JointState,
-                                                 self._name(self.parameter('marker_topic')), 10)
+        self.node = node
+        declare_table(node, self.PARAMETERS)
+        self.values: Dict[str, Any] = read_table(node, self.PARAMETERS)
+        values = self.values
+        self.timeout = float(values['call_timeout'])
+        self._lock = threading.Lock()
+        self._events: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
+        self._pose: Optional[Tuple[Tuple[str, ...], Tuple[float, ...]]] = None
+        self._pose_time = -math.inf
+        self._pose_sent: Optional[object] = None
+        self._recording: Optional[Tuple[List[str], List[float], List[List[float]]]] = None
+        self._record_index: Optional[Tuple[Tuple[str, ...], List[int]]] = None
+        self._goals: Dict[int, _Goal] = {}
+        self._torque: Optional[Tuple[Any, float, bool]] = None
+        self._diagnostics: Optional[Tuple[bool, str]] = None
+        self._diagnostics_time = -math.inf
+        self._links: Optional[LinksChanged] = None
+        self._links_time = -math.inf
+        self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
+        self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
+        self._subscriptions = [
+            node.create_subscription(JointState, self.name(values['joint_states_topic']),
+                                     self._on_joint_states, 50),
+            node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
+                                     10)]
+        self.set_topic = self.name(values['set_topic'])
+        self.hand_topic = self.name(f'{values["virtual_robot"]}/move_by_hand')
+        self._set_pub = node.create_publisher(JointState, self.set_topic, 10)
+        self._hand_pub = node.create_publisher(JointState, self.hand_topic, 10)
+        self._marker_pub = node.create_publisher(JointState, self.name(values['marker_topic']),
+                                                 10)
         self._support_pub = node.create_publisher(SupportState,
-                                                  self._name(self.parameter('support_topic')), 10)
-        self._torque = node.create_client(SetBool, self._name(self.parameter('torque_service')))
-        self._action = ActionClient(node, FollowJointTrajectory, self._name(
-            f'{self.parameter("controller")}/follow_joint_trajectory'))
-        self._storage = AsyncParameterClient(node, self._name(self.parameter('storage_node')))
-        self._JointState, self._SupportState = JointState, SupportState
+                                                  self.name(values['support_topic']), 10)
+        self._torque_client = node.create_client(SetBool, self.name(values['torque_service']))
+        self._action = ActionClient(node, FollowJointTrajectory, self.name(
+            f'{values["controller"]}/follow_joint_trajectory'))
+        self.storage = TrajectoryStorageClient(node, self.name(values['storage_node']),
+                                               values['trajectory_storage'], self.timeout)
 
-    def _spin(self) -> None:
-        try:
-            self._executor.spin()
-        except Exception:  # noqa: B902 -- the context shuts down under the executor
-            pass
+    def name(self, relative: str) -> str:
+        """Return the absolute name of a topic or node of the robot's namespace."""
+        namespace = self.values['namespace'].strip('/')
+        return f'/{namespace}/{relative}' if namespace else f'/{relative}'
 
     def close(self) -> None:
-        """Stop the ROS side."""
-        self._executor.shutdown()
-        self._thread.join(5.0)
-        self.node.destroy_node()
-        self._rclpy.try_shutdown(context=self.context)
+        """Release the clients (the node's owner destroys the node)."""
+        self._action.destroy()
 
     # --- incoming ------------------------------------------------------------------------------
 
     def _on_joint_states(self, msg) -> None:
-        if len(msg.name) == len(msg.position):
-            with self._lock:
-                self._pose = (list(msg.name), list(msg.position))
+        if len(msg.name) != len(msg.position):
+            return
+        names, positions = tuple(msg.name), tuple(msg.position)
+        now = time.monotonic()
+        with self._lock:
+            self._pose = (names, positions)
+            self._pose_time = now
+            if self._recording is not None:
+                stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+                self._record(names, positions, stamp if stamp > 0 else time.time())
 
-    def latest_pose(self) -> Optional[Tuple[List[str], List[float]]]:
+    def _record(self, names: Tuple[str, ...], positions: Tuple[float, ...], stamp: float) -> None:
+        joints, times, rows = self._recording
+        if self._record_index is None or self._record_index[0] != names:
+            if any(j not in names for j in joints):
+                return
+            self._record_index = (names, [names.index(j) for j in joints])
+        columns = self._record_index[1]
+        times.append(stamp)
+        rows.append([positions[c] for c in columns])
+
+    def _on_diagnostics(self, msg) -> None:
+        namespace = self.values['namespace'].strip('/')
+        for status in msg.status:
+            if status.name == f'{namespace}: servos':
+                values = {kv.key: kv.value for kv in status.values}
+                with self._lock:
+                    self._diagnostics = (values.get('torque_off') == 'true', status.message)
+                    self._diagnostics_time = time.monotonic()
+
+    def latest_pose(self) -> Optional[Tuple[Tuple[str, ...], Tuple[float, ...]]]:
         """Return the newest (names, positions) of joint_states, None before the first."""
         with self._lock:
             return self._pose
 
-    def _on_diagnostics(self, msg) -> None:
-        namespace = self.parameter('namespace').strip('/')
-        for status in msg.status:
-            if status.name == f'{namespace}: servos':
-                values = {kv.key: kv.value for kv in status.values}
-                self.servos.emit(values.get('torque_off') == 'true', status.message)
+    # --- the presenter's side ------------------------------------------------------------------
 
-    # --- outgoing ------------------------------------------------------------------------------
+    def submit(self, request: object) -> None:
+        """Carry out a request of the presenter (called in the GUI thread)."""
+        handler = getattr(self, '_do_' + type(request).__name__, None)
+        if handler is None:
+            raise TypeError(f'the editor bridge does not handle {type(request).__name__}')
+        handler(request)
 
-    def _joint_state(self, names: Sequence[str], positions: Sequence[float]):
+    def poll(self) -> List[object]:
+        """Return the events that arrived since the last call, and those of the deadlines."""
+        now = time.monotonic()
+        events: List[object] = []
+        with self._lock:
+            pose, fresh = self._pose, now - self._pose_time < STALE_AFTER
+            diagnostics = self._diagnostics if now - self._diagnostics_time < \
+                DIAGNOSTICS_STALE else None
+        if pose is not None and pose is not self._pose_sent:
+            self._pose_sent = pose
+            events.append(PoseReceived(*pose))
+        if now - self._links_time >= LINK_PERIOD:
+            self._links_time = now
+            links = self._check_links(fresh)
+            if links != self._links:
+                self._links = links
+                events.append(links)
+        self._deadlines(now, fresh)
+        if diagnostics is not None and self._torque is None:
+            self._report_servos(diagnostics[0], diagnostics[1])
+        elif diagnostics is None and self._links is not None and not dict(
+                self._links.links)['servos']:
+            self._report_servos(None, 'the torque switch is not connected')
+        while True:
+            try:
+                events.append(self._events.get_nowait())
+            except queue.Empty:
+                break
+        return events
+
+    def _check_links(self, fresh: bool) -> LinksChanged:
+        node = self.node
+        links = (('controller', fresh and self._action.server_is_ready()),
+                 ('follow_joint_state', fresh and node.count_subscribers(self.set_topic) > 0),
+                 ('storage', self.storage.ready()),
+                 ('servos', fresh and self._torque_client.service_is_ready()))
+        return LinksChanged(links, fresh and node.count_subscribers(self.hand_topic) > 0)
+
+    def _report_servos(self, off: Optional[bool], message: str) -> None:
+        if (off, message) != self._servo_reported:
+            self._servo_reported = (off, message)
+            self._events.put(ServoState(off, message))
+
+    def _deadlines(self, now: float, fresh: bool) -> None:
+        with self._lock:
+            goals = list(self._goals.values())
+            torque = self._torque
+        for goal in goals:
+            if goal.handle is None and now > goal.accept_deadline:
+                self._finish(goal, LOST, 0, 'no answer from the trajectory controller within '
+                             f'{self.timeout:g} s (is the motion process running?)')
+            elif now > goal.result_deadline:
+                self._finish(goal, LOST, 0, 'no result from the trajectory controller by the '
+                             'end of the motion')
+            elif not fresh:
+                self._finish(goal, LOST, 0, 'the motion process stopped publishing '
+                             'joint_states (it died or was stopped)')
+        if torque is not None and now > torque[1]:
+            with self._lock:
+                self._torque = None
+            self._report_servos(None, f'no answer from the torque switch within '
+                                      f'{self.timeout:g} s')
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _joint_state(self, names, positions):
         msg = self._JointState(name=list(names), position=[float(p) for p in positions])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         return msg
 
-    def set_pose(self, names: Sequence[str], positions: Sequence[float]) -> None:
-        """Publish a pose on joint_states_set (FollowJointState moves the robot there)."""
-        self._set_pub.publish(self._joint_state(names, positions))
+    def _do_SetPose(self, request: SetPose) -> None:  # noqa: N802 -- request name
+        self._set_pub.publish(self._joint_state(request.names, request.positions))
 
-    def publish_marker(self, names: Sequence[str], positions: Sequence[float]) -> None:
-        """Publish the selected row on joint_states_marker_set."""
-        self._marker_pub.publish(self._joint_state(names, positions))
+    def _do_MoveByHand(self, request: MoveByHand) -> None:  # noqa: N802
+        self._hand_pub.publish(self._joint_state(request.names, request.positions))
 
-    def publish_support(self, support: Dict[str, float]) -> None:
-        """Publish SupportState on support_state_override."""
-        msg = self._SupportState(name=list(support),
-                                 support=[float(v) for v in support.values()])
+    def _do_PublishMarker(self, request: PublishMarker) -> None:  # noqa: N802
+        self._marker_pub.publish(self._joint_state(request.names, request.positions))
+
+    def _do_PublishSupport(self, request: PublishSupport) -> None:  # noqa: N802
+        msg = self._SupportState(name=[leg for leg, _ in request.support],
+                                 support=[float(v) for _, v in request.support])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self._support_pub.publish(msg)
 
-    def set_torque_off(self, off: bool) -> None:
-        """Ask the TorqueMainSwitch to free (True) or hold (False) the servos."""
-        from std_srvs.srv import SetBool
-        if not self._torque.service_is_ready():
-            self.servos.emit(not off, 'the torque switch is not available')
+    def _do_SetTorqueOff(self, request: SetTorqueOff) -> None:  # noqa: N802
+        if not self._torque_client.service_is_ready():
+            self._report_servos(None, 'the torque switch is not available')
             return
-        future = self._torque.call_async(SetBool.Request(data=off))
+        future = self._torque_client.call_async(self._SetBool.Request(data=request.off))
+        with self._lock:
+            self._torque = (future, time.monotonic() + self.timeout, request.off)
 
         def done(f) -> None:
+            with self._lock:
+                if self._torque is None or self._torque[0] is not f:
+                    return   # timed out already
+                self._torque = None
             response = f.result()
             if response is None:
-                self.servos.emit(not off, 'no answer from the torque switch')
+                self._report_servos(None, 'no answer from the torque switch')
             elif response.success:
-                self.servos.emit(off, response.message)
+                self._report_servos(request.off, response.message)
             else:
-                self.servos.emit(not off, f'refused: {response.message}')
+                self._report_servos(not request.off, f'refused: {response.message}')
         future.add_done_callback(done)
 
-    def execute(self, goal) -> None:
-        """Send a TrajectoryGoal to the trajectory controller; the result comes as a signal."""
-        from sweetie_motion.conversions import goal_to_msg
+    def _do_ExecuteGoal(self, request: ExecuteGoal) -> None:  # noqa: N802
+        from sweetie_motion.conversions import duration_to_seconds, goal_to_msg
+        goal = _Goal(request.goal_id, time.monotonic() + self.timeout, request.result_timeout)
         if not self._action.server_is_ready():
-            self.executed.emit(False, -1, 'the trajectory controller is not available')
+            self._events.put(GoalFinished(request.goal_id, FAILED, 0,
+                                          'the trajectory controller is not available'))
             return
+        with self._lock:
+            self._goals[goal.goal_id] = goal
 
         def feedback(message) -> None:
-            self.progress.emit(message.feedback.desired.time_from_start.sec +
-                               message.feedback.desired.time_from_start.nanosec * 1e-9,
-                               goal.duration)
+            with self._lock:
+                # a goal the controller retimed (slower within the limits) runs longer than
+                # planned: while it reports progress, its result is not overdue
+                goal.result_deadline = max(goal.result_deadline,
+                                           time.monotonic() + max(2.0 * self.timeout, 5.0))
+            self._events.put(GoalFeedback(goal.goal_id, duration_to_seconds(
+                message.feedback.desired.time_from_start), request.goal.duration))
 
         def accepted(future) -> None:
             handle = future.result()
-            if handle is None or not handle.accepted:
-                self.executed.emit(False, -1, 'the goal was rejected')
+            with self._lock:
+                late = goal.done
+                if not late and handle is not None and handle.accepted:
+                    goal.handle = handle
+                    goal.result_deadline = time.monotonic() + goal.result_timeout
+            if late:
+                if handle is not None and handle.accepted:
+                    handle.cancel_goal_async()   # the editor gave up on it: do not let it run
                 return
-            self._goal_handle = handle
+            if handle is None or not handle.accepted:
+                self._finish(goal, FAILED, 0, 'the trajectory controller rejected the goal')
+                return
+            self._events.put(GoalAccepted(goal.goal_id))
+            if goal.cancel:
+                handle.cancel_goal_async()
             handle.get_result_async().add_done_callback(finished)
 
         def finished(future) -> None:
             from action_msgs.msg import GoalStatus
             response = future.result()
-            self._goal_handle = None
-            ok = response.status == GoalStatus.STATUS_SUCCEEDED
-            self.executed.emit(ok, response.result.error_code, response.result.error_string or
-                               f'status {response.status}')
-        self._action.send_goal_async(goal_to_msg(goal),
-                                     feedback_callback=feedback).add_done_callback(accepted)
-
-    def stop(self) -> None:
-        """Cancel the running trajectory (the robot decelerates and holds)."""
-        if self._goal_handle is not None:
-            self._goal_handle.cancel_goal_async()
-
-    def list_trajectories(self) -> None:
-        """Ask the storage node for the names; they come as :attr:`listed`."""
-        prefix = self.parameter('trajectory_storage')
-        if not self._storage.services_are_ready():
-            self.message.emit('trajectory storage is not available')
-            self.listed.emit([])
-            return
-
-        def done(future) -> None:
-            response = future.result()
-            names = [] if response is None else [
-                n[len(prefix) + 1:] for n in response.result.names
-                if n.startswith(prefix + '.')]
-            self.listed.emit(sorted(names))
-        self._storage.list_parameters(prefixes=[prefix], depth=0).add_done_callback(done)
-
-    def load(self, name: str) -> None:
-        """Load a stored trajectory; it comes as :attr:`loaded`."""
-        from sweetie_motion.conversions import goal_from_bytes
-        from sweetie_motion.errors import SweetieMotionError
-        if not self._storage.services_are_ready():
-            self.loaded.emit(name, None, 'trajectory storage is not available')
-            return
-        parameter = f'{self.parameter("trajectory_storage")}.{name}'
-
-        def done(future) -> None:
-            response = future.result()
-            value = response.values[0] if response is not None and response.values else None
-            if value is None or not value.byte_array_value:
-                self.loaded.emit(name, None, f'no stored trajectory named {name!r}')
+            if response is None:
+                self._finish(goal, LOST, 0, 'the trajectory controller gave no result')
                 return
-            data = value.byte_array_value
-            try:
-                goal = goal_from_bytes(b''.join(data) if isinstance(data, list) else data)
-            except SweetieMotionError as error:
-                self.loaded.emit(name, None, str(error))
+            status = response.status
+            result = response.result
+            if status == GoalStatus.STATUS_SUCCEEDED:
+                outcome = SUCCEEDED
+            elif status == GoalStatus.STATUS_CANCELED:
+                outcome = STOPPED
+            else:
+                outcome = FAILED
+            self._finish(goal, outcome, int(result.error_code),
+                         result.error_string or f'status {status}')
+        self._action.send_goal_async(goal_to_msg(request.goal), feedback_callback=feedback
+                                     ).add_done_callback(accepted)
+
+    def _finish(self, goal: _Goal, outcome: str, code: int, message: str) -> None:
+        with self._lock:
+            if goal.done:
                 return
-            self.loaded.emit(name, goal, '')
-        self._storage.get_parameters([parameter]).add_done_callback(done)
+            goal.done = True
+            self._goals.pop(goal.goal_id, None)
+        self._events.put(GoalFinished(goal.goal_id, outcome, code, message))
 
-    def save(self, name: str, goal) -> None:
-        """Store a trajectory; the outcome comes as :attr:`saved`."""
-        from rclpy.parameter import Parameter
-        from sweetie_motion.conversions import byte_array_value, goal_to_bytes
-        if not self._storage.services_are_ready():
-            self.saved.emit(name, False, 'trajectory storage is not available')
-            return
-        parameter = Parameter(f'{self.parameter("trajectory_storage")}.{name}',
-                              Parameter.Type.BYTE_ARRAY, byte_array_value(goal_to_bytes(goal)))
+    def _do_CancelGoal(self, request: CancelGoal) -> None:  # noqa: N802
+        with self._lock:
+            goal = self._goals.get(request.goal_id)
+            if goal is None:
+                return
+            goal.cancel = True
+            handle = goal.handle
+            # a cancel that is never answered must not keep "stopping..." forever
+            goal.result_deadline = min(goal.result_deadline, time.monotonic() + self.timeout)
+        if handle is not None:
+            handle.cancel_goal_async()
 
+    def _do_ListTrajectories(self, request: ListTrajectories) -> None:  # noqa: N802
         def done(future) -> None:
-            response = future.result()
-            if response is None or not response.results:
-                self.saved.emit(name, False, 'no answer from the trajectory storage')
-                return
-            result = response.results[0]
-            self.saved.emit(name, result.successful, result.reason or 'saved')
-        self._storage.set_parameters([parameter]).add_done_callback(done)
+            error = future.exception()
+            self._events.put(TrajectoriesListed(() if error else tuple(future.result()),
+                                                str(error) if error else ''))
+        self.storage.list_async().add_done_callback(done)
+
+    def _do_LoadTrajectory(self, request: LoadTrajectory) -> None:  # noqa: N802
+        def done(future) -> None:
+            error = future.exception()
+            self._events.put(TrajectoryLoaded(request.name, None if error else future.result(),
+                                              str(error) if error else ''))
+        self._storage_call(lambda: self.storage.load_async(request.name), done,
+                           lambda error: TrajectoryLoaded(request.name, None, error))
+
+    def _do_SaveTrajectory(self, request: SaveTrajectory) -> None:  # noqa: N802
+        def done(future) -> None:
+            error = future.exception()
+            self._events.put(TrajectorySaved(request.name, str(error) if error else ''))
+        self._storage_call(lambda: self.storage.save_async(request.name, request.goal), done,
+                           lambda error: TrajectorySaved(request.name, error))
+
+    def _storage_call(self, send, done, failed) -> None:
+        try:
+            future = send()
+        except StorageError as error:
+            self._events.put(failed(str(error)))
+            return
+        future.add_done_callback(done)
+
+    def _do_StartRecording(self, request: StartRecording) -> None:  # noqa: N802
+        with self._lock:
+            self._recording = (list(request.joints), [], [])
+            self._record_index = None
+
+    def _do_StopRecording(self, request: StopRecording) -> None:  # noqa: N802
+        with self._lock:
+            recording, self._recording = self._recording, None
+        if recording is None:
+            self._events.put(RecordingFinished((), (), (), 'not recording'))
+            return
+        joints, times, rows = recording
+        error = '' if times else 'no joint_states arrived (is the motion process running?)'
+        self._events.put(RecordingFinished(tuple(times), tuple(joints),
+                                           tuple(tuple(r) for r in rows), error))

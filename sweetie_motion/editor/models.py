@@ -1,44 +1,39 @@
 """
-Qt table models over the edited WaypointsList.
+Qt table models over the presenter's WaypointsList (adapters: only Qt's required methods).
 
-Only Qt's required methods; edits go through the document (undoable, validated) and the views
-are refreshed with a model reset.
+They read the list and hand edits to the presenter, which applies them as undoable edits or
+refuses them with a message; the views are refreshed with a model reset.
 """
 
-from typing import Any, Optional
+from typing import Any
 
 from PyQt5.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PyQt5.QtGui import QBrush, QColor
-from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.editor.presenter import EditorPresenter
 
 #: fixed columns of the waypoint table before the joints
 ACTIVE, MARKER, TIME = 0, 1, 2
 FIXED = 3
 
 
-class WaypointTableModel(QAbstractTableModel):
-    """
-    Rows are waypoints; columns: on/off, start/end marker, time, then one per joint.
+class _PresenterModel(QAbstractTableModel):
 
-    :param limits: robot model view used to flag angles outside the position limits.
-    """
-
-    def __init__(self, document: EditorDocument, limits: Optional[RobotModelView] = None
-                 ) -> None:
+    def __init__(self, presenter: EditorPresenter) -> None:
         super().__init__()
-        self.document = document
-        self.limits = limits
-        document.changed.connect(self.refresh)
+        self.presenter = presenter
 
     def refresh(self) -> None:
-        """Reload everything from the document."""
+        """Reload everything from the presenter."""
         self.beginResetModel()
         self.endResetModel()
 
     @property
     def _list(self):
-        return self.document.waypoints
+        return self.presenter.waypoints
+
+
+class WaypointTableModel(_PresenterModel):
+    """Rows are waypoints; columns: on/off, start/end marker and label, time, one per joint."""
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802 -- Qt API
         return 0 if parent.isValid() else len(self._list)
@@ -56,14 +51,11 @@ class WaypointTableModel(QAbstractTableModel):
         joints = self._list.joints
         return joints[section - FIXED] if section - FIXED < len(joints) else None
 
-    def _outside_limits(self, joint: str, value: float) -> bool:
-        if self.limits is None:
-            return False
-        index = self.limits.get_joint_index(joint)
-        if index < 0:
-            return False
-        lower, upper = self.limits.position_limits()
-        return not lower[index] - 1e-6 <= value <= upper[index] + 1e-6
+    def column_of(self, joint: str) -> int:
+        """Return the column of a joint (or of 'time')."""
+        if joint == 'time':
+            return TIME
+        return FIXED + self._list.joints.index(joint)
 
     def data(self, index: QModelIndex, role: int = Qt.DisplayRole) -> Any:
         if not index.isValid():
@@ -80,11 +72,8 @@ class WaypointTableModel(QAbstractTableModel):
             return QBrush(QColor('gray'))
         if column == MARKER:
             if role == Qt.DisplayRole:
-                marks = []
-                if row == waypoints.start:
-                    marks.append('start')
-                if row == waypoints.end:
-                    marks.append('end')
+                marks = [m for m, r in (('start', waypoints.start), ('end', waypoints.end))
+                         if r == row]
                 return ' '.join(marks) + (f' {waypoint.label}' if waypoint.label else '')
             return None
         if column == TIME:
@@ -98,10 +87,11 @@ class WaypointTableModel(QAbstractTableModel):
             return f'{value:+.3f}'
         if role == Qt.EditRole:
             return f'{value:.6g}'
-        if role == Qt.BackgroundRole and self._outside_limits(joint, value):
-            return QBrush(QColor(255, 170, 170))
-        if role == Qt.ToolTipRole and self._outside_limits(joint, value):
-            return f'{joint} = {value:.4f} is outside its position limits'
+        if role in (Qt.BackgroundRole, Qt.ToolTipRole):
+            problem = self.presenter.outside_limits(joint, value)
+            if problem is None:
+                return None
+            return QBrush(QColor(255, 170, 170)) if role == Qt.BackgroundRole else problem
         return None
 
     def flags(self, index: QModelIndex) -> Qt.ItemFlags:
@@ -119,40 +109,23 @@ class WaypointTableModel(QAbstractTableModel):
             return False
         row, column = index.row(), index.column()
         if column == ACTIVE and role == Qt.CheckStateRole:
-            active = value in (Qt.Checked, 2, True)
-            return self.document.edit(f'{"enable" if active else "disable"} row {row + 1}',
-                                      lambda w: w.set_active(row, active))
+            return self.presenter.set_active(row, value in (Qt.Checked, 2, True))
         if role != Qt.EditRole:
             return False
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.document.refused.emit(f'{value!r} is not a number')
-            return False
         if column == TIME:
-            return self.document.edit(f'time of row {row + 1}', lambda w: w.move(row, number))
-        joint = self._list.joints[column - FIXED]
-        return self.document.edit(f'{joint} in row {row + 1}',
-                                  lambda w: w.set_position(row, joint, number))
+            return self.presenter.set_time(row, value)
+        if column >= FIXED:
+            return self.presenter.set_position(row, self._list.joints[column - FIXED], value)
+        return False
 
 
-class ToleranceTableModel(QAbstractTableModel):
+class ToleranceTableModel(_PresenterModel):
     """Rows are the joints; columns: path and goal position tolerance (0 = default)."""
 
     COLUMNS = ('path', 'goal')
 
-    def __init__(self, document: EditorDocument) -> None:
-        super().__init__()
-        self.document = document
-        document.changed.connect(self.refresh)
-
-    def refresh(self) -> None:
-        """Reload everything from the document."""
-        self.beginResetModel()
-        self.endResetModel()
-
     def _joints(self):
-        return self.document.waypoints.real_joints()
+        return self._list.real_joints()
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802 -- Qt API
         return 0 if parent.isValid() else len(self._joints())
@@ -174,8 +147,7 @@ class ToleranceTableModel(QAbstractTableModel):
         joints = self._joints()
         if not 0 <= index.row() < len(joints) or not 0 <= index.column() < 2:
             return None
-        table = (self.document.waypoints.path_tolerance,
-                 self.document.waypoints.goal_tolerance)[index.column()]
+        table = (self._list.path_tolerance, self._list.goal_tolerance)[index.column()]
         value = table.get(joints[index.row()], 0.0)
         if role == Qt.EditRole:
             return f'{value:.6g}'
@@ -189,12 +161,8 @@ class ToleranceTableModel(QAbstractTableModel):
     def setData(self, index: QModelIndex, value: Any, role: int = Qt.EditRole) -> bool:  # noqa
         if not index.isValid() or role != Qt.EditRole:
             return False
-        kind = self.COLUMNS[index.column()]
-        joint = self._joints()[index.row()]
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.document.refused.emit(f'{value!r} is not a number')
+        joints = self._joints()
+        if not 0 <= index.row() < len(joints) or not 0 <= index.column() < 2:
             return False
-        return self.document.edit(f'{kind} tolerance of {joint}',
-                                  lambda w: w.set_tolerance(kind, joint, number))
+        return self.presenter.set_tolerance(self.COLUMNS[index.column()], joints[index.row()],
+                                            value)

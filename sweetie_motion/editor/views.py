@@ -31,17 +31,28 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         super().__init__(self.figure)
         self.model = model
         self.violations: List[str] = []
+        #: the keyframe times drawn [s, table times] and the cursor's time (None: none)
+        self.keyframe_times: List[float] = []
+        self.cursor: Optional[float] = None
 
     def show_trajectory(self, waypoints: WaypointsList, joints: Optional[List[str]] = None,
                         interpolation: str = 'akima', cursor: Optional[float] = None) -> None:
         """
         Redraw the trajectory of the active rows.
 
+        The time axis is the table's: a first row at t = 2 s is drawn at 2 s, where the
+        cursor of a selected row at 2 s is.
+
+        :param waypoints: the edited list.
         :param joints: the joints to plot; default: those breaking a limit, then those that
             move most (at most :data:`MAX_PLOTTED`). Limits are checked for every joint.
+        :param interpolation: the controller's interpolation.
+        :param cursor: a time to mark [s, table time] (the selected row's).
         """
         self.figure.clear()
         self.violations = []
+        self.keyframe_times = []
+        self.cursor = cursor
         try:
             goal = waypoints.build_goal(whole=True)
         except WaypointError as error:
@@ -51,7 +62,10 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             self.draw_idle()
             return
         real = waypoints.real_joints()
-        times = np.array([p.time for p in goal.points])
+        # build_goal counts from the first active row; the plot counts as the table does
+        origin = waypoints.waypoints[waypoints.active_indices()[0]].time
+        times = np.array([p.time for p in goal.points]) + origin
+        self.keyframe_times = [float(t) for t in times]
         columns = [goal.joint_names.index(j) for j in real]
         positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
         if len(times) > 1:
@@ -86,7 +100,7 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             joint = real[k]
             axes = self.figure.add_subplot(len(chosen), 1, n + 1)
             axes.plot(grid, position[:, k], color='tab:blue')
-            axes.plot(times, positions[:, k], 'o', color='black', markersize=4)
+            axes.plot(times, positions[:, k], 'o', color='black', markersize=4, gid='keyframes')
             twin = axes.twinx()
             twin.plot(grid, velocity[:, k], color='tab:orange', alpha=0.6)
             twin.tick_params(labelsize=7)
@@ -104,7 +118,7 @@ class TrajectoryPlot(FigureCanvasQTAgg):
                 if fast[:, k].any():
                     twin.plot(grid[fast[:, k]], velocity[fast[:, k], k], '.', color='red')
             if cursor is not None:
-                axes.axvline(cursor, color='green', linewidth=1)
+                axes.axvline(cursor, color='green', linewidth=1, gid='cursor')
             axes.set_ylabel(joint, fontsize=8)
             axes.tick_params(labelsize=7)
         if chosen:

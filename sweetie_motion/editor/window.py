@@ -1,156 +1,231 @@
 """
-The trajectory editor's main window (R-EDIT-1..8): it only builds widgets and wires them.
+The trajectory editor's main window: layout, and clicks forwarded to the presenter.
 
-The model is the document's WaypointsList (undoable edits); ROS goes through the bridge; poses
-arrive in a buffer that a QTimer drains. Every widget a person (or a test) uses has an
-objectName.
+Everything the editor decides is in :class:`~sweetie_motion.editor.presenter.EditorPresenter`;
+this module builds the widgets, forwards what a person does, asks the questions only a dialog
+can (unsaved changes, restore a backup, file names) and redraws what the presenter says
+changed. Every widget a person (or a test) uses has an objectName.
 """
 
-import math
-from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Mapping, Optional
 
-from PyQt5.QtCore import Qt, QTimer
+from PyQt5.QtCore import QItemSelectionModel, Qt, QTimer
+from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-    QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMainWindow, QMessageBox,
-    QPushButton, QSlider, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget,
+    QAbstractItemView, QAction, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
+    QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox, QPushButton,
+    QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem, QTabWidget, QTreeWidget,
+    QTreeWidgetItem, QVBoxLayout, QWidget,
 )
-from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
+from sweetie_motion.editor.presenter import EditorPresenter, RECORD_SMOOTHING, SPEED_RANGE
 from sweetie_motion.editor.views import RobotView, TrajectoryPlot
-from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.robot_model import RobotModel
-from sweetie_motion.trajectory.goal import approach_time, SUPPORT_PREFIX
-from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
-import yaml
+from sweetie_motion.editor.widgets import (
+    fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea,
+)
+from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
+from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
 
-SPEED_STEPS = 100  # the speed slider: 25..200 % of the speed
+#: how often the adapters' events are taken and the presenter ticks [ms]
+PUMP_MS = 50
+#: the robot view of the current pose is redrawn at most this often [s] (a 3D plot is slow)
+ROBOT_VIEW_PERIOD = 1.0
+
+
+def _button(text: str, name: str, tip: str = '') -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName(name)
+    if tip:
+        button.setToolTip(tip)
+    return button
 
 
 class EditorWindow(QMainWindow):
     """
     The editor window.
 
-    :param bridge: the ROS side (an :class:`~sweetie_motion.editor.bridge.EditorBridge`).
-    :param model: the robot model (limits, robot view); None works without them.
+    :param presenter: the editor's state and actions.
+    :param events: returns the adapters' new events (the bridge's ``poll``); None: no robot.
     :param poses: named poses {name: {joint: position}}.
     """
 
-    def __init__(self, bridge, model: Optional[RobotModel] = None,
-                 poses: Optional[Dict[str, Dict[str, float]]] = None) -> None:
+    def __init__(self, presenter: EditorPresenter,
+                 events: Optional[Callable[[], List[object]]] = None,
+                 poses: Optional[Mapping[str, Mapping[str, float]]] = None) -> None:
         super().__init__()
-        self.bridge = bridge
-        self.model = model
-        self.poses = poses or {}
-        self.document = EditorDocument()
-        self.current_pose: Dict[str, float] = {}
-        self.support_legs: List[str] = list(bridge.parameter('legs'))
-        self.setWindowTitle('sweetie_motion trajectory editor')
+        self.presenter = presenter
+        self.model = presenter.model
+        self.events = events
+        self.poses = dict(poses or {})
+        self._syncing = False
+        self._robot_view_time = 0.0
+        self.setWindowTitle(presenter.title)
         self._build()
         self._wire()
+        presenter.subscribe(self._changed)
         self._timer = QTimer(self)
-        self._timer.timeout.connect(self._drain)
-        self._timer.start(100)
-        self._support_timer = QTimer(self)
-        self._support_timer.timeout.connect(self._publish_support)
-        self._support_timer.start(500)
-        self._refresh_everything()
+        self._timer.timeout.connect(self.pump)
+        self._timer.start(PUMP_MS)
+        for topic in ('document', 'links', 'execution', 'servos', 'names', 'recording'):
+            self._changed(topic)
+        QTimer.singleShot(0, self.offer_backup)
 
     # --- construction --------------------------------------------------------------------------
-
-    def _button(self, text: str, name: str, tip: str = '') -> QPushButton:
-        button = QPushButton(text)
-        button.setObjectName(name)
-        if tip:
-            button.setToolTip(tip)
-        return button
 
     def _build(self) -> None:
         central = QWidget()
         layout = QVBoxLayout(central)
-        # trajectory selector
-        top = QHBoxLayout()
-        top.addWidget(QLabel('Trajectory:'))
-        self.name_combo = QComboBox()
-        self.name_combo.setObjectName('trajectory_name')
-        self.name_combo.setEditable(True)
-        self.name_combo.setMinimumWidth(200)
-        top.addWidget(self.name_combo)
-        self.load_button = self._button('Load', 'load_button', 'load from the storage node')
-        self.save_button = self._button('Save', 'save_button', 'save to the storage node')
-        self.refresh_button = self._button('Refresh', 'refresh_button', 'list stored names')
-        self.dump_button = self._button('Dump...', 'dump_button', 'write the table to a file')
-        self.load_file_button = self._button('Load file...', 'load_file_button',
-                                             'read a table or trajectory file')
-        self.undo_button = self._button('Undo', 'undo_button')
-        self.redo_button = self._button('Redo', 'redo_button')
-        for widget in (self.load_button, self.save_button, self.refresh_button,
-                       self.dump_button, self.load_file_button, self.undo_button,
-                       self.redo_button):
-            top.addWidget(widget)
-        self.modified_label = QLabel('')
-        self.modified_label.setObjectName('modified_label')
-        top.addWidget(self.modified_label)
-        top.addStretch(1)
-        layout.addLayout(top)
-
+        layout.addLayout(self._build_top())
         splitter = QSplitter(Qt.Horizontal)
+        splitter.setObjectName('main_splitter')
         self.tabs = QTabWidget()
+        self.tabs.setObjectName('tabs')
         self.tabs.addTab(self._build_waypoints_tab(), 'Waypoints')
         self.tabs.addTab(self._build_setup_tab(), 'Setup')
+        self.tabs.addTab(self._build_record_tab(), 'Record')
         splitter.addWidget(self.tabs)
+        self.sliders = JointSliders(self.model, self.presenter.move_joint)
+        splitter.addWidget(self.sliders)
         views = QSplitter(Qt.Vertical)
         self.trajectory_plot = TrajectoryPlot(self.model)
         self.trajectory_plot.setObjectName('trajectory_plot')
         self.robot_view = RobotView(self.model)
         self.robot_view.setObjectName('robot_view')
+        for canvas in (self.trajectory_plot, self.robot_view):
+            canvas.setMinimumSize(200, 150)
         views.addWidget(self.trajectory_plot)
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
-        splitter.setSizes([700, 500])
+        splitter.setSizes([640, 280, 480])
         layout.addWidget(splitter, 1)
         layout.addLayout(self._build_commands())
-        self.message_label = QLabel('')
-        self.message_label.setObjectName('message_label')
-        self.message_label.setWordWrap(True)
+        self.links_panel = LinkPanel()
+        layout.addWidget(self.links_panel)
+        self.message_label = MessageArea()
         layout.addWidget(self.message_label)
         self.setCentralWidget(central)
-        self.resize(1300, 850)
+        self._build_menu()
+        self.resize(1400, 860)
+
+    def _build_top(self) -> QHBoxLayout:
+        top = QHBoxLayout()
+        top.addWidget(QLabel('Trajectory:'))
+        self.name_combo = QComboBox()
+        self.name_combo.setObjectName('trajectory_name')
+        self.name_combo.setEditable(True)
+        self.name_combo.setMinimumWidth(180)
+        self.name_combo.setInsertPolicy(QComboBox.NoInsert)
+        top.addWidget(self.name_combo)
+        self.new_button = _button('New', 'new_button', 'start an empty trajectory (Ctrl+N)')
+        self.load_button = _button('Load', 'load_button', 'load from the storage node')
+        self.save_button = _button('Save', 'save_button', 'save to the storage node (Ctrl+S)')
+        self.refresh_button = _button('Refresh', 'refresh_button', 'list the stored names')
+        self.dump_button = _button('Dump...', 'dump_button', 'write the table to a file')
+        self.load_file_button = _button('Load file...', 'load_file_button',
+                                        'read a table or trajectory file')
+        self.undo_button = _button('Undo', 'undo_button', 'Ctrl+Z')
+        self.redo_button = _button('Redo', 'redo_button', 'Ctrl+Y')
+        for widget in (self.new_button, self.load_button, self.save_button,
+                       self.refresh_button, self.dump_button, self.load_file_button,
+                       self.undo_button, self.redo_button):
+            top.addWidget(widget)
+        self.modified_label = QLabel('')
+        self.modified_label.setObjectName('modified_label')
+        top.addWidget(self.modified_label)
+        top.addStretch(1)
+        return top
+
+    def _build_menu(self) -> None:
+        def action(menu, text: str, name: str, shortcut, slot) -> QAction:
+            item = QAction(text, self)
+            item.setObjectName(name)
+            if shortcut:
+                keys = shortcut if isinstance(shortcut, list) else [shortcut]
+                item.setShortcuts([QKeySequence(k) for k in keys])
+            item.triggered.connect(slot)
+            menu.addAction(item)
+            return item
+        bar = self.menuBar()
+        file_menu = bar.addMenu('&File')
+        action(file_menu, '&New trajectory', 'new_action', QKeySequence.New, self.new_trajectory)
+        action(file_menu, '&Save', 'save_action', QKeySequence.Save, self.save)
+        action(file_menu, '&Load', 'load_action', None, self.load)
+        action(file_menu, '&Dump to file...', 'dump_action', None, lambda: self.dump())
+        action(file_menu, 'Load &file...', 'load_file_action', None, lambda: self.load_file())
+        action(file_menu, '&Restore a backup...', 'restore_action', None,
+               lambda: self.restore_backup())
+        action(file_menu, '&Quit', 'quit_action', QKeySequence.Quit, self.close)
+        edit = bar.addMenu('&Edit')
+        self.undo_action = action(edit, '&Undo', 'undo_action', QKeySequence.Undo,
+                                  self.presenter.undo)
+        self.redo_action = action(edit, '&Redo', 'redo_action', ['Ctrl+Y', 'Ctrl+Shift+Z'],
+                                  self.presenter.redo)
+        edit.addSeparator()
+        action(edit, '&Copy rows', 'copy_action', QKeySequence.Copy, self.presenter.copy_rows)
+        action(edit, '&Paste rows', 'paste_action', QKeySequence.Paste,
+               self.presenter.paste_rows)
+        action(edit, '&Delete rows', 'delete_action', QKeySequence.Delete,
+               self.presenter.delete_rows)
+        # the table takes Ctrl+C / Delete itself when it has the focus: let the actions have them
+        for item in self.findChildren(QAction):
+            item.setShortcutContext(Qt.WindowShortcut)
 
     def _build_waypoints_tab(self) -> QWidget:
         tab = QWidget()
         layout = QVBoxLayout(tab)
         self.table = QTableView()
         self.table.setObjectName('waypoint_table')
-        self.table_model = WaypointTableModel(self.document, self.model)
+        self.table_model = WaypointTableModel(self.presenter)
         self.table.setModel(self.table_model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
         layout.addWidget(self.table, 1)
         row = QHBoxLayout()
-        self.add_pose_button = self._button('Add pose', 'add_pose_button',
-                                            'add the current pose after the selected row')
-        self.delete_button = self._button('Delete', 'delete_button')
-        self.duplicate_button = self._button('Duplicate', 'duplicate_button')
-        self.start_button = self._button('Set start', 'start_button')
-        self.end_button = self._button('Set end', 'end_button')
-        self.update_pose_button = self._button('Update pose', 'update_pose_button',
-                                               'replace the row by the current pose')
-        self.set_pose_button = self._button('Set robot pose', 'set_pose_button',
-                                            'move the robot to the selected row')
+        self.add_pose_button = _button('Add pose', 'add_pose_button',
+                                       "add the current pose of the trajectory's joints after "
+                                       'the selected row')
+        self.delete_button = _button('Delete', 'delete_button', 'delete the selected rows (Del)')
+        self.duplicate_button = _button('Duplicate', 'duplicate_button')
+        self.start_button = _button('Set start', 'start_button')
+        self.end_button = _button('Set end', 'end_button')
+        self.update_pose_button = _button('Update pose', 'update_pose_button',
+                                          'replace the selected rows by the current pose')
+        self.set_pose_button = _button('Set robot pose', 'set_pose_button',
+                                       'move the robot to the selected row')
         for widget in (self.add_pose_button, self.delete_button, self.duplicate_button,
                        self.start_button, self.end_button, self.update_pose_button,
                        self.set_pose_button):
             row.addWidget(widget)
         layout.addLayout(row)
+        times = QHBoxLayout()
+        times.addWidget(QLabel('Shift from the selection by'))
+        self.shift_spin = QDoubleSpinBox()
+        self.shift_spin.setObjectName('shift_spin')
+        self.shift_spin.setRange(-60.0, 60.0)
+        self.shift_spin.setDecimals(2)
+        self.shift_spin.setSingleStep(0.1)
+        self.shift_spin.setSuffix(' s')
+        self.shift_spin.setValue(0.5)
+        times.addWidget(self.shift_spin)
+        self.shift_button = _button('Shift times', 'shift_button',
+                                    'move the selected rows and all after them in time')
+        times.addWidget(self.shift_button)
+        self.fit_button = _button('Fit to limits', 'fit_button',
+                                  'the fastest times within the velocity and acceleration '
+                                  'limits (of the selected rows, or of all)')
+        times.addWidget(self.fit_button)
+        self.keep_pauses_check = QCheckBox('keep pauses')
+        self.keep_pauses_check.setObjectName('keep_pauses_check')
+        times.addWidget(self.keep_pauses_check)
+        times.addStretch(1)
+        layout.addLayout(times)
         named = QHBoxLayout()
         named.addWidget(QLabel('Named pose:'))
         self.named_pose_combo = QComboBox()
         self.named_pose_combo.setObjectName('named_pose_combo')
         self.named_pose_combo.addItems(sorted(self.poses))
         named.addWidget(self.named_pose_combo)
-        self.add_named_pose_button = self._button('Add named pose', 'add_named_pose_button')
+        self.add_named_pose_button = _button('Add named pose', 'add_named_pose_button')
         named.addWidget(self.add_named_pose_button)
         named.addStretch(1)
         layout.addLayout(named)
@@ -160,20 +235,23 @@ class EditorWindow(QMainWindow):
         tab = QWidget()
         layout = QHBoxLayout(tab)
         joints = QVBoxLayout()
-        joints.addWidget(QLabel('Joints (from joint_states):'))
-        self.joint_list = QListWidget()
-        self.joint_list.setObjectName('setup_joints')
-        joints.addWidget(self.joint_list, 1)
-        self.apply_joints_button = self._button(
-            'Apply joints', 'apply_joints_button',
-            'new joints get their current position in every row')
+        joints.addWidget(QLabel("The trajectory's joints:"))
+        self.joint_tree = QTreeWidget()
+        self.joint_tree.setObjectName('setup_joints')
+        self.joint_tree.setHeaderHidden(True)
+        joints.addWidget(self.joint_tree, 1)
+        self.apply_joints_button = _button('Apply joints', 'apply_joints_button',
+                                           'new joints get their current position in every row')
         joints.addWidget(self.apply_joints_button)
         layout.addLayout(joints, 1)
         tolerances = QVBoxLayout()
         self.tolerance_table = QTableView()
         self.tolerance_table.setObjectName('tolerance_table')
-        self.tolerance_model = ToleranceTableModel(self.document)
+        self.tolerance_model = ToleranceTableModel(self.presenter)
         self.tolerance_table.setModel(self.tolerance_model)
+        # the headers ("path tolerance [rad]") must show whole
+        self.tolerance_table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeToContents)
         tolerances.addWidget(self.tolerance_table, 1)
         form = QFormLayout()
         self.path_all = QDoubleSpinBox()
@@ -184,8 +262,8 @@ class EditorWindow(QMainWindow):
             spin.setRange(-1.0, 10.0)
             spin.setDecimals(3)
             spin.setSingleStep(0.05)
-        self.path_all_button = self._button('Set for all', 'path_all_button')
-        self.goal_all_button = self._button('Set for all', 'goal_all_button')
+        self.path_all_button = _button('Set for all', 'path_all_button')
+        self.goal_all_button = _button('Set for all', 'goal_all_button')
         path_row, goal_row = QHBoxLayout(), QHBoxLayout()
         path_row.addWidget(self.path_all)
         path_row.addWidget(self.path_all_button)
@@ -202,28 +280,90 @@ class EditorWindow(QMainWindow):
         layout.addLayout(tolerances, 1)
         return tab
 
+    def _build_record_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(QLabel('Teach by demonstration: free the servos, move the robot (by '
+                                'hand, or with the sliders on the virtual robot), and the '
+                                'recording becomes the fewest keyframes within the tolerance.'))
+        layout.itemAt(0).widget().setWordWrap(True)
+        chains = QGroupBox('Record these joints')
+        chain_layout = QHBoxLayout(chains)
+        self.record_checks: Dict[str, QCheckBox] = {}
+        for group, _ in joint_groups(self.model):
+            check = QCheckBox(group)
+            check.setObjectName(f'record_{group}')
+            chain_layout.addWidget(check)
+            self.record_checks[group] = check
+        chain_layout.addStretch(1)
+        layout.addWidget(chains)
+        form = QFormLayout()
+        self.record_tolerance = QDoubleSpinBox()
+        self.record_tolerance.setObjectName('record_tolerance')
+        self.record_tolerance.setRange(0.001, 0.5)
+        self.record_tolerance.setDecimals(3)
+        self.record_tolerance.setSingleStep(0.005)
+        self.record_tolerance.setValue(DEFAULT_TOLERANCE)
+        self.record_tolerance.setSuffix(' rad')
+        form.addRow('tolerance', self.record_tolerance)
+        self.record_smoothing = QDoubleSpinBox()
+        self.record_smoothing.setObjectName('record_smoothing')
+        self.record_smoothing.setRange(0.0, 0.5)
+        self.record_smoothing.setDecimals(3)
+        self.record_smoothing.setSingleStep(0.01)
+        self.record_smoothing.setValue(RECORD_SMOOTHING)
+        self.record_smoothing.setSuffix(' s')
+        form.addRow('smoothing (half-window)', self.record_smoothing)
+        self.record_free_check = QCheckBox('servos off while recording')
+        self.record_free_check.setObjectName('record_free_check')
+        self.record_free_check.setChecked(True)
+        form.addRow('', self.record_free_check)
+        layout.addLayout(form)
+        buttons = QHBoxLayout()
+        self.record_button = _button('Record', 'record_button')
+        self.stop_record_button = _button('Stop recording', 'stop_record_button')
+        self.accept_record_button = _button('Accept keyframes', 'accept_record_button',
+                                            'replace the table by the keyframes (undoable)')
+        self.discard_record_button = _button('Discard', 'discard_record_button')
+        for widget in (self.record_button, self.stop_record_button, self.accept_record_button,
+                       self.discard_record_button):
+            buttons.addWidget(widget)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.record_summary = QLabel('')
+        self.record_summary.setObjectName('record_summary')
+        self.record_summary.setWordWrap(True)
+        layout.addWidget(self.record_summary)
+        self.record_table = QTableWidget(0, 4)
+        self.record_table.setObjectName('record_table')
+        self.record_table.setHorizontalHeaderLabels(
+            ['joint', 'max deviation [rad]', 'tolerance [rad]', 'noise [rad]'])
+        self.record_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        layout.addWidget(self.record_table, 1)
+        return tab
+
     def _build_commands(self) -> QHBoxLayout:
         bar = QHBoxLayout()
         run = QGroupBox('Execute')
         run_layout = QHBoxLayout(run)
-        self.execute_button = self._button('Execute', 'execute_button',
-                                           'play the start..end range on the robot')
-        self.stop_button = self._button('Stop', 'stop_button')
+        self.execute_button = _button('Execute', 'execute_button',
+                                      'play the start..end range on the robot')
+        self.stop_button = _button('Stop', 'stop_button')
         self.backward_check = QCheckBox('backward')
         self.backward_check.setObjectName('backward_check')
-        self.reverse_button = self._button('Reverse', 'reverse_button',
-                                           'reverse the table (undoable)')
+        self.reverse_button = _button('Reverse', 'reverse_button', 'reverse the table (undoable)')
         self.speed_slider = QSlider(Qt.Horizontal)
         self.speed_slider.setObjectName('speed_slider')
-        self.speed_slider.setRange(25, 200)
-        self.speed_slider.setValue(SPEED_STEPS)
-        self.speed_slider.setMinimumWidth(120)
+        self.speed_slider.setRange(*SPEED_RANGE)
+        self.speed_slider.setValue(100)
+        self.speed_slider.setMinimumWidth(100)
+        self.speed_slider.setMaximumWidth(180)
         self.speed_label = QLabel('speed 100 %')
         self.speed_label.setObjectName('speed_label')
-        self.apply_scale_button = self._button('Apply scale', 'apply_scale_button',
-                                               'rewrite the times with this speed')
-        self.result_label = QLabel('')
-        self.result_label.setObjectName('result_label')
+        self.apply_scale_button = _button('Apply scale', 'apply_scale_button',
+                                          'rewrite the times with this speed')
+        # short states only ("running 1.2 / 4.0 s"); the full result goes to the message area
+        self.result_label = fixed_width_label('result_label', '', 150)
         for widget in (self.execute_button, self.stop_button, self.backward_check,
                        self.reverse_button, self.speed_slider, self.speed_label,
                        self.apply_scale_button, self.result_label):
@@ -231,11 +371,10 @@ class EditorWindow(QMainWindow):
         bar.addWidget(run, 3)
         servos = QGroupBox('Servos')
         servo_layout = QHBoxLayout(servos)
-        self.servos_button = self._button('Servos off', 'servos_button',
-                                          'free the servos to pose the robot by hand')
+        self.servos_button = _button('Servos off', 'servos_button',
+                                     'free the servos to pose the robot by hand')
         self.servos_button.setCheckable(True)
-        self.servo_indicator = QLabel('servos: ?')
-        self.servo_indicator.setObjectName('servo_indicator')
+        self.servo_indicator = fixed_width_label('servo_indicator', 'servos: ?', 120)
         servo_layout.addWidget(self.servos_button)
         servo_layout.addWidget(self.servo_indicator)
         bar.addWidget(servos, 1)
@@ -245,7 +384,7 @@ class EditorWindow(QMainWindow):
         self.publish_support_check.setObjectName('publish_support_check')
         support_layout.addWidget(self.publish_support_check)
         self.leg_checks: Dict[str, QCheckBox] = {}
-        for leg in self.support_legs:
+        for leg in self.presenter.legs:
             check = QCheckBox(leg)
             check.setObjectName(f'leg_{leg}')
             check.setChecked(True)
@@ -255,375 +394,421 @@ class EditorWindow(QMainWindow):
         return bar
 
     def _wire(self) -> None:
-        doc = self.document
-        doc.changed.connect(self._refresh_everything)
-        doc.refused.connect(self.say)
-        self.undo_button.clicked.connect(doc.undo_stack.undo)
-        self.redo_button.clicked.connect(doc.undo_stack.redo)
-        self.load_button.clicked.connect(self.load_trajectory)
-        self.save_button.clicked.connect(self.save_trajectory)
-        self.refresh_button.clicked.connect(self.bridge.list_trajectories)
-        self.dump_button.clicked.connect(lambda: self.dump_to_file())
-        self.load_file_button.clicked.connect(lambda: self.load_from_file())
-        self.add_pose_button.clicked.connect(self.add_current_pose)
-        self.delete_button.clicked.connect(lambda: self._row_edit(
-            'delete row', lambda w, r: w.delete(r)))
-        self.duplicate_button.clicked.connect(lambda: self._row_edit(
-            'duplicate row', lambda w, r: w.duplicate(r)))
-        self.start_button.clicked.connect(lambda: self._row_edit(
-            'set start', lambda w, r: w.set_start(r)))
-        self.end_button.clicked.connect(lambda: self._row_edit(
-            'set end', lambda w, r: w.set_end(r)))
-        self.update_pose_button.clicked.connect(self.update_row_from_pose)
-        self.set_pose_button.clicked.connect(self.set_robot_pose)
+        p = self.presenter
+        self.new_button.clicked.connect(self.new_trajectory)
+        self.load_button.clicked.connect(self.load)
+        self.save_button.clicked.connect(self.save)
+        self.refresh_button.clicked.connect(p.refresh_names)
+        self.dump_button.clicked.connect(lambda: self.dump())
+        self.load_file_button.clicked.connect(lambda: self.load_file())
+        self.undo_button.clicked.connect(p.undo)
+        self.redo_button.clicked.connect(p.redo)
+        self.add_pose_button.clicked.connect(p.add_pose)
+        self.delete_button.clicked.connect(p.delete_rows)
+        self.duplicate_button.clicked.connect(p.duplicate_row)
+        self.start_button.clicked.connect(lambda: p.set_marker('start'))
+        self.end_button.clicked.connect(lambda: p.set_marker('end'))
+        self.update_pose_button.clicked.connect(p.update_pose)
+        self.set_pose_button.clicked.connect(p.set_robot_pose)
+        self.shift_button.clicked.connect(lambda: p.shift_times(self.shift_spin.value()))
+        self.fit_button.clicked.connect(
+            lambda: p.fit_to_limits(self.keep_pauses_check.isChecked()))
         self.add_named_pose_button.clicked.connect(self.add_named_pose)
-        self.apply_joints_button.clicked.connect(self.apply_joints)
-        self.path_all_button.clicked.connect(lambda: doc.edit(
-            'path tolerance for all', lambda w: w.set_tolerance_for_all(
-                'path', self.path_all.value())))
-        self.goal_all_button.clicked.connect(lambda: doc.edit(
-            'goal tolerance for all', lambda w: w.set_tolerance_for_all(
-                'goal', self.goal_all.value())))
-        self.goal_time.editingFinished.connect(self._goal_time_edited)
-        self.execute_button.clicked.connect(self.execute)
-        self.stop_button.clicked.connect(self.bridge.stop)
-        self.reverse_button.clicked.connect(lambda: doc.edit('reverse', lambda w: w.reverse()))
-        self.speed_slider.valueChanged.connect(
-            lambda value: self.speed_label.setText(f'speed {value} %'))
-        self.apply_scale_button.clicked.connect(self.apply_scale)
-        self.servos_button.toggled.connect(self._servos_toggled)
-        self.publish_support_check.toggled.connect(lambda _: self._publish_support())
+        self.apply_joints_button.clicked.connect(lambda: p.set_joints(self.checked_joints()))
+        self.path_all_button.clicked.connect(
+            lambda: p.set_tolerance_for_all('path', self.path_all.value()))
+        self.goal_all_button.clicked.connect(
+            lambda: p.set_tolerance_for_all('goal', self.goal_all.value()))
+        self.goal_time.editingFinished.connect(
+            lambda: p.set_goal_time_tolerance(self.goal_time.value()))
+        self.execute_button.clicked.connect(p.execute)
+        self.stop_button.clicked.connect(p.stop)
+        self.backward_check.toggled.connect(p.set_backward)
+        self.reverse_button.clicked.connect(p.reverse)
+        self.speed_slider.valueChanged.connect(self._speed_changed)
+        self.apply_scale_button.clicked.connect(self._apply_scale)
+        self.servos_button.clicked.connect(self._servos_clicked)
+        self.publish_support_check.toggled.connect(lambda _: self._support_changed())
         for check in self.leg_checks.values():
-            check.toggled.connect(lambda _: self._publish_support())
+            check.toggled.connect(lambda _: self._support_changed())
+        self.record_button.clicked.connect(self._record)
+        self.stop_record_button.clicked.connect(p.stop_recording)
+        self.accept_record_button.clicked.connect(p.accept_recording)
+        self.discard_record_button.clicked.connect(p.discard_recording)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
-        self.table_model.modelReset.connect(self._restore_selection)
-        bridge = self.bridge
-        bridge.executed.connect(self._executed)
-        bridge.progress.connect(lambda t, d: self.result_label.setText(
-            f'running {t:.1f} / {d:.1f} s'))
-        bridge.servos.connect(self._servo_state)
-        bridge.listed.connect(self._listed)
-        bridge.loaded.connect(self._loaded)
-        bridge.saved.connect(self._saved)
-        bridge.message.connect(self.say)
 
-    # --- helpers -------------------------------------------------------------------------------
+    # --- the pump ------------------------------------------------------------------------------
 
-    def say(self, text: str) -> None:
-        """Show a message to the user (status bar and the message line)."""
-        self.message_label.setText(text)
-        self.statusBar().showMessage(text, 10000)
+    def pump(self) -> None:
+        """Hand the adapters' events to the presenter and let it tick (the timer calls it)."""
+        if self.events is not None:
+            for event in self.events():
+                self.presenter.handle(event)
+        self.presenter.tick()
 
-    @property
-    def waypoints(self) -> WaypointsList:
-        """Return the edited list."""
-        return self.document.waypoints
+    # --- redrawing -----------------------------------------------------------------------------
 
-    def selected_row(self) -> Optional[int]:
-        """Return the selected row, None without a selection."""
-        rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else None
+    def _changed(self, topic: str) -> None:
+        getattr(self, f'_show_{topic}')()
 
-    def select_row(self, row: int) -> None:
-        """Select a row of the table."""
-        if 0 <= row < len(self.waypoints):
-            self.table.selectRow(row)
-
-    def _row_edit(self, label: str, change) -> None:
-        row = self.selected_row()
-        if row is None:
-            self.say('select a row first')
-            return
-        self.document.edit(f'{label} {row + 1}', lambda w: change(w, row))
-
-    def _drain(self) -> None:
-        pose = self.bridge.latest_pose()
-        if pose is None:
-            return
-        names, positions = pose
-        first = not self.current_pose
-        self.current_pose = dict(zip(names, positions))
-        if first:  # the robot is up: now the joints and the stored names are known
-            self._refresh_joint_list()
-            self.bridge.list_trajectories()
-
-    def _refresh_joint_list(self) -> None:
-        chosen = set(self.waypoints.joints)
-        self.joint_list.clear()
-        available = list(self.current_pose) + [f'{SUPPORT_PREFIX}{leg}'
-                                               for leg in self.support_legs]
-        for name in available + [j for j in self.waypoints.joints if j not in available]:
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
-            item.setCheckState(Qt.Checked if name in chosen else Qt.Unchecked)
-            self.joint_list.addItem(item)
-
-    def _refresh_everything(self) -> None:
-        name = self.document.name or 'untitled'
-        mark = ' *' if self.document.modified else ''
-        self.modified_label.setText('unsaved changes' if mark else '')
-        self.setWindowTitle(f'{name}{mark} - sweetie_motion trajectory editor')
-        self.undo_button.setEnabled(self.document.undo_stack.canUndo())
-        self.redo_button.setEnabled(self.document.undo_stack.canRedo())
+    def _show_document(self) -> None:
+        p = self.presenter
+        current = self.table.currentIndex()
+        self._syncing = True   # a reset empties the view's selection: keep the presenter's
+        try:
+            self.table_model.refresh()
+            self.tolerance_model.refresh()
+        finally:
+            self._syncing = False
+        self._show_selection(current.column() if current.isValid() else 0)
+        self.setWindowTitle(p.title)
+        self.modified_label.setText('unsaved changes' if p.document.modified else '')
+        for widget in (self.undo_button, self.undo_action):
+            widget.setEnabled(p.document.can_undo)
+            widget.setToolTip(f'undo {p.document.undo_label} (Ctrl+Z)')
+        for widget in (self.redo_button, self.redo_action):
+            widget.setEnabled(p.document.can_redo)
+            widget.setToolTip(f'redo {p.document.redo_label} (Ctrl+Y)')
         self.goal_time.blockSignals(True)
-        self.goal_time.setValue(self.waypoints.goal_time_tolerance)
+        self.goal_time.setValue(p.waypoints.goal_time_tolerance)
         self.goal_time.blockSignals(False)
-        if self.joint_list.count() == 0 or {self.joint_list.item(k).text() for k in range(
-                self.joint_list.count()) if self.joint_list.item(k).checkState()} != set(
-                self.waypoints.joints):
-            self._refresh_joint_list()
-        self._update_views()
+        if self.name_combo.currentText() != p.document.name and p.document.name:
+            self.name_combo.setEditText(p.document.name)
+        self._fill_joint_tree()
+        self._show_plot()
 
-    def _restore_selection(self) -> None:
-        row = getattr(self, '_last_row', None)
-        if row is not None and len(self.waypoints):
-            self.table.selectRow(min(row, len(self.waypoints) - 1))
+    def _show_selection(self, column: Optional[int] = None) -> None:
+        rows = self.presenter.selection
+        model = self.table.selectionModel()
+        self._syncing = True
+        try:
+            model.clearSelection()
+            for row in rows:
+                model.select(self.table_model.index(row, 0),
+                             QItemSelectionModel.Select | QItemSelectionModel.Rows)
+            if rows:
+                keep = column if column is not None else max(self.table.currentIndex().column(),
+                                                             0)
+                model.setCurrentIndex(self.table_model.index(rows[-1], keep),
+                                      QItemSelectionModel.NoUpdate)
+                self.table.scrollTo(self.table_model.index(rows[-1], keep))
+        finally:
+            self._syncing = False
+        self._show_plot()
+        self._show_robot(force=True)
 
-    def _update_views(self) -> None:
-        row = self.selected_row()
-        cursor = self.waypoints.waypoints[row].time if row is not None and row < len(
-            self.waypoints) else None
-        self.trajectory_plot.show_trajectory(self.waypoints, cursor=cursor)
-        pose = dict(self.current_pose)
-        if row is not None and row < len(self.waypoints):
-            pose.update(self.waypoints.pose(row))
+    def _selection_changed(self, *args) -> None:
+        if self._syncing:
+            return
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        self.presenter.select(rows)
+
+    def _show_plot(self) -> None:
+        p = self.presenter
+        row = p.selected_row
+        cursor = p.waypoints.waypoints[row].time if row is not None else None
+        self.trajectory_plot.show_trajectory(p.waypoints, interpolation=p.interpolation,
+                                             cursor=cursor)
+
+    def _show_robot(self, force: bool = False) -> None:
+        import time
+        p = self.presenter
+        now = time.monotonic()
+        recording = p.recording is not None and p.recording.fit is None
+        # a 3D redraw holds the GUI for a tenth of a second: not while a person records with
+        # the sliders (their steps would come late, as jumps in the recording)
+        if not force and (p.selected_row is not None or recording or
+                          now - self._robot_view_time < ROBOT_VIEW_PERIOD):
+            return
+        self._robot_view_time = now
+        pose = dict(p.current_pose)
+        row = p.selected_row
+        if row is not None:
+            pose.update(p.waypoints.pose(row))
         self.robot_view.show_pose({j: v for j, v in pose.items()
                                    if not j.startswith(SUPPORT_PREFIX)},
                                   f'row {row + 1}' if row is not None else 'current pose')
 
-    def _selection_changed(self, *args) -> None:
-        row = self.selected_row()
-        self._last_row = row
-        if row is not None and row < len(self.waypoints):
-            pose = self.waypoints.pose(row)
-            real = {j: v for j, v in pose.items() if not j.startswith(SUPPORT_PREFIX)}
-            self.bridge.publish_marker(list(real), list(real.values()))
-        self._update_views()
+    def _show_pose(self) -> None:
+        first = self.joint_tree.topLevelItemCount() == 0
+        self.sliders.show_pose(self.presenter.current_pose)
+        if first:
+            self._fill_joint_tree()
+        self._show_robot()
 
-    # --- waypoints -----------------------------------------------------------------------------
+    def _show_links(self) -> None:
+        p = self.presenter
+        self.links_panel.show_links(p.links)
+        self._show_execution()
+        self.save_button.setEnabled(p.links.get('storage', False))
+        self.load_button.setEnabled(p.links.get('storage', False))
+        self.servos_button.setEnabled(p.links.get('servos', False))
+        self._show_servos()
 
-    def _support_values(self) -> Dict[str, float]:
-        return {leg: 1.0 if check.isChecked() else 0.0 for leg, check in
-                self.leg_checks.items()}
+    def _show_execution(self) -> None:
+        p = self.presenter
+        self.execute_button.setEnabled(p.can_execute)
+        self.stop_button.setEnabled(p.running)
+        execution = p.execution
+        if execution is None:
+            self.result_label.setText(p.last_outcome.split(':')[0])
+            self.result_label.setToolTip(p.last_outcome)
+        elif execution.stopping:
+            self.result_label.setText('stopping...')
+        elif execution.accepted:
+            self.result_label.setText(f'running {execution.progress:.1f} / '
+                                      f'{execution.duration:.1f} s')
+        else:
+            self.result_label.setText('running...')
 
-    def add_current_pose(self) -> bool:
-        """Add the current pose (joint_states) after the selected row (or at the end)."""
-        if not self.current_pose:
-            self.say('no pose yet: is the motion process running (joint_states)?')
-            return False
-        if not self.waypoints.joints:
-            joints = list(self.current_pose)
-            if not self.document.edit('set joints', lambda w: w.set_joints(joints)):
-                return False
-        row = self.selected_row()
-        index = None if row is None else row + 1
-        names, positions = list(self.current_pose), list(self.current_pose.values())
-        support = self._support_values()
-        done = self.document.edit('add pose', lambda w: w.add_from_state(
-            names, positions, index=index, support=support))
-        if done:
-            self.select_row(len(self.waypoints) - 1 if index is None else index)
-        return done
-
-    def update_row_from_pose(self) -> None:
-        """Replace the selected row's angles by the current pose."""
-        names, positions = list(self.current_pose), list(self.current_pose.values())
-        self._row_edit('update row', lambda w, r: w.set_pose(r, names, positions))
-
-    def add_named_pose(self) -> None:
-        """Add a named pose (joints it does not name keep the current pose)."""
-        name = self.named_pose_combo.currentText()
-        if name not in self.poses:
-            self.say('choose a named pose')
-            return
-        joints = self.model.list_all_joints() if self.model is not None else \
-            list(self.current_pose)
-        pose = dict.fromkeys(joints, 0.0)  # a named pose: the joints it does not name are 0
-        pose.update(self.poses[name])
-        if not self.waypoints.joints:
-            self.document.edit('set joints', lambda w: w.set_joints(list(pose)))
-        row = self.selected_row()
-        index = None if row is None else row + 1
-        self.document.edit(f'add pose {name}', lambda w: w.add_from_state(
-            list(pose), list(pose.values()), index=index, label=name))
-
-    def set_robot_pose(self) -> None:
-        """Move the robot to the selected row (joint_states_set, FollowJointState)."""
-        row = self.selected_row()
-        if row is None:
-            self.say('select a row first')
-            return
-        pose = {j: v for j, v in self.waypoints.pose(row).items()
-                if not j.startswith(SUPPORT_PREFIX)}
-        self.bridge.set_pose(list(pose), list(pose.values()))
-        self.say(f'robot pose set to row {row + 1}')
-
-    def apply_joints(self) -> None:
-        """Use the checked joints; new ones get the current pose in every row."""
-        joints = [self.joint_list.item(k).text() for k in range(self.joint_list.count())
-                  if self.joint_list.item(k).checkState() == Qt.Checked]
-        positions = dict(self.current_pose)
-        self.document.edit('change joints', lambda w: w.set_joints(joints, positions))
-
-    def _goal_time_edited(self) -> None:
-        value = self.goal_time.value()
-        if not math.isclose(value, self.waypoints.goal_time_tolerance):
-            self.document.edit('goal time tolerance',
-                               lambda w: w.set_goal_time_tolerance(value))
-
-    def apply_scale(self) -> None:
-        """Rewrite the times with the speed of the slider (and put the slider back to 100 %)."""
-        speed = self.speed_slider.value() / SPEED_STEPS
-        if self.document.edit(f'apply speed {speed:.2f}',
-                              lambda w: w.scale_time(1.0 / speed)):
-            self.speed_slider.setValue(SPEED_STEPS)
-
-    # --- commands ------------------------------------------------------------------------------
-
-    def build_execution_goal(self):
-        """Return the goal Execute sends: the range, speed, direction and an approach."""
-        speed = self.speed_slider.value() / SPEED_STEPS
-        backward = self.backward_check.isChecked()
-        goal = self.waypoints.build_goal(scale=speed, backward=backward)
-        limits = {}
-        if self.model is not None:
-            limits = dict(zip(self.model.list_all_joints(), self.model.velocity_limits()))
-        lead = approach_time(goal.first_pose(), self.current_pose, limits)
-        return goal.shifted(lead) if lead > 0 else goal
-
-    def execute(self) -> None:
-        """Play the start..end range on the robot; the result shows when it ends."""
-        try:
-            goal = self.build_execution_goal()
-        except WaypointError as error:
-            self.say(str(error))
-            return
-        self.result_label.setText('running...')
-        self.execute_button.setEnabled(False)
-        self.bridge.execute(goal)
-
-    def _executed(self, succeeded: bool, code: int, message: str) -> None:
-        self.execute_button.setEnabled(True)
-        text = f'succeeded: {message}' if succeeded else f'FAILED ({code}): {message}'
-        self.result_label.setText(text)
-        self.say(text)
-
-    def _servos_toggled(self, off: bool) -> None:
-        self.servos_button.setText('Servos on' if off else 'Servos off')
-        self.servo_indicator.setText('servos: switching...')
-        self.bridge.set_torque_off(off)
-
-    def _servo_state(self, off: bool, message: str) -> None:
-        self.servo_indicator.setText('servos: OFF (pose by hand)' if off else 'servos: ON')
-        self.servo_indicator.setStyleSheet('color: red' if off else 'color: green')
+    def _show_servos(self) -> None:
+        p = self.presenter
+        off = p.servos_off
+        if off is None:
+            text, color = 'servos: ?', 'gray'
+        else:
+            text, color = ('servos: OFF (pose by hand)', 'red') if off else \
+                ('servos: ON', 'green')
+        self.servo_indicator.setText(text)
+        self.servo_indicator.setStyleSheet(f'color: {color}')
+        self.servo_indicator.setToolTip(p.servo_message)
         self.servos_button.blockSignals(True)
-        self.servos_button.setChecked(off)
+        self.servos_button.setChecked(bool(off))
         self.servos_button.setText('Servos on' if off else 'Servos off')
         self.servos_button.blockSignals(False)
-        if message:
-            self.statusBar().showMessage(message, 5000)
 
-    def _publish_support(self) -> None:
-        if self.publish_support_check.isChecked():
-            self.bridge.publish_support(self._support_values())
+    def _show_message(self) -> None:
+        message = self.presenter.message
+        self.message_label.show_message(message.text, message.level)
+        if message.level == 'error' and message.row is not None and \
+                message.row < len(self.presenter.waypoints):
+            column = 0
+            try:
+                column = self.table_model.column_of(message.column) if message.column else 0
+            except ValueError:
+                column = 0
+            self.table.scrollTo(self.table_model.index(message.row, column))
 
-    # --- storage and files ---------------------------------------------------------------------
-
-    def _listed(self, names: list) -> None:
+    def _show_names(self) -> None:
         current = self.name_combo.currentText()
         self.name_combo.blockSignals(True)
         self.name_combo.clear()
-        self.name_combo.addItems(names)
+        self.name_combo.addItems(self.presenter.names)
         self.name_combo.setEditText(current)
         self.name_combo.blockSignals(False)
 
-    def load_trajectory(self) -> None:
-        """Load the named trajectory from the storage node (the reply arrives later)."""
-        name = self.name_combo.currentText().strip()
-        if not name:
-            self.say('type or choose a trajectory name')
+    def _show_recording(self) -> None:
+        recording = self.presenter.recording
+        active = recording is not None and recording.fit is None
+        waiting = recording is not None and recording.fit is not None
+        self.record_button.setEnabled(recording is None)
+        self.stop_record_button.setEnabled(active)
+        self.accept_record_button.setEnabled(waiting)
+        self.discard_record_button.setEnabled(waiting)
+        if not waiting:
+            self.record_table.setRowCount(0)
+            self.record_summary.setText('recording... move the robot' if active else '')
             return
-        if self.document.modified and not self._confirm_discard():
-            return
-        self.bridge.load(name)
+        fit = recording.fit
+        joints = recording.waypoints.joints
+        self.record_summary.setText(fit.describe(joints))
+        self.record_table.setRowCount(len(joints))
+        for row, joint in enumerate(joints):
+            for column, text in enumerate((joint, f'{fit.max_deviation[row]:.4f}',
+                                           f'{fit.tolerance[row]:.3f}',
+                                           f'{fit.noise[row]:.4f}')):
+                self.record_table.setItem(row, column, QTableWidgetItem(text))
 
-    def _confirm_discard(self) -> bool:
-        if getattr(self, 'assume_yes', False):
+    def _show_close(self) -> None:
+        self.close()
+
+    # --- the joint tree of Setup ---------------------------------------------------------------
+
+    def _fill_joint_tree(self) -> None:
+        p = self.presenter
+        available = p.available_joints()
+        chosen = set(p.waypoints.joints)
+        wanted = list(available) + [j for j in p.waypoints.joints if j not in available]
+        if self._tree_joints() == wanted and set(self.checked_joints()) == chosen:
+            return
+        self.joint_tree.blockSignals(True)
+        self.joint_tree.clear()
+        groups = [(g, [j for j in js if j in wanted]) for g, js in joint_groups(self.model)]
+        grouped = {j for _, js in groups for j in js}
+        support = [j for j in wanted if j.startswith(SUPPORT_PREFIX)]
+        rest = [j for j in wanted if j not in grouped and j not in support]
+        for group, joints in groups + [('support', support), ('more', rest)]:
+            if not joints:
+                continue
+            parent = QTreeWidgetItem([group])
+            parent.setFlags(parent.flags() | Qt.ItemIsUserCheckable | Qt.ItemIsAutoTristate)
+            self.joint_tree.addTopLevelItem(parent)
+            for joint in joints:
+                item = QTreeWidgetItem([joint])
+                item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+                item.setCheckState(0, Qt.Checked if joint in chosen else Qt.Unchecked)
+                parent.addChild(item)
+            parent.setExpanded(False)
+        self.joint_tree.blockSignals(False)
+
+    def _tree_joints(self) -> List[str]:
+        out = []
+        for k in range(self.joint_tree.topLevelItemCount()):
+            parent = self.joint_tree.topLevelItem(k)
+            out += [parent.child(c).text(0) for c in range(parent.childCount())]
+        return out
+
+    def checked_joints(self) -> List[str]:
+        """Return the joints checked in Setup, in the tree's order."""
+        out = []
+        for k in range(self.joint_tree.topLevelItemCount()):
+            parent = self.joint_tree.topLevelItem(k)
+            out += [parent.child(c).text(0) for c in range(parent.childCount())
+                    if parent.child(c).checkState(0) == Qt.Checked]
+        return out
+
+    def check_joints(self, groups_or_joints: List[str]) -> None:
+        """Check groups (all their joints) or single joints in Setup, uncheck the others."""
+        wanted = set(groups_or_joints)
+        for k in range(self.joint_tree.topLevelItemCount()):
+            parent = self.joint_tree.topLevelItem(k)
+            for c in range(parent.childCount()):
+                child = parent.child(c)
+                on = parent.text(0) in wanted or child.text(0) in wanted
+                child.setCheckState(0, Qt.Checked if on else Qt.Unchecked)
+
+    # --- actions that need the window ----------------------------------------------------------
+
+    def _ask_discard(self, what: str) -> bool:
+        if not self.presenter.document.modified:
             return True
         answer = QMessageBox.question(self, 'Unsaved changes',
-                                      'Discard the unsaved changes?')
-        return answer == QMessageBox.Yes
+                                      f'The trajectory has unsaved changes. Discard them and '
+                                      f'{what}?', QMessageBox.Discard | QMessageBox.Cancel,
+                                      QMessageBox.Cancel)
+        return answer == QMessageBox.Discard
 
-    def _loaded(self, name: str, goal, error: str) -> None:
-        if goal is None:
-            self.say(f'load {name}: {error}')
+    def new_trajectory(self) -> None:
+        """Start an empty trajectory (after asking about unsaved changes)."""
+        if self._ask_discard('start a new trajectory'):
+            self.presenter.new_trajectory()
+            self.name_combo.setEditText('')
+            if not self.presenter.waypoints.joints:
+                self.tabs.setCurrentIndex(1)
+
+    def load(self) -> None:
+        """Load the named trajectory from the storage node."""
+        name = self.name_combo.currentText()
+        if self._ask_discard(f'load {name.strip()!r}'):
+            self.presenter.load(name)
+
+    def save(self) -> None:
+        """Save under the name in the selector."""
+        self.presenter.save(self.name_combo.currentText())
+
+    def add_named_pose(self) -> None:
+        """Add the chosen named pose."""
+        name = self.named_pose_combo.currentText()
+        if name not in self.poses:
+            self.presenter.say('choose a named pose', 'error')
             return
-        self.document.replace(WaypointsList.from_goal(goal), name)
-        self.say(f'loaded {name!r}: {len(goal.points)} keyframes')
+        self.presenter.add_named_pose(name, self.poses[name])
 
-    def save_trajectory(self) -> None:
-        """Save the whole table (active rows, speed scale ignored) under the chosen name."""
-        from sweetie_motion.storage.files import check_name
-        name = self.name_combo.currentText().strip()
-        try:
-            check_name(name)
-            goal = self.waypoints.build_goal(whole=True)
-        except SweetieMotionError as error:
-            self.say(f'cannot save: {error}')
-            return
-        self._saving = name
-        self.bridge.save(name, goal)
-
-    def _saved(self, name: str, ok: bool, message: str) -> None:
-        if ok:
-            self.document.mark_saved(name)
-            self.say(f'saved {name!r}')
-            self.bridge.list_trajectories()
-        else:
-            self.say(f'save {name!r} refused: {message}')
-
-    def dump_to_file(self, path: Optional[str] = None) -> Optional[Path]:
-        """Write the whole table (markers, disabled rows, actions) to a YAML file."""
+    def dump(self, path: Optional[str] = None) -> bool:
+        """Write the whole table to a YAML file (asks for the name without ``path``)."""
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, 'Dump the table', '',
-                                                  'YAML (*.yaml)')
+            path, _ = QFileDialog.getSaveFileName(self, 'Dump the table', '', 'YAML (*.yaml)')
             if not path:
-                return None
-        from sweetie_motion.storage.files import write_atomically
-        text = yaml.safe_dump(self.waypoints.to_document(), sort_keys=False,
-                              default_flow_style=None, width=100)
-        write_atomically(Path(path), text)
-        self.say(f'wrote {path}')
-        return Path(path)
+                return False
+        return self.presenter.dump(path)
 
-    def load_from_file(self, path: Optional[str] = None) -> bool:
-        """Read a table dump or a trajectory file."""
+    def load_file(self, path: Optional[str] = None) -> bool:
+        """Read a table or trajectory file (asks for it without ``path``)."""
+        if not self._ask_discard('load a file'):
+            return False
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, 'Load a table', '', 'YAML (*.yaml)')
             if not path:
                 return False
-        try:
-            with open(path, encoding='utf-8') as stream:
-                document = yaml.safe_load(stream)
-            waypoints = WaypointsList.from_document(document)
-        except (OSError, yaml.YAMLError, WaypointError) as error:
-            self.say(f'cannot load {path}: {error}')
-            return False
-        self.document.replace(waypoints, Path(path).stem, clean=False)
-        self.say(f'loaded {path}')
-        return True
+        return self.presenter.load_file(path)
 
-    def backup(self) -> Optional[Path]:
-        """Save the table to the backup file (on close)."""
-        if not len(self.waypoints) and not self.waypoints.joints:
-            return None
-        path = Path(self.bridge.parameter('backup_file')).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return self.dump_to_file(str(path))
+    def restore_backup(self, path: Optional[str] = None) -> bool:
+        """Restore a backup (asks for it without ``path``)."""
+        if path is None:
+            directory = str(self.presenter.workspace.backup_dir) \
+                if self.presenter.workspace is not None else ''
+            path, _ = QFileDialog.getOpenFileName(self, 'Restore a backup', directory,
+                                                  'YAML (*.yaml)')
+            if not path:
+                return False
+        if not self._ask_discard('restore the backup'):
+            return False
+        return self.presenter.restore_backup(path)
+
+    def offer_backup(self) -> None:
+        """Offer the backup a session with unsaved changes left behind (at the start)."""
+        path = self.presenter.pending_backup()
+        if path is None:
+            return
+        answer = QMessageBox.question(
+            self, 'Restore unsaved work?',
+            f'The editor ended with unsaved changes: restore the backup of '
+            f'{self.presenter.describe_backup(path)}?',
+            QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+        if answer == QMessageBox.Yes:
+            self.presenter.restore_backup(path)
+        else:
+            self.presenter.ignore_backup()
+
+    def _speed_changed(self, value: int) -> None:
+        self.presenter.set_speed(value)
+        self.speed_label.setText(f'speed {value} %')
+
+    def _apply_scale(self) -> None:
+        if self.presenter.apply_scale():
+            self.speed_slider.setValue(self.presenter.speed)
+
+    def _servos_clicked(self, checked: bool) -> None:
+        self.presenter.set_servos_off(checked)
+        self.servo_indicator.setText('servos: switching...')
+        # the button follows the answer (ServoState), not the click
+        self.servos_button.blockSignals(True)
+        self.servos_button.setChecked(bool(self.presenter.servos_off))
+        self.servos_button.blockSignals(False)
+
+    def _support_changed(self) -> None:
+        self.presenter.set_support(self.publish_support_check.isChecked(),
+                                   {leg: check.isChecked()
+                                    for leg, check in self.leg_checks.items()})
+
+    def _record(self) -> None:
+        groups = dict(joint_groups(self.model))
+        joints = [j for group, check in self.record_checks.items() if check.isChecked()
+                  for j in groups.get(group, [])]
+        self.presenter.start_recording(joints, self.record_tolerance.value(),
+                                       self.record_free_check.isChecked(),
+                                       self.record_smoothing.value())
 
     def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
-        try:
-            self.backup()
-        except OSError as error:
-            self.say(f'backup failed: {error}')
-        super().closeEvent(event)
+        """Ask Save / Discard / Cancel when there are unsaved changes."""
+        p = self.presenter
+        if not p.document.modified:
+            p.closing()
+            event.accept()
+            return
+        box = QMessageBox(QMessageBox.Warning, 'Unsaved changes',
+                          f'{p.document.name or "The untitled trajectory"} has unsaved changes.',
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
+        box.setObjectName('close_question')
+        box.setInformativeText('Save them to the storage before closing?')
+        box.setDefaultButton(QMessageBox.Save)
+        answer = box.exec_()
+        if answer == QMessageBox.Discard:
+            p.closing(discard=True)
+            event.accept()
+        elif answer == QMessageBox.Save:
+            # closes when the storage has it (the presenter says 'close'); stays if refused
+            p.save(self.name_combo.currentText() or p.document.name, close_after=True)
+            event.ignore()
+        else:
+            event.ignore()

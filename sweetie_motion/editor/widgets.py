@@ -1,0 +1,179 @@
+"""
+Widgets of the editor window that are more than one Qt class: sliders, links, messages.
+
+Layout only: they show what they are given and report what a person does through callables.
+"""
+
+import time
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from PyQt5.QtCore import Qt
+from PyQt5.QtWidgets import (
+    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSlider, QVBoxLayout,
+    QWidget,
+)
+from sweetie_motion.editor.presenter import PART_NAMES, PARTS
+
+#: slider steps per radian
+STEPS = 1000
+#: after a person moved a slider, it shows its target rather than the measured pose this long [s]
+HOLD = 1.5
+
+
+def joint_groups(model) -> List[Tuple[str, List[str]]]:
+    """
+    Return (group, joints) of the robot model's resource groups, virtual joints left out.
+
+    Groups, not chains, because chains overlap (``nose`` shares the head's joints); joints of
+    no group come last under 'other'.
+    """
+    if model is None:
+        return []
+    seen = set()
+    groups = []
+    for group in model.list_groups():
+        joints = [j for j in model.get_group_joints(group)
+                  if not model.is_virtual(j) and j not in seen]
+        seen.update(joints)
+        if joints:
+            groups.append((group, joints))
+    rest = [j for j in model.list_all_joints() if j not in seen and not model.is_virtual(j)]
+    if rest:
+        groups.append(('other', rest))
+    return groups
+
+
+class JointSliders(QScrollArea):
+    """
+    One slider per joint, grouped like joint_state_publisher_gui, over the joint's limits.
+
+    :param model: the configured RobotModel (joints, groups, position limits).
+    :param moved: called with (joint, position [rad]) when a person moves a slider.
+    """
+
+    def __init__(self, model, moved: Callable[[str, float], None]) -> None:
+        super().__init__()
+        self.setObjectName('joint_sliders')
+        self.setWidgetResizable(True)
+        self.moved = moved
+        self.sliders: Dict[str, QSlider] = {}
+        self.values: Dict[str, QLabel] = {}
+        self._touched: Dict[str, float] = {}
+        self._updating = False
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
+        for group, joints in joint_groups(model):
+            box = QGroupBox(group)
+            box.setObjectName(f'sliders_{group}')
+            grid = QGridLayout(box)
+            for row, joint in enumerate(joints):
+                info = model.get_joint_info(joint)
+                slider = QSlider(Qt.Horizontal)
+                slider.setObjectName(f'slider_{joint}')
+                slider.setRange(int(round(info.lower * STEPS)), int(round(info.upper * STEPS)))
+                slider.setValue(0)
+                slider.setSingleStep(STEPS // 100)
+                slider.setPageStep(STEPS // 10)
+                slider.setToolTip(f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad')
+                value = QLabel('+0.000')
+                value.setObjectName(f'slider_value_{joint}')
+                value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
+                grid.addWidget(QLabel(joint), row, 0)
+                grid.addWidget(slider, row, 1)
+                grid.addWidget(value, row, 2)
+                slider.valueChanged.connect(lambda steps, j=joint: self._changed(j, steps))
+                self.sliders[joint] = slider
+                self.values[joint] = value
+            layout.addWidget(box)
+        layout.addStretch(1)
+        self.setWidget(inner)
+        self.setMinimumWidth(260)
+
+    def _changed(self, joint: str, steps: int) -> None:
+        self.values[joint].setText(f'{steps / STEPS:+.3f}')
+        if self._updating:
+            return
+        self._touched[joint] = time.monotonic()
+        self.moved(joint, steps / STEPS)
+
+    def set_position(self, joint: str, position: float) -> None:
+        """Move a slider as a person would (it sends the pose)."""
+        self.sliders[joint].setValue(int(round(position * STEPS)))
+
+    def show_pose(self, pose: Mapping[str, float]) -> None:
+        """Show the robot's pose on the sliders a person is not moving."""
+        now = time.monotonic()
+        self._updating = True
+        try:
+            for joint, slider in self.sliders.items():
+                if joint not in pose or slider.isSliderDown() or \
+                        now - self._touched.get(joint, -HOLD) < HOLD:
+                    continue
+                slider.setValue(int(round(pose[joint] * STEPS)))
+        finally:
+            self._updating = False
+
+
+class LinkPanel(QWidget):
+    """Connected / disconnected lamps for the parts of the robot the editor uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.labels: Dict[str, QLabel] = {}
+        for part in PARTS:
+            label = QLabel()
+            label.setObjectName(f'link_{part}')
+            layout.addWidget(label)
+            self.labels[part] = label
+        layout.addStretch(1)
+        self.show_links(dict.fromkeys(PARTS, False))
+
+    def show_links(self, links: Mapping[str, bool]) -> None:
+        """Show each part as connected (green) or disconnected (red)."""
+        for part, label in self.labels.items():
+            up = bool(links.get(part))
+            label.setText(f'● {PART_NAMES[part]}: {"connected" if up else "disconnected"}')
+            label.setStyleSheet('color: #1a7f1a' if up else 'color: #c00000')
+
+
+class MessageArea(QLabel):
+    """
+    The editor's message line: the outcome of the last action, refusals in red.
+
+    It wraps long messages instead of widening the window (a QLabel without wrapping asks for
+    the width of its text, and the window grows to give it).
+    """
+
+    COLORS = {'info': '#202020', 'warning': '#8a5a00', 'error': '#c00000'}
+
+    def __init__(self) -> None:
+        super().__init__('')
+        self.setObjectName('message_label')
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+        self.level = 'info'
+
+    def show_message(self, text: str, level: str = 'info') -> None:
+        """Show ``text`` (replacing the message before)."""
+        self.level = level
+        self.setText(text)
+        self.setStyleSheet(f'color: {self.COLORS.get(level, "#202020")}; padding: 2px;'
+                           + (' font-weight: bold;' if level == 'error' else ''))
+
+
+def fixed_width_label(name: str, text: str = '', width: Optional[int] = None) -> QLabel:
+    """Return a label that never asks for more width than it has (long text is cut)."""
+    label = QLabel(text)
+    label.setObjectName(name)
+    label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+    if width is not None:
+        label.setMinimumWidth(width)
+    return label
+
+
+def checked(items: Sequence[Tuple[str, bool]]) -> List[str]:
+    """Return the names whose flag is set."""
+    return [name for name, on in items if on]

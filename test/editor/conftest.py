@@ -1,0 +1,144 @@
+"""
+Editor tests in a real window: Xvfb + openbox when no display is given, the motion process.
+
+Without a DISPLAY, the session starts its own X server (Xvfb, a 1600 x 1000 screen) and window
+manager (openbox) when both programs exist, so that the window is placed, decorated and
+resized by a real window manager as on a desktop; otherwise Qt renders offscreen and the checks
+that need a window manager are skipped with the reason (:func:`require_window_manager`).
+``SWEETIE_EDITOR_OFFSCREEN=1`` forces offscreen rendering.
+"""
+
+import os
+from pathlib import Path
+import shutil
+import subprocess
+import sys
+import time
+from typing import Iterator
+
+from editor_helpers import DISPLAY as _display, editor_config, open_editor, READY, until
+import pytest
+
+#: the screen of the X server the tests start [px]
+SCREEN = (1600, 1000)
+
+
+def _free_display() -> int:
+    for number in range(90, 200):
+        if not os.path.exists(f'/tmp/.X11-unix/X{number}') and \
+                not os.path.exists(f'/tmp/.X{number}-lock'):
+            return number
+    raise RuntimeError('no free X display number in 90..199')
+
+
+def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f'timed out after {timeout} s waiting for {what}')
+
+
+def _die_with_parent() -> None:
+    """Have the kernel stop the child when pytest ends (Linux prctl PR_SET_PDEATHSIG).
+
+    The X server must outlive every Qt window: Qt ends the process when its X connection
+    breaks, so it is not stopped at the fixture's teardown but when pytest itself exits.
+    """
+    import ctypes
+    import signal
+    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, int(signal.SIGTERM))
+
+
+def _window_manager_runs(display: str) -> bool:
+    """Return whether an EWMH window manager owns the display (it sets the desktop count)."""
+    if not shutil.which('xdotool'):
+        return False
+    result = subprocess.run(['xdotool', 'get_num_desktops'], env={**os.environ,
+                            'DISPLAY': display}, capture_output=True, timeout=10)
+    return result.returncode == 0
+
+
+@pytest.fixture(scope='session', autouse=True)
+def display() -> Iterator[dict]:
+    """Give the editor tests a display: the user's, an own Xvfb + openbox, or offscreen."""
+    if os.environ.get('SWEETIE_EDITOR_OFFSCREEN') == '1':
+        _display.update(reason='SWEETIE_EDITOR_OFFSCREEN=1: rendered offscreen')
+        os.environ['QT_QPA_PLATFORM'] = 'offscreen'
+    elif os.environ.get('DISPLAY'):
+        name = os.environ['DISPLAY']
+        os.environ['QT_QPA_PLATFORM'] = 'xcb'
+        _display.update(name=name, wm=_window_manager_runs(name),
+                        reason='' if _window_manager_runs(name) else
+                        f'no EWMH window manager on DISPLAY={name}')
+    elif shutil.which('Xvfb') and shutil.which('openbox'):
+        number = _free_display()
+        name = f':{number}'
+        subprocess.Popen(
+            ['Xvfb', name, '-screen', '0', f'{SCREEN[0]}x{SCREEN[1]}x24', '-nolisten', 'tcp'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        _wait(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, 'Xvfb')
+        os.environ['DISPLAY'] = name
+        subprocess.Popen(['openbox', '--sm-disable'], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        if shutil.which('xdotool'):
+            _wait(lambda: _window_manager_runs(name), 20, 'openbox')
+            _display.update(name=name, wm=True)
+        else:
+            _display.update(name=name, reason='xdotool is missing: the window manager cannot '
+                            'be checked')
+        os.environ['QT_QPA_PLATFORM'] = 'xcb'
+    else:
+        missing = [p for p in ('Xvfb', 'openbox') if not shutil.which(p)]
+        _display.update(reason=f'{" and ".join(missing)} not installed (apt-get install xvfb '
+                        'openbox xdotool): rendered offscreen')
+        os.environ['QT_QPA_PLATFORM'] = 'offscreen'
+    yield _display
+
+
+# --- the motion process ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope='session')
+def robot(tmp_path_factory, request):
+    """Run the motion process on the virtual robot; yield a client that watches it."""
+    own_domain = _root_conftest(request.config).own_domain
+    from motion_process import motion_process, MotionClient
+    directory = tmp_path_factory.mktemp('editor_robot')
+    config = editor_config(directory)
+    with own_domain() as domain:
+        with motion_process(str(config), 'pony_editor'):
+            with MotionClient('pony_editor', domain) as client:
+                client.wait_ready(READY)
+                client.storage_dir = directory / 'store'
+                client.domain = domain
+                yield client
+
+
+@pytest.fixture
+def editor(qtbot, robot, tmp_path):
+    """Open an editor on the session's robot with a fresh workspace; wait until connected."""
+    with open_editor(qtbot, 'pony_editor', tmp_path / 'workspace') as opened:
+        until(qtbot, lambda: opened.presenter.current_pose and
+              all(opened.presenter.links.values()), 30, 'the editor connected to the robot')
+        yield opened
+
+
+def _root_conftest(config):
+    """Return test/conftest.py's module (``import conftest`` here would find this file)."""
+    return config.pluginmanager.get_plugin(str(Path(__file__).resolve().parent.parent /
+                                               'conftest.py'))
+
+
+def pytest_collection_finish(session) -> None:
+    """
+    Give ``conftest`` back to test/conftest.py once collection is over.
+
+    pytest imports every conftest.py outside a package as the module ``conftest``, each
+    replacing the one before in sys.modules: without this, the other tests'
+    ``from conftest import own_domain`` would get this file.
+    """
+    root = _root_conftest(session.config)
+    if root is not None:
+        sys.modules['conftest'] = root

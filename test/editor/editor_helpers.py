@@ -1,0 +1,251 @@
+"""Helpers of the editor tests: an editor window on its own node, and a person's actions."""
+
+import contextlib
+from pathlib import Path
+import sys
+import time
+from typing import Iterator, List, Optional
+
+import pytest
+from ros_util import Process
+
+#: what the session's display is: its name, whether a window manager runs, why not
+DISPLAY = {'wm': False, 'reason': '', 'name': ''}
+
+
+def require_window_manager() -> None:
+    """Skip the calling test when no window manager runs (with the reason)."""
+    from PyQt5.QtWidgets import QApplication
+    app = QApplication.instance()
+    if app is not None and app.platformName() != 'xcb':
+        pytest.skip(f'needs a window manager; Qt runs on {app.platformName()!r} '
+                    f'({DISPLAY["reason"] or "another test made the application first"})')
+    if not DISPLAY['wm']:
+        pytest.skip(f'needs a window manager: {DISPLAY["reason"]}')
+
+
+def editor_config(directory: Path) -> Path:
+    """Write the motion process config of the editor tests (storage in ``directory``)."""
+    from ros_util import HERE
+    config = directory / 'editor_test.yaml'
+    config.write_text((Path(HERE) / 'config' / 'editor_test.yaml').read_text().replace(
+        'STORAGE_DIR', str(directory / 'store')))
+    return config
+
+
+READY = ['motion', 'trajectory_storage', 'follow_joint_state', 'joint_trajectory',
+         'torque_main_switch', 'virtual_robot']
+
+
+def start_motion(config: Path, namespace: str) -> Process:
+    """Start `sweetie-motion bringup` as a separate process."""
+    return Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
+                    str(config), '--namespace', namespace], f'motion-{namespace}')
+
+
+def wait_back(robot, namespace: str, timeout: float = 60.0) -> None:
+    """
+    Wait until every node of the restarted process is active.
+
+    The killed process stays in DDS discovery for a while, so a service looks ready before the
+    new one is there and a request may go to the dead one: ask again until the new one answers.
+    """
+    from lifecycle_msgs.srv import GetState
+    deadline = time.monotonic() + timeout
+    for name in READY:
+        while True:
+            assert time.monotonic() < deadline, f'{name} did not come back'
+            client = robot.node.create_client(GetState, f'/{namespace}/{name}/get_state')
+            try:
+                if client.wait_for_service(timeout_sec=1.0):
+                    future = client.call_async(GetState.Request())
+                    end = time.monotonic() + 2.0
+                    while not future.done() and time.monotonic() < end:
+                        time.sleep(0.02)
+                    if future.done() and future.result().current_state.label == 'active':
+                        break
+            finally:
+                robot.node.destroy_client(client)
+
+
+class Editor:
+    """An editor window on its own rclpy node (what `sweetie-motion editor` builds)."""
+
+    def __init__(self, namespace: str, workspace: Path, extra: Optional[List[str]] = None
+                 ) -> None:
+        from sweetie_motion.editor.app import build_editor, EditorNode
+        self.ros = EditorNode(['editor', '--ros-args', '-p', f'namespace:={namespace}',
+                               '-p', f'workspace_dir:={workspace}', *(extra or [])])
+        parts = build_editor(self.ros.node)
+        self.window, self.presenter, self.bridge = parts
+        self.workspace = workspace
+
+    def find(self, kind, name: str):
+        """Return the window's widget named ``name`` (fails the test when there is none)."""
+        widget = self.window.findChild(kind, name)
+        assert widget is not None, f'the editor has no {kind.__name__} named {name!r}'
+        return widget
+
+    def close(self) -> None:
+        """
+        Take the window away without its close questions, as if the editor were killed.
+
+        Nothing marks a clean close: unsaved changes stay offered at the next start.
+        """
+        self.window._timer.stop()
+        self.window.hide()
+        self.window.deleteLater()
+        self.ros.close(self.bridge.close)
+
+
+@contextlib.contextmanager
+def open_editor(qtbot, namespace: str, workspace: Path, show: bool = True,
+                extra: Optional[List[str]] = None) -> Iterator[Editor]:
+    """Open an editor window for the duration of a with-block."""
+    editor = Editor(namespace, workspace, extra)
+    try:
+        if show:
+            editor.window.show()
+            qtbot.waitExposed(editor.window, timeout=10000)
+        yield editor
+    finally:
+        editor.close()
+
+
+# --- helpers a test uses as a person would -----------------------------------------------------
+
+
+def until(qtbot, condition, timeout: float = 15.0, message='condition') -> None:
+    """Wait (processing Qt events) until ``condition()`` is true; fail after ``timeout``."""
+    from pytestqt.exceptions import TimeoutError as QtTimeoutError
+    try:
+        qtbot.waitUntil(lambda: bool(condition()), timeout=int(timeout * 1000))
+    except QtTimeoutError:
+        text = message() if callable(message) else message
+        raise AssertionError(f'timed out after {timeout} s waiting for {text}') from None
+
+
+def click(qtbot, widget) -> None:
+    """Click a button with the mouse."""
+    from PyQt5.QtCore import Qt
+    assert widget.isEnabled(), f'{widget.objectName()} is disabled'
+    qtbot.mouseClick(widget, Qt.LeftButton)
+
+
+def answer(qtbot, button, action, timeout: float = 10.0,
+           snapshot: Optional[Path] = None) -> str:
+    """
+    Do ``action`` (which opens a modal message box) and click ``button`` in the box.
+
+    :param button: a QMessageBox.StandardButton.
+    :param snapshot: save a picture of the screen under the box before clicking.
+    :return: the box's text.
+    """
+    from PyQt5.QtCore import QTimer
+    from PyQt5.QtWidgets import QApplication, QMessageBox
+    seen = []
+    deadline = time.monotonic() + timeout
+
+    def press(box) -> None:
+        if snapshot is not None:
+            frame = box.frameGeometry()
+            snapshot.parent.mkdir(parents=True, exist_ok=True)
+            QApplication.primaryScreen().grabWindow(
+                0, frame.x(), frame.y(), frame.width(), frame.height()).save(str(snapshot))
+        seen.append(box.text())
+        box.button(button).click()
+
+    def look() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox) and box.button(button) is not None:
+            # a box just shown is not painted yet: look at it a moment later
+            QTimer.singleShot(500 if snapshot is not None else 0, lambda: press(box))
+        elif time.monotonic() < deadline:
+            QTimer.singleShot(50, look)
+    QTimer.singleShot(50, look)
+    action()
+    until(qtbot, lambda: seen, timeout, 'the question to answer')
+    return seen[0]
+
+
+def edit_cell(qtbot, editor: Editor, row: int, column: int, text: str) -> None:
+    """Double-click a cell of the waypoint table, type ``text`` and press Return."""
+    from PyQt5.QtCore import Qt
+    from PyQt5.QtWidgets import QLineEdit
+    table = editor.window.table
+    index = table.model().index(row, column)
+    table.scrollTo(index)
+    rect = table.visualRect(index)
+    qtbot.mouseClick(table.viewport(), Qt.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(table.viewport(), Qt.LeftButton, pos=rect.center())
+    until(qtbot, lambda: table.viewport().findChildren(QLineEdit), 5, 'the cell editor')
+    line = table.viewport().findChildren(QLineEdit)[-1]
+    line.selectAll()
+    qtbot.keyClicks(line, text)
+    qtbot.keyClick(line, Qt.Key_Return)
+    until(qtbot, lambda: not [e for e in table.viewport().findChildren(QLineEdit)
+                              if e.isVisible()], 5, 'the cell editor to close')
+
+
+def set_robot_pose(qtbot, robot, editor: Editor, pose: dict, tolerance: float = 0.01) -> None:
+    """Move the robot to ``pose`` through FollowJointState; wait until the editor sees it."""
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        robot.publish('joint_states_set', list(pose), list(pose.values()))
+        qtbot.wait(50)
+        current = editor.presenter.current_pose
+        if all(abs(current.get(j, 9) - v) < tolerance for j, v in pose.items()):
+            return
+    raise AssertionError(f'the robot did not reach {pose}: {editor.presenter.current_pose}')
+
+
+def screenshot(editor: Editor, path: Path) -> Path:
+    """Save what a person sees of the window: the screen's pixels when a window manager runs."""
+    from PyQt5.QtTest import QTest
+    from PyQt5.QtWidgets import QApplication
+    window = editor.window
+    app = QApplication.instance()
+    window.repaint()
+    QTest.qWait(300)   # the X server shows the repainted window a moment later
+    if app.platformName() == 'xcb' and DISPLAY['wm']:
+        frame = window.frameGeometry()
+        image = app.primaryScreen().grabWindow(0, frame.x(), frame.y(), frame.width(),
+                                               frame.height())
+    else:
+        image = window.grab()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    assert image.save(str(path)), f'cannot write {path}'
+    return path
+
+
+#: the joints most editor tests animate: the head and one front leg
+JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
+#: key poses within the limits of :data:`JOINTS`
+POSES = [
+    {'joint12': 0.0, 'joint13': 0.0, 'joint51': 0.0, 'joint53': 0.0},
+    {'joint12': -0.6, 'joint13': 0.8, 'joint51': -0.3, 'joint53': 0.3},
+    {'joint12': -0.9, 'joint13': 1.1, 'joint51': -0.5, 'joint53': 0.5},
+    {'joint12': -0.3, 'joint13': 0.4, 'joint51': -0.2, 'joint53': 0.1},
+]
+
+
+def choose_joints(qtbot, editor: Editor, joints: List[str]) -> None:
+    """Tick ``joints`` (or whole groups) in Setup and click Apply joints."""
+    window = editor.window
+    window.tabs.setCurrentIndex(1)
+    window.check_joints(joints)
+    click(qtbot, window.apply_joints_button)
+    window.tabs.setCurrentIndex(0)
+
+
+def add_poses(qtbot, robot, editor: Editor, poses: List[dict],
+              joints: Optional[List[str]] = None) -> None:
+    """Start a new trajectory of ``joints``; move the robot to each pose and click Add pose."""
+    window = editor.window
+    click(qtbot, window.new_button)
+    choose_joints(qtbot, editor, joints or JOINTS)
+    for pose in poses:
+        set_robot_pose(qtbot, robot, editor, pose)
+        rows = len(editor.presenter.waypoints)
+        click(qtbot, window.add_pose_button)
+        until(qtbot, lambda: len(editor.presenter.waypoints) == rows + 1, 5, 'a new row')

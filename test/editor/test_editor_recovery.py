@@ -1,0 +1,96 @@
+"""
+The editor while the motion process dies and comes back (issue #12, defect 1 and the servos).
+
+The motion process is killed with SIGKILL (no goodbye on DDS) and started again, as a crash
+and a restart by a person would.
+"""
+
+from editor_helpers import (
+    add_poses, answer, click, editor_config, open_editor, POSES, READY, set_robot_pose,
+    start_motion, until, wait_back,
+)
+from motion_process import MotionClient
+from PyQt5.QtWidgets import QMessageBox
+import pytest
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NS = 'pony_recovery'
+
+
+def finished(qtbot, editor, timeout: float, what: str) -> str:
+    until(qtbot, lambda: editor.presenter.execution is None, timeout, what)
+    return editor.window.message_label.text()
+
+
+def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
+        qtbot, tmp_path, domain_id):
+    config = editor_config(tmp_path)
+    process = start_motion(config, NS)
+    try:
+        with MotionClient(NS, domain_id) as robot:
+            robot.wait_ready(READY)
+            with open_editor(qtbot, NS, tmp_path / 'workspace') as editor:
+                presenter, window = editor.presenter, editor.window
+                until(qtbot, lambda: all(presenter.links.values()), 30, 'connected')
+                until(qtbot, lambda: window.servo_indicator.text() == 'servos: ON', 10,
+                      'the servos shown on')
+                add_poses(qtbot, robot, editor, POSES[:2])
+                presenter.document.edit('slow', lambda w: w.move(1, 8.0))
+                window.name_combo.setEditText('before_kill')
+                click(qtbot, window.save_button)
+                until(qtbot, lambda: not presenter.document.modified, 10, 'saved')
+
+                # killed while a goal runs: "running" ends, the links and servos say so
+                set_robot_pose(qtbot, robot, editor, POSES[0])
+                click(qtbot, window.execute_button)
+                until(qtbot, lambda: presenter.execution is not None and
+                      presenter.execution.progress > 0.5, 10, 'the motion under way')
+                process.popen.kill()
+                text = finished(qtbot, editor, 10, '"running" to end after the kill')
+                assert text.startswith('lost:'), text
+                assert not window.result_label.text().startswith('running')
+                until(qtbot, lambda: not presenter.links['controller'] and
+                      not presenter.links['servos'], 10, 'the links shown down')
+                assert window.servo_indicator.text() == 'servos: ?', \
+                    f'{window.servo_indicator.text()!r} while the motion process is gone'
+                assert 'disconnected' in window.links_panel.labels['controller'].text()
+                assert not window.execute_button.isEnabled()
+
+                # back: Execute, Stop, Save and Load work without restarting the editor
+                process.stop()
+                process = start_motion(config, NS)
+                wait_back(robot, NS)
+                until(qtbot, lambda: all(presenter.links.values()), 30, 'connected again')
+                set_robot_pose(qtbot, robot, editor, POSES[0])
+                click(qtbot, window.execute_button)
+                until(qtbot, lambda: presenter.execution is not None and
+                      presenter.execution.progress > 1.0, 10, 'the motion under way again')
+                click(qtbot, window.stop_button)
+                assert finished(qtbot, editor, 10, 'Stop').startswith('stopped at')
+                presenter.document.edit('faster', lambda w: w.move(1, 1.5))
+                set_robot_pose(qtbot, robot, editor, POSES[0])
+                click(qtbot, window.execute_button)
+                text = finished(qtbot, editor, 20, 'the result after the restart')
+                assert text.startswith('succeeded'), text
+                window.name_combo.setEditText('after_restart')
+                click(qtbot, window.save_button)
+                until(qtbot, lambda: (tmp_path / 'store' / 'after_restart.yaml').exists(), 10,
+                      'saved after the restart')
+                window.name_combo.setEditText('before_kill')
+                presenter.set_time(1, '2.0')   # unsaved: Load asks first
+                answer(qtbot, QMessageBox.Discard, lambda: click(qtbot, window.load_button))
+                until(qtbot, lambda: presenter.document.name == 'before_kill' and
+                      presenter.waypoints.waypoints[1].time == 8.0, 10, 'loaded')
+
+                # killed just before Execute (DDS still lists the controller): a clear end
+                set_robot_pose(qtbot, robot, editor, POSES[0])
+                process.popen.kill()
+                if window.execute_button.isEnabled():
+                    click(qtbot, window.execute_button)
+                    text = finished(qtbot, editor, 15, 'the end of a goal sent to the dead')
+                    assert text.startswith(('lost:', 'FAILED')), text
+                until(qtbot, lambda: not window.execute_button.isEnabled(), 10,
+                      'Execute disabled while the controller is gone')
+    finally:
+        process.stop()

@@ -1,0 +1,297 @@
+"""
+The editor window's features (R-EDIT-1..8, issue #12 deliverables 3-6), as a person uses them.
+
+The motion process runs in another process on the virtual robot (the session's ``robot``).
+"""
+
+from pathlib import Path
+import re
+import time
+
+from editor_helpers import (
+    add_poses, choose_joints, click, edit_cell, JOINTS, POSES, require_window_manager,
+    screenshot, set_robot_pose, until,
+)
+import numpy as np
+from PyQt5.QtCore import Qt
+from PyQt5.QtTest import QTest
+from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QSlider
+import pytest
+from sweetie_motion.editor.models import FIXED, TIME
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def rows(editor):
+    return editor.presenter.waypoints.waypoints
+
+
+def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts_dir):
+    require_window_manager()
+    window = editor.window
+    screen = QApplication.primaryScreen().availableGeometry()
+    window.resize(1400, 860)
+    until(qtbot, lambda: window.frameGeometry().width() <= screen.width(), 5, 'placed')
+    add_poses(qtbot, robot, editor, POSES[:3])
+    qtbot.wait(300)   # the window manager settles the frame
+    width = window.frameGeometry().width()
+    minimum = window.minimumSizeHint().width()
+    assert width <= screen.width() and minimum <= screen.width()
+    for attempt in range(3):
+        set_robot_pose(qtbot, robot, editor, POSES[0])
+        click(qtbot, window.execute_button)
+        until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')
+        assert window.message_label.text().startswith('succeeded'), window.message_label.text()
+    editor.presenter.set_active(0, False)
+    editor.presenter.say('a very long message ' * 30, 'error')
+    qtbot.wait(300)
+    assert window.frameGeometry().width() == pytest.approx(width, abs=2), \
+        f'the window grew from {width} to {window.frameGeometry().width()} px'
+    assert window.minimumSizeHint().width() <= minimum + 2
+    plot = window.trajectory_plot
+    right = plot.mapToGlobal(plot.rect().topRight()).x()
+    assert right <= screen.right(), f'the plots end at {right} px, off the {screen.width()} px ' \
+        'screen'
+    screenshot(editor, Path(artifacts_dir) / 'editor_after_results.png')
+
+
+def test_sliders_pose_the_robot_grouped_within_the_limits(qtbot, robot, editor):
+    window = editor.window
+    groups = [box.title() for box in window.sliders.findChildren(QGroupBox)]
+    assert groups == ['leg1', 'leg2', 'leg3', 'leg4', 'head', 'eyes']
+    slider = window.findChild(QSlider, 'slider_joint51')
+    assert (slider.minimum(), slider.maximum()) == (-1570, 260)   # the head's limits [mrad]
+    assert window.findChild(QSlider, 'slider_joint16') is None   # virtual joints: no slider
+    set_robot_pose(qtbot, robot, editor, {'joint51': 0.0, 'joint53': 0.0})
+    window.sliders.set_position('joint51', -0.4)
+    window.sliders.set_position('joint53', 0.35)
+    until(qtbot, lambda: abs(robot.position('joint51') + 0.4) < 0.02 and
+          abs(robot.position('joint53') - 0.35) < 0.02, 10, 'the robot at the sliders')
+    qtbot.wait(2000)   # the sliders follow the robot again after a person's move
+    robot.publish('joint_states_set', ['joint51'], [-0.1])
+    until(qtbot, lambda: abs(slider.value() + 100) < 15, 10, 'the slider following the robot')
+
+
+def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES)
+    window = editor.window
+    table = window.table
+    for row, modifier in ((1, Qt.NoModifier), (2, Qt.ShiftModifier)):
+        rect = table.visualRect(table.model().index(row, TIME))
+        qtbot.mouseClick(table.viewport(), Qt.LeftButton, modifier, rect.center())
+    assert editor.presenter.selection == [1, 2]
+    window.shift_spin.setValue(0.5)
+    click(qtbot, window.shift_button)
+    assert [w.time for w in rows(editor)] == [0.0, 1.5, 2.5, 3.5]
+    QTest.keyClick(table, Qt.Key_C, Qt.ControlModifier)
+    rect = table.visualRect(table.model().index(3, TIME))
+    qtbot.mouseClick(table.viewport(), Qt.LeftButton, Qt.NoModifier, rect.center())
+    QTest.keyClick(table, Qt.Key_V, Qt.ControlModifier)
+    assert [w.time for w in rows(editor)] == pytest.approx([0.0, 1.5, 2.5, 3.5, 4.5, 5.5])
+    assert editor.presenter.waypoints.pose(4) == editor.presenter.waypoints.pose(1)
+    assert editor.presenter.selection == [4, 5]
+    QTest.keyClick(table, Qt.Key_Delete)
+    assert len(rows(editor)) == 4
+    click(qtbot, window.undo_button)
+    assert len(rows(editor)) == 6
+
+
+def test_fit_to_limits_shows_the_gain_and_is_undone_in_one_step(qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES)
+    window = editor.window
+    for row, value in ((3, '12'), (2, '9'), (1, '4')):
+        edit_cell(qtbot, editor, row, TIME, value)
+    before = [w.time for w in rows(editor)]
+    click(qtbot, window.fit_button)
+    text = window.message_label.text()
+    match = re.match(r'fit to limits: ([0-9.]+) s -> ([0-9.]+) s', text)
+    assert match, text
+    assert float(match.group(1)) == pytest.approx(12.0)
+    after = [w.time for w in rows(editor)]
+    assert after[-1] == pytest.approx(float(match.group(2)), abs=0.006) and after[-1] < 6.0
+    set_robot_pose(qtbot, robot, editor, POSES[0])
+    click(qtbot, window.execute_button)   # the controller plays it without retiming it
+    until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')
+    result = window.message_label.text()
+    assert result.startswith('succeeded'), result
+    click(qtbot, window.undo_button)
+    assert [w.time for w in rows(editor)] == before
+
+
+def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
+        qtbot, robot, editor, artifacts_dir):
+    window = editor.window
+    presenter = editor.presenter
+    set_robot_pose(qtbot, robot, editor, {'joint51': 0.0, 'joint53': 0.0})
+    window.tabs.setCurrentIndex(2)
+    window.findChild(QCheckBox, 'record_head').setChecked(True)
+    window.record_tolerance.setValue(0.02)
+    click(qtbot, window.record_button)
+    until(qtbot, lambda: presenter.servos_off is True, 10, 'the servos freed')
+    until(qtbot, lambda: presenter.virtual_robot, 5, 'the virtual robot')
+    # a person nods the head with the sliders for three seconds, from rest to rest
+    start = time.monotonic()
+    while time.monotonic() - start < 3.0:
+        phase = (time.monotonic() - start) / 3.0
+        window.sliders.set_position('joint51', -0.5 * np.sin(np.pi * phase) ** 2)
+        window.sliders.set_position('joint53', 0.3 * np.sin(2 * np.pi * phase) ** 2)
+        qtbot.wait(10)
+    qtbot.wait(300)
+    click(qtbot, window.stop_record_button)
+    until(qtbot, lambda: presenter.recording is not None and
+          presenter.recording.fit is not None, 20, 'the keyframes')
+    fit = presenter.recording.fit
+    np.savez(Path(artifacts_dir) / 'editor_recording.npz', times=presenter.recording.times,
+             positions=presenter.recording.positions, keyframes=fit.indices)
+    summary = window.record_summary.text()
+    assert summary.startswith(f'{len(fit.indices)} keyframes of {presenter.recording.samples} '
+                              'samples')
+    assert presenter.recording.samples > 250   # 100 Hz for more than 3 s
+    assert 3 <= len(fit.indices) < presenter.recording.samples / 10
+    assert np.all(fit.max_deviation <= 0.02 + 1e-9)
+    assert window.record_table.rowCount() == 4   # joint51..joint54
+    assert presenter.recording.slowdown == 1.0, window.message_label.text()
+    until(qtbot, lambda: presenter.servos_off is False, 10, 'the servos holding again')
+    screenshot(editor, Path(artifacts_dir) / 'editor_recorded.png')
+    figures = Path(artifacts_dir) / 'editor_recording.txt'
+    figures.write_text(f'{summary}\n' + '\n'.join(
+        f'{j}: max deviation {d:.4f} rad, noise {n:.4f} rad'
+        for j, d, n in zip(presenter.recording.waypoints.joints, fit.max_deviation,
+                           fit.noise)) + '\n')
+    click(qtbot, window.accept_record_button)
+    assert len(rows(editor)) == len(fit.indices)
+    assert presenter.waypoints.joints == ['joint51', 'joint52', 'joint53', 'joint54']
+    set_robot_pose(qtbot, robot, editor, presenter.waypoints.pose(0))
+    click(qtbot, window.execute_button)
+    until(qtbot, lambda: presenter.execution is None, 30, lambda: 'the end of the replay (at '
+          f'{presenter.execution.progress:.2f} of {presenter.execution.duration:.2f} s; '
+          f'keyframes at {[w.time for w in rows(editor)]})')
+    assert window.message_label.text().startswith('succeeded'), window.message_label.text()
+
+
+def test_row_selection_publishes_the_marker_and_set_robot_pose_moves_the_robot(
+        qtbot, robot, editor):
+    from sensor_msgs.msg import JointState
+    add_poses(qtbot, robot, editor, POSES[:3])
+    markers = []
+    robot.node.create_subscription(JointState, '/pony_editor/joint_states_marker_set',
+                                   markers.append, 10)
+    qtbot.wait(500)
+    set_robot_pose(qtbot, robot, editor, POSES[0])
+    editor.window.table.selectRow(1)
+    until(qtbot, lambda: markers, 5, 'the marker')
+    assert dict(zip(markers[-1].name, markers[-1].position))['joint12'] == \
+        pytest.approx(POSES[1]['joint12'], abs=0.01)
+    editor.window.table.selectRow(2)
+    click(qtbot, editor.window.set_pose_button)
+    until(qtbot, lambda: abs(robot.position('joint12') - POSES[2]['joint12']) < 0.02, 10,
+          'the robot at row 3')
+
+
+def test_servos_off_pose_by_hand_and_add_pose(qtbot, robot, editor):
+    window = editor.window
+    add_poses(qtbot, robot, editor, POSES[:1])
+    click(qtbot, window.servos_button)
+    until(qtbot, lambda: 'OFF' in window.servo_indicator.text(), 10, 'servos off')
+    for k in range(20):   # a person bends the leg
+        robot.publish('virtual_robot/move_by_hand', ['joint12', 'joint13'],
+                      [-0.2 - 0.02 * k, 0.3 + 0.03 * k])
+        qtbot.wait(30)
+    until(qtbot, lambda: abs(editor.presenter.current_pose['joint12'] + 0.58) < 0.01, 10,
+          'the hand pose in the editor')
+    click(qtbot, window.add_pose_button)
+    assert editor.presenter.waypoints.pose(1)['joint12'] == pytest.approx(-0.58, abs=0.01)
+    click(qtbot, window.servos_button)
+    until(qtbot, lambda: window.servo_indicator.text() == 'servos: ON', 10, 'servos on')
+    qtbot.wait(500)
+    assert robot.position('joint12') == pytest.approx(-0.58, abs=0.02)   # holds the pose
+
+
+def test_support_legs_are_published(qtbot, robot, editor):
+    from sweetie_motion_msgs.msg import SupportState
+    seen = []
+    robot.node.create_subscription(SupportState, '/pony_editor/support_state_override',
+                                   seen.append, 10)
+    qtbot.wait(500)
+    editor.window.findChild(QCheckBox, 'leg_leg1').setChecked(False)
+    editor.window.publish_support_check.setChecked(True)
+    until(qtbot, lambda: any(dict(zip(m.name, m.support)).get('leg1') == 0.0 for m in seen),
+          5, 'SupportState')
+    assert dict(zip(seen[-1].name, seen[-1].support)) == {'leg1': 0.0, 'leg2': 1.0,
+                                                          'leg3': 1.0, 'leg4': 1.0}
+    editor.window.publish_support_check.setChecked(False)
+
+
+def test_setup_tolerances_and_the_joint_set(qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES[:2])
+    window = editor.window
+    window.tabs.setCurrentIndex(1)
+    window.path_all.setValue(0.4)
+    click(qtbot, window.path_all_button)
+    assert editor.presenter.waypoints.path_tolerance['joint12'] == pytest.approx(0.4)
+    assert window.tolerance_model.data(window.tolerance_model.index(0, 0)) == '0.400'
+    window.goal_all.setValue(-1)
+    click(qtbot, window.goal_all_button)
+    assert editor.presenter.waypoints.goal_tolerance['joint51'] == -1
+    choose_joints(qtbot, editor, ['joint12', 'joint13', 'joint51', 'joint53', 'eyes_yaw'])
+    assert editor.presenter.waypoints.joints[-1] == 'eyes_yaw'
+    assert all(len(w.positions) == 5 for w in rows(editor))
+    click(qtbot, window.undo_button)
+    assert editor.presenter.waypoints.joints == JOINTS
+
+
+def test_named_pose_dump_and_load_file(qtbot, robot, editor, tmp_path):
+    add_poses(qtbot, robot, editor, POSES[:2])
+    window = editor.window
+    window.named_pose_combo.setCurrentText('hoof_up')
+    click(qtbot, window.add_named_pose_button)
+    assert editor.presenter.waypoints.pose(2)['joint12'] == pytest.approx(-1.2)
+    editor.presenter.set_active(1, False)
+    path = tmp_path / 'table.yaml'
+    assert window.dump(str(path))
+    assert 'hoof_up' in path.read_text() and 'active: false' in path.read_text()
+    document = editor.presenter.waypoints.to_document()
+    editor.presenter.document.mark_saved('x')
+    assert window.load_file(str(path))
+    assert editor.presenter.waypoints.to_document() == document
+    editor.presenter.document.mark_saved('x')
+    assert not window.load_file(str(tmp_path / 'missing.yaml'))
+    assert 'cannot load' in window.message_label.text()
+
+
+def test_speed_scale_and_apply_scale(qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES[:2])
+    window = editor.window
+    durations = {}
+    for percent in (100, 50):
+        window.speed_slider.setValue(percent)
+        assert window.speed_label.text() == f'speed {percent} %'
+        # exactly at the first keyframe: no approach is added to the measured duration
+        first = editor.presenter.waypoints.pose(0)
+        set_robot_pose(qtbot, robot, editor, first, tolerance=0.002)
+        click(qtbot, window.execute_button)
+        until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')
+        text = window.message_label.text()
+        assert text.startswith('succeeded'), text
+        durations[percent] = float(re.search(r'duration ([0-9.]+) s', text).group(1))
+    assert durations[50] == pytest.approx(durations[100] * 2, abs=0.05)
+    click(qtbot, window.apply_scale_button)
+    assert [w.time for w in rows(editor)] == pytest.approx([0.0, 2.0])
+    assert window.speed_slider.value() == 100
+
+
+def test_plots_show_the_trajectory_and_the_limits(qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES[:3])
+    figure = editor.window.trajectory_plot.figure
+    assert len(figure.axes) >= 2
+    assert any(len(line.get_xdata()) >= 100 for axes in figure.axes for line in
+               axes.get_lines())
+    assert editor.window.robot_view.figure.axes
+    edit_cell(qtbot, editor, 1, FIXED + JOINTS.index('joint13'), '1.85')   # a fast move
+    assert any('joint13' in v for v in editor.window.trajectory_plot.violations)
+
+
+def test_the_table_models_pass_qt_model_tests(qtbot, robot, editor, qtmodeltester):
+    add_poses(qtbot, robot, editor, POSES[:2])
+    qtmodeltester.check(editor.window.table_model)
+    qtmodeltester.check(editor.window.tolerance_model)

@@ -1,0 +1,398 @@
+"""
+The editor's presenter without Qt or ROS: its rules, its requests and how it takes events.
+
+The presenter's requests are collected as the bridge would receive them; its events are those
+the bridge produces. Limits come from the real robot model.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from sweetie_motion.editor.document import EditorDocument
+from sweetie_motion.editor.presenter import (
+    clean_recording, EditorPresenter, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished,
+    LinksChanged, LOST, MoveByHand, PARTS, PoseReceived, PublishMarker, RecordingFinished,
+    rows_named, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording, STOPPED,
+    StopRecording, TrajectoryLoaded, TrajectorySaved,
+)
+from sweetie_motion.editor.workspace import Workspace
+from sweetie_motion.model import load_robot_description
+
+JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
+
+
+@pytest.fixture(scope='module')
+def model():
+    model = load_robot_description('sweetie_bot.yaml')
+    model.configure()
+    return model
+
+
+class Clock:
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def sent():
+    return []
+
+
+@pytest.fixture
+def presenter(model, tmp_path, sent, clock):
+    p = EditorPresenter(sent.append, model, Workspace(tmp_path / 'ws', keep=3),
+                        legs=['leg1', 'leg2'], backup_period=30.0, clock=clock)
+    p.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=True))
+    p.handle(PoseReceived(tuple(model.list_all_joints()),
+                          tuple(0.0 for _ in model.list_all_joints())))
+    return p
+
+
+def pose(presenter, **values):
+    current = dict(presenter.current_pose)
+    current.update(values)
+    presenter.handle(PoseReceived(tuple(current), tuple(current.values())))
+
+
+def with_rows(presenter, count=3):
+    presenter.set_joints(JOINTS)
+    for k in range(count):
+        pose(presenter, joint12=-0.2 * k, joint13=0.3 * k, joint51=-0.1 * k, joint53=0.1 * k)
+        assert presenter.add_pose()
+    return presenter.waypoints
+
+
+def of(sent, kind):
+    return [r for r in sent if isinstance(r, kind)]
+
+
+# --- the document ---------------------------------------------------------------------------
+
+
+def test_listeners_see_redo_available_when_told_of_an_undo():
+    document = EditorDocument()
+    seen = []
+    document.subscribe(lambda: seen.append((document.can_undo, document.can_redo)))
+    document.edit('joints', lambda w: w.set_joints(['a']))
+    document.edit('row', lambda w: w.add_from_state(['a'], [1.0]))
+    document.undo()
+    assert seen[-1] == (True, True)
+    document.redo()
+    assert seen[-1] == (True, False)
+    assert document.modified
+    document.mark_saved('x')
+    assert not document.modified
+    document.undo()
+    assert document.modified
+    document.redo()
+    assert not document.modified   # back at the saved state
+
+
+def test_an_edit_that_breaks_a_rule_changes_nothing():
+    document = EditorDocument()
+    document.edit('joints', lambda w: w.set_joints(['a']))
+    document.edit('row', lambda w: w.add_from_state(['a'], [1.0]))
+    before = document.waypoints
+    with pytest.raises(Exception, match='times must increase'):
+        document.edit('two', lambda w: (w.add_from_state(['a'], [2.0], time=3.0),
+                                        w.add_from_state(['a'], [3.0], time=2.0)))
+    assert document.waypoints is before and len(before) == 1
+    assert document.undo_label == 'row'
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+def test_add_pose_takes_only_the_trajectory_joints_and_needs_them(presenter):
+    assert not presenter.add_pose()
+    assert presenter.message.text == "choose the trajectory's joints in Setup first"
+    assert presenter.message.level == 'error'
+    waypoints = with_rows(presenter, 2)
+    assert waypoints.joints == JOINTS
+    assert [len(w.positions) for w in waypoints.waypoints] == [4, 4]
+    assert waypoints.pose(1) == pytest.approx({'joint12': -0.2, 'joint13': 0.3,
+                                               'joint51': -0.1, 'joint53': 0.1})
+    assert presenter.selection == [1]
+
+
+def test_a_value_beyond_the_limits_is_refused_with_the_limit_and_the_cell(presenter):
+    with_rows(presenter, 2)
+    assert not presenter.set_position(1, 'joint51', '0.6')
+    message = presenter.message
+    assert message.text == ('joint51 = 0.6 is outside its position limits [-1.57, 0.26] rad: '
+                            'row 2 not changed')
+    assert (message.row, message.column, message.level) == (1, 'joint51', 'error')
+    assert presenter.set_position(1, 'joint51', '0,2')   # a decimal comma is fine
+    assert presenter.waypoints.pose(1)['joint51'] == 0.2
+    assert presenter.message.level == 'info'
+
+
+def test_times_refused_with_rows_counted_from_one(presenter):
+    with_rows(presenter, 3)
+    assert not presenter.set_time(1, '7')
+    assert 'row 2 (7.000 s) is not after' in presenter.message.text or \
+        'row 3' in presenter.message.text
+    assert not presenter.set_time(0, 'soon')
+    assert presenter.message.text == "'soon' is not a number (row 1, time)"
+    assert [w.time for w in presenter.waypoints.waypoints] == [0.0, 1.0, 2.0]
+
+
+def test_multi_row_delete_shift_copy_and_paste(presenter):
+    with_rows(presenter, 4)
+    presenter.select([1, 2])
+    assert presenter.shift_times(0.5)
+    assert [w.time for w in presenter.waypoints.waypoints] == [0.0, 1.5, 2.5, 3.5]
+    assert not presenter.shift_times(-1.5)   # row 2 at the time of row 1
+    assert 'times must increase' in presenter.message.text
+    assert presenter.copy_rows()
+    presenter.select([3])
+    assert presenter.paste_rows()
+    times = [w.time for w in presenter.waypoints.waypoints]
+    assert times == pytest.approx([0.0, 1.5, 2.5, 3.5, 4.5, 5.5])
+    assert presenter.waypoints.pose(4) == presenter.waypoints.pose(1)
+    assert presenter.selection == [4, 5]
+    assert presenter.delete_rows()
+    assert len(presenter.waypoints) == 4
+    presenter.undo()
+    assert len(presenter.waypoints) == 6
+
+
+def test_selecting_one_row_publishes_it_as_the_marker(presenter, sent):
+    with_rows(presenter, 3)
+    sent.clear()
+    presenter.select([1])
+    marker = of(sent, PublishMarker)[-1]
+    assert dict(zip(marker.names, marker.positions)) == presenter.waypoints.pose(1)
+    presenter.select([0, 1])
+    assert len(of(sent, PublishMarker)) == 1   # a multi-row selection is not a pose
+
+
+# --- robot ----------------------------------------------------------------------------------
+
+
+def test_sliders_move_through_follow_joint_state_or_by_hand(presenter, sent):
+    assert presenter.move_joint('joint12', -0.5)
+    assert of(sent, SetPose)[-1] == SetPose(('joint12',), (-0.5,))
+    presenter.handle(ServoState(True, 'torque off'))
+    assert presenter.move_joint('joint12', -0.6)
+    assert of(sent, MoveByHand)[-1] == MoveByHand(('joint12',), (-0.6,))
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=False))
+    assert not presenter.move_joint('joint12', -0.7)
+    assert presenter.message.text == 'the servos are off: move the robot by hand'
+    assert not presenter.move_joint('joint51', 0.5)
+    assert 'limits [-1.57, 0.26]' in presenter.message.text
+
+
+def test_execute_sends_the_range_and_reports_how_it_ended(presenter, sent):
+    with_rows(presenter, 3)
+    pose(presenter, **presenter.waypoints.pose(2))
+    presenter.set_backward(True)   # from the last row, where the robot is: no approach
+    assert presenter.execute()
+    request = of(sent, ExecuteGoal)[-1]
+    assert [p.time for p in request.goal.points] == [0.0, 1.0, 2.0]
+    assert request.goal.points[0].positions == presenter.waypoints.waypoints[2].positions
+    assert not presenter.can_execute and presenter.running
+    assert not presenter.execute()   # one at a time
+    presenter.handle(GoalAccepted(request.goal_id))
+    presenter.handle(GoalFeedback(request.goal_id, 1.2, 2.0))
+    presenter.stop()
+    presenter.handle(GoalFinished(request.goal_id, STOPPED, -5, 'canceled'))
+    assert presenter.message.text == 'stopped at 1.2 of 2.0 s'
+    assert presenter.message.level == 'info' and presenter.can_execute
+    presenter.set_active(1, False)   # backward, without row 2: points are rows 3, 1
+    presenter.execute()
+    request = of(sent, ExecuteGoal)[-1]
+    presenter.handle(GoalFinished(request.goal_id, 'failed', -4,
+                                  'joint12 point 1 deviates by 0.4 rad'))
+    assert presenter.message.text == 'FAILED (-4): joint12 row 1 deviates by 0.4 rad'
+
+
+def test_a_running_goal_ends_when_the_controller_goes_away(presenter, sent):
+    with_rows(presenter, 2)
+    presenter.handle(ServoState(False, 'on'))
+    presenter.execute()
+    presenter.handle(LinksChanged(tuple((part, part == 'storage') for part in PARTS)))
+    assert not presenter.running
+    assert presenter.message.text == 'lost: the trajectory controller went away'
+    assert presenter.servos_off is None   # not "ON" while nobody answers for them
+    assert not presenter.can_execute
+    assert not presenter.execute()
+    assert presenter.message.text == 'the trajectory controller is not connected'
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS)))
+    assert presenter.can_execute
+
+
+def test_goal_points_are_named_as_table_rows():
+    assert rows_named('joint51 point 2 = 0.6 > upper limit 0.26', [1, 2, 3]) == \
+        'joint51 row 4 = 0.6 > upper limit 0.26'
+    assert rows_named('point 0: time 1.0 is not after point 1', [5, 4]) == \
+        'row 6: time 1.0 is not after row 5'
+    assert rows_named('point 7 of nothing; waypoint 1', [0]) == 'point 7 of nothing; waypoint 1'
+
+
+# --- storage ----------------------------------------------------------------------------------
+
+
+def test_save_sends_tidy_numbers_and_marks_saved_what_was_sent(presenter, sent):
+    with_rows(presenter, 2)
+    pose(presenter, joint12=-0.20000000000000012)
+    presenter.select([0])
+    presenter.update_pose()
+    presenter.set_speed(30)
+    presenter.apply_scale()
+    assert presenter.save('wave')
+    goal = of(sent, SaveTrajectory)[-1].goal
+    assert goal.points[1].time == 3.333333
+    assert goal.points[0].positions[0] == -0.2
+    presenter.set_time(1, '4')   # edited while the save is on its way
+    presenter.handle(TrajectorySaved('wave'))
+    assert presenter.document.modified and presenter.document.name == 'wave'
+    presenter.undo()
+    assert not presenter.document.modified
+
+
+def test_load_brings_back_labels_and_disabled_rows_of_a_save(presenter, sent):
+    with_rows(presenter, 3)
+    presenter.select([2])
+    presenter.add_named_pose('look_up', {'joint51': 0.2, 'joint53': -0.5})
+    presenter.set_active(1, False)
+    presenter.save('labelled')
+    goal = of(sent, SaveTrajectory)[-1].goal
+    presenter.handle(TrajectorySaved('labelled'))
+    presenter.new_trajectory()
+    presenter.handle(TrajectoryLoaded('labelled', goal))
+    assert [w.label for w in presenter.waypoints.waypoints] == ['', '', '', 'look_up']
+    assert [w.active for w in presenter.waypoints.waypoints] == [True, False, True, True]
+    assert not presenter.document.modified
+    changed = goal.shifted(0.5)   # changed elsewhere: the stored goal wins
+    presenter.handle(TrajectoryLoaded('labelled', changed))
+    assert len(presenter.waypoints) == 3
+    assert [w.label for w in presenter.waypoints.waypoints] == ['', '', '']
+
+
+def test_save_refused_names_the_reason(presenter, sent):
+    with_rows(presenter, 1)
+    assert not presenter.save('../escape')
+    assert 'invalid trajectory name' in presenter.message.text
+    presenter.save('ok')
+    presenter.handle(TrajectorySaved('ok', 'saving refused: joint51 beyond its limits'))
+    assert presenter.document.modified
+    assert presenter.message.level == 'error'
+
+
+# --- backups ---------------------------------------------------------------------------------
+
+
+def test_backups_while_unsaved_on_a_timer_kept_and_offered(presenter, clock):
+    workspace = presenter.workspace
+    presenter.tick()
+    assert workspace.backups() == []   # nothing changed: no backup
+    with_rows(presenter, 1)
+    presenter.tick()
+    assert len(workspace.backups()) == 1
+    for k in range(5):
+        presenter.set_time(0, str(0.1 * (k + 1)))
+        clock.now += 10.0
+        presenter.tick()   # within the period: no backup
+        clock.now += 25.0
+        presenter.tick()
+    assert len(workspace.backups()) == 3   # keep=3
+    first = workspace.backups()[0]
+    clock.now += 100.0
+    presenter.tick()   # no change since: no backup
+    assert workspace.backups()[0] == first
+    assert presenter.pending_backup() == str(first)
+    presenter.closing(discard=True)
+    assert presenter.pending_backup() is None
+
+
+def test_a_restored_backup_is_the_table_and_unsaved(presenter, model, tmp_path, sent):
+    with_rows(presenter, 2)
+    path = presenter.backup_now()
+    other = EditorPresenter(sent.append, model, Workspace(tmp_path / 'ws'))
+    assert other.pending_backup() == path
+    assert other.restore_backup(path)
+    assert other.waypoints.to_document() == presenter.waypoints.to_document()
+    assert other.document.modified
+
+
+# --- fit to limits and recording ------------------------------------------------------------
+
+
+def test_fit_to_limits_is_one_undoable_edit_with_the_durations(presenter):
+    with_rows(presenter, 3)
+    presenter.set_time(2, '6')
+    presenter.set_time(1, '5')
+    before = [w.time for w in presenter.waypoints.waypoints]
+    assert presenter.fit_to_limits()
+    after = [w.time for w in presenter.waypoints.waypoints]
+    assert after[-1] < before[-1] / 2
+    assert presenter.message.text.startswith(f'fit to limits: {before[-1]:.2f} s -> ')
+    presenter.undo()
+    assert [w.time for w in presenter.waypoints.waypoints] == before
+
+
+def recording(seconds=3.0, rate=100.0):
+    t = np.arange(0.0, seconds, 1.0 / rate) + 1000.0
+    y = np.column_stack([-0.5 * np.sin(np.pi * (t - t[0]) / seconds) ** 2,
+                         0.6 * np.sin(np.pi * (t - t[0]) / seconds) ** 2])
+    return t, y
+
+
+def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, sent):
+    with_rows(presenter, 1)
+    presenter.handle(ServoState(False, 'on'))
+    assert presenter.start_recording(['joint12', 'joint13'], 0.01)
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True)
+    assert of(sent, StartRecording)[-1] == StartRecording(('joint12', 'joint13'))
+    presenter.handle(ServoState(True, 'off'))
+    presenter.stop_recording()
+    assert of(sent, StopRecording)
+    t, y = recording()
+    times = list(t[:10]) + [t[9]] + list(t[10:])   # a stamp twice
+    rows = [tuple(r) for r in y[:10]] + [tuple(y[9])] + [tuple(r) for r in y[10:]]
+    presenter.handle(RecordingFinished(tuple(times), ('joint12', 'joint13'), tuple(rows)))
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False)   # held again
+    fit = presenter.recording.fit
+    assert fit.samples == len(t)
+    assert 2 < len(fit.indices) < 20
+    assert np.all(fit.max_deviation <= 0.01 + 1e-12)
+    assert presenter.message.text.startswith(f'recorded: {len(fit.indices)} keyframes of 300')
+    assert presenter.accept_recording()
+    waypoints = presenter.waypoints
+    assert waypoints.joints == ['joint12', 'joint13']
+    assert waypoints.waypoints[0].time == 0.0
+    assert len(waypoints) == len(fit.indices)
+    presenter.undo()
+    assert presenter.waypoints.joints == JOINTS
+
+
+def test_clean_recording_keeps_strictly_increasing_stamps():
+    t, y = clean_recording([0.0, 0.01, 0.01, 0.02, 0.015, 0.03], np.arange(6.0))
+    assert list(t) == [0.0, 0.01, 0.02, 0.03]
+    assert list(y[:, 0]) == [0.0, 1.0, 3.0, 5.0]
+
+
+def test_events_the_presenter_does_not_know_are_an_error(presenter):
+    with pytest.raises(TypeError, match='does not handle'):
+        presenter.handle(object())
+    assert math.isfinite(presenter.backup_period)
+
+
+def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
+    with_rows(presenter, 2)
+    presenter.execute()
+    goal_id = of(sent, ExecuteGoal)[-1].goal_id
+    presenter.handle(GoalFinished(goal_id, LOST, 0, 'no answer within 5 s'))
+    assert presenter.message.text == 'lost: no answer within 5 s'
+    assert presenter.message.level == 'error'
