@@ -72,7 +72,8 @@ command -v xdotool >/dev/null 2>&1 || optional+=(xdotool)
 [ -e /usr/lib/python3/dist-packages/PyKDL.cpython-311-x86_64-linux-gnu.so ] || \
   ls /usr/lib/python3/dist-packages/PyKDL*.so >/dev/null 2>&1 || optional+=(python3-pykdl)
 xcb_libs=(libxcb-xinerama0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
-          libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0)
+          libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
+          libxcb-xfixes0 libx11-xcb1)
 for lib in "${xcb_libs[@]}"; do
   dpkg -s "$lib" >/dev/null 2>&1 || optional+=("$lib")
 done
