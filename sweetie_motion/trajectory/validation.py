@@ -8,7 +8,7 @@ and a precise error string (which joint, which point, which value).
 from dataclasses import dataclass
 from enum import IntEnum
 import math
-from typing import Iterable, List, Optional, Set, Union
+from typing import Iterable, List, Optional, Sequence, Set, Union
 
 import numpy as np
 
@@ -56,6 +56,38 @@ class GoalError(SweetieMotionError):
             except ValueError:
                 continue
         return str(self.code)
+
+
+class GoalJointsError(GoalError):
+    """
+    A goal names joints that do not exist or that the controller does not drive.
+
+    :param joints: those joints; :param reason: what is wrong with them.
+    """
+
+    def __init__(self, joints: Sequence[str], reason: str) -> None:
+        self.joints = list(joints)
+        super().__init__(RESULT_CODES[GoalJointsError], reason)
+
+
+class PositionLimitError(GoalError):
+    """
+    Waypoints of a goal lie outside the position limits of their joints.
+
+    :param violations: every :class:`LimitViolation` (joint, point, value, lower, upper).
+    """
+
+    def __init__(self, violations: Sequence['LimitViolation']) -> None:
+        self.violations = list(violations)
+        more = f' (and {len(self.violations) - 1} more)' if len(self.violations) > 1 else ''
+        super().__init__(RESULT_CODES[PositionLimitError],
+                         f'waypoint outside the position limits: {self.violations[0]}{more}')
+
+
+#: the one table from the goal errors of this module to control_msgs result codes; other
+#: refusals of a goal (its structure, sizes, times) are GoalError(INVALID_GOAL, reason)
+RESULT_CODES = {GoalJointsError: int(ResultCode.INVALID_JOINTS),
+                PositionLimitError: int(ResultCode.INVALID_GOAL)}
 
 
 @dataclass(frozen=True)
@@ -189,23 +221,21 @@ def validate_goal(goal: GoalLike, model: RobotModelView,
         elif model.get_joint_index(name) < 0:
             unknown.append(name)
     if unknown:
-        raise GoalError(ResultCode.INVALID_JOINTS, f'unknown joint(s): {", ".join(unknown)}')
+        raise GoalJointsError(unknown, f'unknown joint(s): {", ".join(unknown)}')
     if controlled is not None:
         allowed: Set[str] = set(controlled)
         foreign = [j for j in goal.joints() if j not in allowed]
         if foreign:
-            raise GoalError(ResultCode.INVALID_JOINTS,
-                            f'joint(s) {", ".join(foreign)} are not driven by this controller')
+            raise GoalJointsError(foreign, f'joint(s) {", ".join(foreign)} are not driven by '
+                                           'this controller')
     arrays = check_structure(goal)
     for kind, entries in (('path', goal.path_tolerance), ('goal', goal.goal_tolerance)):
         strangers = [t.name for t in entries if model.get_joint_index(t.name) < 0
                      and not t.name.startswith(SUPPORT_PREFIX)]
         if strangers:
-            raise GoalError(ResultCode.INVALID_JOINTS,
-                            f'{kind}_tolerance names unknown joint(s): {", ".join(strangers)}')
+            raise GoalJointsError(strangers, f'{kind}_tolerance names unknown joint(s): '
+                                             f'{", ".join(strangers)}')
     violations = check_limits(arrays, model)
     if violations:
-        more = f' (and {len(violations) - 1} more)' if len(violations) > 1 else ''
-        raise GoalError(ResultCode.INVALID_GOAL,
-                        f'waypoint outside the position limits: {violations[0]}{more}')
+        raise PositionLimitError(violations)
     return arrays
