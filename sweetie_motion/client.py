@@ -17,7 +17,6 @@ import time
 from typing import Callable, List, NamedTuple, Optional
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.storage.files import check_name
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
@@ -48,12 +47,10 @@ class MotionClient:
                  controller: str = 'joint_trajectory') -> None:
         import rclpy
         from rclpy.action import ActionClient
-        from rclpy.parameter_client import AsyncParameterClient
         from control_msgs.action import FollowJointTrajectory
         from sweetie_motion_msgs.action import PlayTrajectory
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
-        self.prefix = trajectory_namespace + '.'
         self._own = node is None
         self._executor = None
         if self._own:
@@ -67,7 +64,9 @@ class MotionClient:
             self._thread = threading.Thread(target=self._executor.spin, daemon=True)
             self._thread.start()
         self.node = node
-        self._parameters = AsyncParameterClient(node, f'{self.ns}/{storage_node}')
+        from sweetie_motion.storage.client import TrajectoryStorageClient
+        self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
+                                               trajectory_namespace, timeout)
         self._play = ActionClient(node, PlayTrajectory, f'{self.ns}/{play_action}')
         self._follow = ActionClient(node, FollowJointTrajectory,
                                     f'{self.ns}/{controller}/follow_joint_trajectory')
@@ -107,21 +106,18 @@ class MotionClient:
             time.sleep(0.01)
         return future.result()
 
-    def _storage_ready(self) -> None:
-        if not self._parameters.wait_for_services(timeout_sec=self.timeout):
-            raise ClientError(f'trajectory storage of {self.ns} is not running '
-                              '(start the motion process first)')
+    # --- storage (the package's one storage client) --------------------------------------------
 
-    # --- storage -------------------------------------------------------------------------------
+    def _storage(self, call, *args):
+        from sweetie_motion.storage.client import StorageError
+        try:
+            return call(*args, timeout=self.timeout)
+        except StorageError as error:
+            raise ClientError(str(error)) from None
 
     def names(self) -> List[str]:
         """Return the names of the stored trajectories."""
-        self._storage_ready()
-        response = self._wait(self._parameters.list_parameters(
-            prefixes=[self.prefix.rstrip('.')], depth=0), 'list trajectories')
-        names = [n[len(self.prefix):] for n in response.result.names
-                 if n.startswith(self.prefix)]
-        return sorted(names)
+        return sorted(self._storage(self.storage.names))
 
     def load(self, name: str) -> TrajectoryGoal:
         """
@@ -129,18 +125,7 @@ class MotionClient:
 
         :raises ClientError: unknown name or storage not running.
         """
-        from sweetie_motion.conversions import goal_from_bytes
-        check_name(name)
-        self._storage_ready()
-        response = self._wait(self._parameters.get_parameters([self.prefix + name]),
-                              f'load {name}')
-        value = response.values[0] if response.values else None
-        blob = bytes(b''.join(value.byte_array_value)) if value is not None and \
-            isinstance(value.byte_array_value, list) else (value.byte_array_value
-                                                           if value is not None else b'')
-        if not blob:
-            raise ClientError(f'no stored trajectory named {name!r}')
-        return goal_from_bytes(blob)
+        return self._storage(self.storage.load, name)
 
     def save(self, name: str, goal: TrajectoryGoal) -> None:
         """
@@ -148,18 +133,7 @@ class MotionClient:
 
         :raises ClientError: with the storage node's reason when refused.
         """
-        from rclpy.parameter import Parameter
-        from sweetie_motion.conversions import byte_array_value, goal_to_bytes
-        from sweetie_motion.trajectory.validation import check_structure
-        check_name(name)
-        check_structure(goal)  # e.g. negative times: refused here, not silently changed
-        self._storage_ready()
-        parameter = Parameter(self.prefix + name, Parameter.Type.BYTE_ARRAY,
-                              byte_array_value(goal_to_bytes(goal)))
-        response = self._wait(self._parameters.set_parameters([parameter]), f'save {name}')
-        result = response.results[0]
-        if not result.successful:
-            raise ClientError(f'saving {name!r} refused: {result.reason}')
+        self._storage(self.storage.save, name, goal)
 
     def delete(self, name: str) -> None:
         """
@@ -167,14 +141,7 @@ class MotionClient:
 
         :raises ClientError: unknown, built-in, or refused.
         """
-        check_name(name)
-        if name not in self.names():
-            raise ClientError(f'no stored trajectory named {name!r}')
-        response = self._wait(self._parameters.delete_parameters([self.prefix + name]),
-                              f'delete {name}')
-        result = response.results[0]
-        if not result.successful:
-            raise ClientError(f'deleting {name!r} refused: {result.reason}')
+        self._storage(self.storage.delete, name)
 
     # --- motion --------------------------------------------------------------------------------
 

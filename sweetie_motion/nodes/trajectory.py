@@ -27,15 +27,11 @@ from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.parameter import Parameter
-from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from sweetie_motion.controllers.joint_trajectory import GoalPlan, GoalPlanner, Outcome
 from sweetie_motion.conversions import (
-    byte_array_value, duration_to_seconds, goal_arrays_from_msg, goal_from_bytes,
-    seconds_to_duration,
+    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, seconds_to_duration,
 )
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import JointTrajectorySpec
@@ -159,7 +155,7 @@ class JointTrajectoryNode(ControllerNode):
         #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
         self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
         self._last_support = None
-        self._storage_client: Optional[AsyncParameterClient] = None
+        self._storage_client = None
         self._planner: Optional[GoalPlanner] = None
         self._monitor_timer = None
 
@@ -557,41 +553,42 @@ class JointTrajectoryNode(ControllerNode):
         except TrajectoryFileError as error:
             self.get_logger().warning(f'record_as: {error}')
             return
-        parameter = Parameter(f'{self.values["trajectory_namespace"]}.{name}',
-                              Parameter.Type.BYTE_ARRAY,
-                              byte_array_value(serialize_message(goal_msg)))
-        future = self._storage().set_parameters([parameter])
-        future.add_done_callback(lambda f: self.get_logger().info(
-            f'recorded the goal as {name!r}: ' + ('ok' if f.result() and all(
-                r.successful for r in f.result().results) else 'FAILED')))
+        future = self._storage().save_async(name, goal_from_msg(goal_msg))
+
+        def recorded(done) -> None:
+            error = done.exception()
+            if error is None:
+                self.get_logger().info(f'recorded the goal as {name!r}')
+            else:
+                self.get_logger().warning(f'recording the goal as {name!r} failed: {error}')
+        future.add_done_callback(recorded)
 
     # --- play by name --------------------------------------------------------------------------
 
-    def _storage(self) -> AsyncParameterClient:
+    def _storage(self):
+        """Return the package's storage client on this node (created on first use)."""
         if self._storage_client is None:
-            self._storage_client = AsyncParameterClient(self, self.values['storage_node'])
+            from sweetie_motion.storage.client import TrajectoryStorageClient
+            self._storage_client = TrajectoryStorageClient(
+                self, self.values['storage_node'], self.values['trajectory_namespace'], 5.0)
         return self._storage_client
 
     async def _load(self, name: str) -> TrajectoryGoal:
+        from sweetie_motion.storage.client import (StorageError, StorageUnavailableError,
+                                                   TrajectoryNotFoundError)
         check_name(name)
         client = self._storage()
-        if not client.services_are_ready():
-            deadline = time.monotonic() + 5.0
-            while not client.services_are_ready() and time.monotonic() < deadline:
-                await self._sleep(0.1)
-            if not client.services_are_ready():
-                raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE,
-                                f'trajectory storage node {self.values["storage_node"]!r} '
-                                'is not available')
-        parameter = f'{self.values["trajectory_namespace"]}.{name}'
-        response = await client.get_parameters([parameter])
-        value = response.values[0] if response and response.values else None
-        if value is None or not value.byte_array_value:
-            raise GoalError(PlayCode.NOT_FOUND,
-                            f'no stored trajectory named {name!r}')
-        return goal_from_bytes(bytes(b''.join(value.byte_array_value)
-                                     if isinstance(value.byte_array_value, list)
-                                     else value.byte_array_value))
+        deadline = time.monotonic() + 5.0
+        while not client.ready() and time.monotonic() < deadline:
+            await self._sleep(0.1)  # the storage of the same process may come up a moment late
+        try:
+            return await client.load_async(name)
+        except TrajectoryNotFoundError as error:
+            raise GoalError(PlayCode.NOT_FOUND, str(error)) from None
+        except StorageUnavailableError as error:
+            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
+        except StorageError as error:
+            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
 
     async def _sleep(self, seconds: float) -> None:
         future = Future()
