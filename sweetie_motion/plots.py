@@ -22,6 +22,18 @@ def _pyplot():
     return pyplot
 
 
+def equal_axes(axes, points: np.ndarray) -> None:
+    """Scale 3D axes alike around ``points`` [m] (n, 3), so that angles look right; label them."""
+    centre = (points.max(axis=0) + points.min(axis=0)) / 2
+    radius = max(float((points.max(axis=0) - points.min(axis=0)).max()) / 2, 0.05)
+    axes.set_xlim(centre[0] - radius, centre[0] + radius)
+    axes.set_ylim(centre[1] - radius, centre[1] + radius)
+    axes.set_zlim(centre[2] - radius, centre[2] + radius)
+    axes.set_xlabel('x [m]')
+    axes.set_ylabel('y [m]')
+    axes.set_zlabel('z [m]')
+
+
 def draw_kinematic_tree(axes, model: RobotModel, pose: Optional[Mapping[str, float]] = None,
                         title: Optional[str] = None, labels: bool = True) -> None:
     """
@@ -50,15 +62,7 @@ def draw_kinematic_tree(axes, model: RobotModel, pose: Optional[Mapping[str, flo
             axes.scatter(*b, color=color, s=12)
             if labels:
                 axes.text(*b, f' {joint.name}', fontsize=6)
-    points = np.array(list(positions.values()))
-    centre = (points.max(axis=0) + points.min(axis=0)) / 2
-    radius = max(float((points.max(axis=0) - points.min(axis=0)).max()) / 2, 0.05)
-    axes.set_xlim(centre[0] - radius, centre[0] + radius)
-    axes.set_ylim(centre[1] - radius, centre[1] + radius)
-    axes.set_zlim(centre[2] - radius, centre[2] + radius)
-    axes.set_xlabel('x [m]')
-    axes.set_ylabel('y [m]')
-    axes.set_zlabel('z [m]')
+    equal_axes(axes, np.array(list(positions.values())))
     axes.legend(loc='upper left', fontsize=7)
     axes.set_title(title or f'{tree.name}: kinematic tree (dotted: virtual joints)')
 
@@ -180,15 +184,8 @@ def plot_cartesian_motion(directory: Union[str, Path], times: Sequence[float],
         axes.scatter(w[:, 0], w[:, 1], w[:, 2], color='black', s=20, label='waypoints')
         for k, point in enumerate(w, start=1):
             axes.text(*point, f' {k}', fontsize=8)
-    everything = np.vstack([p] + ([np.asarray(waypoints)] if waypoints is not None else []))
-    centre = (everything.max(axis=0) + everything.min(axis=0)) / 2
-    radius = max(float((everything.max(axis=0) - everything.min(axis=0)).max()) / 2, 0.05)
-    axes.set_xlim(centre[0] - radius, centre[0] + radius)
-    axes.set_ylim(centre[1] - radius, centre[1] + radius)
-    axes.set_zlim(centre[2] - radius, centre[2] + radius)
-    axes.set_xlabel('x [m]')
-    axes.set_ylabel('y [m]')
-    axes.set_zlabel('z [m]')
+    equal_axes(axes, np.vstack([p] + ([np.asarray(waypoints)] if waypoints is not None
+                                      else [])))
     axes.legend(loc='upper left', fontsize=8)
     axes.view_init(elev=25, azim=-60)
     axes.set_title(f'{title}: the tool path')

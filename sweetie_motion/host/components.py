@@ -65,6 +65,42 @@ class Component:
         """Release what creating the component took (after deactivate)."""
 
 
+# --- servo buses ---------------------------------------------------------------------------------
+
+
+class BusComponent(Component):
+    """
+    A component that installs a servo bus.
+
+    It reads the bus before the controllers and commands it after the aggregator (and the
+    safety stage).
+    """
+
+    def install(self, bus) -> None:
+        """Make ``bus`` the bus of the cycle (call once, from the constructor)."""
+        view = self.resources.view
+        indices = view.get_joint_indices(bus.joints)
+        self.bus = bus
+        self._input = BusInput(bus, indices, view.get_joint_indices(view.list_virtual_joints()))
+        self._output = BusOutput(bus, indices)
+        self.resources.bus = bus
+
+    def activate(self) -> None:
+        """Read the servos before the controllers, command them after the aggregator."""
+        self.resources.cycle.add_stage('input', self._input)
+        self.resources.cycle.add_stage('output', self._output)
+
+    def deactivate(self) -> None:
+        """Leave the cycle (servos hold their last command)."""
+        self.resources.cycle.remove_stage(self._input)
+        self.resources.cycle.remove_stage(self._output)
+
+    def destroy(self) -> None:
+        """Uninstall the bus."""
+        if self.resources.bus is self.bus:
+            self.resources.bus = None
+
+
 # --- the virtual robot ---------------------------------------------------------------------------
 
 
@@ -85,7 +121,7 @@ class VirtualRobotSpec:
     blocked: Tuple[str, ...] = ()
 
 
-class VirtualRobotComponent(Component):
+class VirtualRobotComponent(BusComponent):
     """Installs a :class:`VirtualServoBus` as the servo bus of the cycle."""
 
     REMOTE = ('move_by_hand', 'set_blocked')
@@ -99,27 +135,8 @@ class VirtualRobotComponent(Component):
         limits = view.velocity_limits()[indices]
         if spec.max_velocity > 0:
             limits = np.full(len(joints), spec.max_velocity)
-        self.bus = VirtualServoBus(joints, limits, lag=spec.lag, delay=spec.delay)
+        self.install(VirtualServoBus(joints, limits, lag=spec.lag, delay=spec.delay))
         self.set_blocked(spec.blocked)
-        self._input = BusInput(self.bus, indices,
-                               view.get_joint_indices(view.list_virtual_joints()))
-        self._output = BusOutput(self.bus, indices)
-        resources.bus = self.bus
-
-    def activate(self) -> None:
-        """Read the servos before the controllers, command them after the aggregator."""
-        self.resources.cycle.add_stage('input', self._input)
-        self.resources.cycle.add_stage('output', self._output)
-
-    def deactivate(self) -> None:
-        """Leave the cycle."""
-        self.resources.cycle.remove_stage(self._input)
-        self.resources.cycle.remove_stage(self._output)
-
-    def destroy(self) -> None:
-        """Uninstall the bus."""
-        if self.resources.bus is self.bus:
-            self.resources.bus = None
 
     def move_by_hand(self, positions: Mapping[str, float]) -> List[str]:
         """Move free servos as a hand would; return the joints that moved."""
@@ -154,7 +171,7 @@ class SerialBusSpec:
     config: Mapping
 
 
-class SerialBusComponent(Component):
+class SerialBusComponent(BusComponent):
     """
     Installs a :class:`SerialServoBus` as the servo bus of the cycle.
 
@@ -174,31 +191,14 @@ class SerialBusComponent(Component):
         section = dict(spec.config.get('servo_bus', spec.config))
         section['period'] = resources.period  # the goals go out once a cycle
         config = load_bus_config(section)
-        view = resources.view
-        joints = resources.servo_joints()
-        self.bus = SerialServoBus(config, joints)
-        self.bus.connect()
-        indices = view.get_joint_indices(joints)
-        self._input = BusInput(self.bus, indices,
-                               view.get_joint_indices(view.list_virtual_joints()))
-        self._output = BusOutput(self.bus, indices)
+        bus = SerialServoBus(config, resources.servo_joints())
+        bus.connect()
+        self.install(bus)
         self._commands = 0
-        resources.bus = self.bus
-
-    def activate(self) -> None:
-        """Read the servos before the controllers, command them after the aggregator."""
-        self.resources.cycle.add_stage('input', self._input)
-        self.resources.cycle.add_stage('output', self._output)
-
-    def deactivate(self) -> None:
-        """Leave the cycle (the servos hold their last goal)."""
-        self.resources.cycle.remove_stage(self._input)
-        self.resources.cycle.remove_stage(self._output)
 
     def destroy(self) -> None:
-        """Disconnect (the configured shutdown torque) and uninstall the bus."""
-        if self.resources.bus is self.bus:
-            self.resources.bus = None
+        """Uninstall the bus and disconnect (the configured shutdown torque)."""
+        super().destroy()
         self.bus.disconnect()
 
     def command(self, command: str, joints: Sequence[str] = (), register: str = '',

@@ -18,7 +18,6 @@ from typing import List, Optional
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.task import Future
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
 from sweetie_motion.cartesian.planner import (CartesianCode, CartesianPlan, CartesianPlanner,
                                               CartesianRequest, code_of, POLICIES)
@@ -270,7 +269,7 @@ class CartesianMotionNode(ManagedNode):
             if goal_handle.is_cancel_requested and not canceled:
                 canceled = True
                 await handle.cancel_goal_async()
-            await self._sleep(0.05)
+            await self.sleep(0.05, self._group)
         answer = outcome.result().result
         code, message = int(answer.error_code), answer.error_string
         if canceled and goal_handle.is_cancel_requested:
@@ -286,10 +285,3 @@ class CartesianMotionNode(ManagedNode):
         self.get_logger().info(f'Cartesian motion ended ({result.error_code}): '
                                f'{result.error_string}')
         return result
-
-    async def _sleep(self, seconds: float) -> None:
-        future = Future()
-        timer = self.create_timer(seconds, lambda: future.done() or future.set_result(True),
-                                  callback_group=self._group)
-        await future
-        self.destroy_timer(timer)

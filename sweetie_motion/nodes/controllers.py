@@ -22,8 +22,7 @@ from sweetie_motion.conversions import joint_state, joint_state_positions
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import FollowJointStateSpec, TorqueSwitchSpec
-from sweetie_motion.host.host import HOST
-from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
     nested_overrides, non_empty, one_of, ParameterError, ParameterSpec, unique,
@@ -67,7 +66,7 @@ def controller_parameters(default_chains: Sequence[str] = (), stay_operational: 
     return specs
 
 
-class ControllerNode(ManagedNode):
+class ControllerNode(ComponentNode):
     """
     Base of controller nodes: chains, smoothing, set_operational, the lifecycle policy.
 
@@ -83,19 +82,11 @@ class ControllerNode(ManagedNode):
     KIND = ''
 
     def __init__(self, process: MotionProcess, name: str, **kwargs) -> None:
-        self.process = process
-        super().__init__(name, **kwargs)
-        self._created = False
-        self._entities: List = []
+        super().__init__(process, name, **kwargs)
         self._service_group = MutuallyExclusiveCallbackGroup()
         self._operational_service = self.create_service(
             SetBool, '~/set_operational', self._set_operational,
             callback_group=self._service_group)
-
-    @property
-    def host(self):
-        """Return the cycle host."""
-        return self.process.host
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -140,26 +131,15 @@ class ControllerNode(ManagedNode):
         self.read_parameters()
         spec = self.component_spec()
         self.host.add_listener(self._on_event)
-        self.host.call(HOST, 'create', self.get_name(), self.KIND, spec)
-        self._created = True
+        self.create_component(self.KIND, spec)
         self.create_entities()
 
     def create_entities(self) -> None:
         """Create the node's topics, services and actions (subclasses)."""
 
-    def activate_component(self) -> None:
-        self.host.call(self.get_name(), 'activate')
-
-    def deactivate_component(self) -> None:
-        if self._created:
-            self.host.call(self.get_name(), 'deactivate')
-
     def cleanup_component(self) -> None:
-        self.destroy_entities(self._entities)
         self.host.remove_listener(self._on_event)
-        if self._created:
-            self._created = False
-            self.host.call(HOST, 'destroy', self.get_name())
+        super().cleanup_component()
 
     def _on_event(self, event: tuple) -> None:
         if event[0] == 'not_operational' and event[1] == self.get_name():

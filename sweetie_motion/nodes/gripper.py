@@ -11,7 +11,6 @@ interface.
 from typing import List
 
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.task import Future
 from std_msgs.msg import String
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import LATCHED
@@ -74,16 +73,9 @@ class GripperNode(ManagedNode):
         moves = (target == 'released') != (self.state == 'released')
         closing = self.get_parameter('closing_time').value
         if moves and closing > 0:
-            await self._sleep(closing)
+            await self.sleep(closing, self._group)
         self.state = target
         self._publish()
         response.success, response.state = True, self.state
         response.message = f'gripper {self.state}'
         return response
-
-    async def _sleep(self, seconds: float) -> None:
-        future = Future()
-        timer = self.create_timer(seconds, lambda: future.done() or future.set_result(True),
-                                  callback_group=self._group)
-        await future
-        self.destroy_timer(timer)

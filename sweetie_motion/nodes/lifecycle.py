@@ -231,3 +231,55 @@ class ManagedNode(LifecycleNode):
             elif entity is not None and hasattr(entity, 'destroy'):
                 entity.destroy()  # action servers and clients
         entities.clear()
+
+    async def sleep(self, seconds: float, group=None) -> None:
+        """Wait ``seconds`` inside a coroutine of the executor (an action or service callback)."""
+        from rclpy.task import Future
+        future = Future()
+        timer = self.create_timer(seconds, lambda: future.done() or future.set_result(True),
+                                  callback_group=group)
+        await future
+        self.destroy_timer(timer)
+
+
+class ComponentNode(ManagedNode):
+    """
+    A lifecycle node whose work runs as a component on the cycle side.
+
+    Configure creates the component (:meth:`create_component`, from a spec), the lifecycle
+    activates and deactivates it, cleanup destroys the node's entities (``self._entities``) and
+    the component.
+
+    :param process: the motion process (its model, period and cycle host).
+    """
+
+    def __init__(self, process, name: str, **kwargs: Any) -> None:
+        self.process = process
+        super().__init__(name, **kwargs)
+        self._created = False
+        self._entities: List[Any] = []
+
+    @property
+    def host(self):
+        """Return the cycle host."""
+        return self.process.host
+
+    def create_component(self, kind: str, spec: Any, timeout: float = 10.0) -> None:
+        """Create this node's component of ``kind`` on the cycle side."""
+        from sweetie_motion.host.host import HOST
+        self.host.call(HOST, 'create', self.get_name(), kind, spec, timeout=timeout)
+        self._created = True
+
+    def activate_component(self) -> None:
+        self.host.call(self.get_name(), 'activate')
+
+    def deactivate_component(self) -> None:
+        if self._created:
+            self.host.call(self.get_name(), 'deactivate')
+
+    def cleanup_component(self) -> None:
+        from sweetie_motion.host.host import HOST
+        self.destroy_entities(self._entities)
+        if self._created:
+            self._created = False
+            self.host.call(HOST, 'destroy', self.get_name(), timeout=10.0)

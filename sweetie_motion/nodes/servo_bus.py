@@ -29,8 +29,7 @@ from sensor_msgs.msg import JointState
 from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import SerialBusSpec
-from sweetie_motion.host.host import HOST
-from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
@@ -42,7 +41,7 @@ MODES = ('serial', 'sim-serial')
 COMMAND_TIMEOUT = {'scan': 60.0, 'reboot': 15.0}
 
 
-class ServoBusNode(ManagedNode):
+class ServoBusNode(ComponentNode):
     """The HerkuleX serial driver (or its pty simulators) as a lifecycle node."""
 
     PARAMETERS = (
@@ -72,11 +71,8 @@ class ServoBusNode(ManagedNode):
     )
 
     def __init__(self, process: MotionProcess, name: str = 'servo_bus', **kwargs) -> None:
-        self.process = process
-        super().__init__(name, **kwargs)
+        super().__init__(process, name, **kwargs)
         self._group = MutuallyExclusiveCallbackGroup()
-        self._entities: List = []
-        self._created = False
         self._simulators: Dict[str, object] = {}
         self._sim_dir: Optional[tempfile.TemporaryDirectory] = None
         #: joint -> (bus, servo id, servo config) for move_by_hand
@@ -85,11 +81,6 @@ class ServoBusNode(ManagedNode):
         self._early: Dict[int, list] = {}
         self._pending_lock = threading.Lock()
         self.process.host.add_listener(self._on_event)
-
-    @property
-    def host(self):
-        """Return the cycle host."""
-        return self.process.host
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -157,12 +148,10 @@ class ServoBusNode(ManagedNode):
         try:
             if values['mode'] == 'sim-serial':
                 self._start_simulators(section, values)
-            self.host.call(HOST, 'create', self.get_name(), 'herkulex_bus',
-                           SerialBusSpec(section), timeout=30.0)
+            self.create_component('herkulex_bus', SerialBusSpec(section), timeout=30.0)
         except BaseException:
             self._stop_simulators()
             raise
-        self._created = True
         self._entities = [self.create_service(ServoCommand, '~/command', self._command,
                                               callback_group=self._group)]
         self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
@@ -172,21 +161,11 @@ class ServoBusNode(ManagedNode):
             self._entities.append(self.make_subscription(JointState, '~/move_by_hand',
                                                          self._move_by_hand, 10))
 
-    def activate_component(self) -> None:
-        self.host.call(self.get_name(), 'activate')
-
-    def deactivate_component(self) -> None:
-        self.host.call(self.get_name(), 'deactivate')
-
     def cleanup_component(self) -> None:
-        self.destroy_entities(self._entities)
-        self._entities = []
-        if self._created:
-            self._created = False
-            try:
-                self.host.call(HOST, 'destroy', self.get_name(), timeout=10.0)
-            finally:
-                self._stop_simulators()
+        try:
+            super().cleanup_component()  # the driver disconnects (its shutdown torque) first
+        finally:
+            self._stop_simulators()
 
     def _stop_simulators(self) -> None:
         for simulator in self._simulators.values():

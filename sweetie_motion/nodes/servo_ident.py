@@ -18,14 +18,12 @@ defaults of each servo's type in ``servos`` (the servo configuration of the bus)
 """
 
 import os
-from typing import List
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import ServoIdentSpec
-from sweetie_motion.host.host import HOST
-from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
@@ -73,7 +71,7 @@ def save_servo_models(path: str, models: list) -> str:
     return path
 
 
-class ServoIdentNode(ManagedNode):
+class ServoIdentNode(ComponentNode):
     """The servo identification as a lifecycle node."""
 
     PARAMETERS = (
@@ -107,16 +105,8 @@ class ServoIdentNode(ManagedNode):
     )
 
     def __init__(self, process: MotionProcess, name: str = 'servo_ident', **kwargs) -> None:
-        self.process = process
-        super().__init__(name, **kwargs)
+        super().__init__(process, name, **kwargs)
         self._group = MutuallyExclusiveCallbackGroup()
-        self._entities: List = []
-        self._created = False
-
-    @property
-    def host(self):
-        """Return the cycle host."""
-        return self.process.host
 
     def configure_component(self) -> None:
         from sweetie_motion.servo.ident import IdentConfig, IdentificationError
@@ -133,9 +123,7 @@ class ServoIdentNode(ManagedNode):
                 min_speed=values['min_speed'])
         except IdentificationError as error:
             raise ParameterError(str(error)) from None
-        self.host.call(HOST, 'create', self.get_name(), 'servo_ident',
-                       ServoIdentSpec(config, tuple(models)))
-        self._created = True
+        self.create_component('servo_ident', ServoIdentSpec(config, tuple(models)))
         self._models_pub = self.make_publisher(ServoModels, 'servo_models', LATCHED)
         self._entities = [self._models_pub, self.create_service(
             ServoIdentification, '~/identification', self._identification,
@@ -146,19 +134,6 @@ class ServoIdentNode(ManagedNode):
                 1.0 / values['torque_error_rate'], self._publish_torque_error,
                 callback_group=self._group)]
         self.get_logger().info(f'{len(models)} servo models to start from')
-
-    def activate_component(self) -> None:
-        self.host.call(self.get_name(), 'activate')
-
-    def deactivate_component(self) -> None:
-        self.host.call(self.get_name(), 'deactivate')
-
-    def cleanup_component(self) -> None:
-        self.destroy_entities(self._entities)
-        self._entities = []
-        if self._created:
-            self._created = False
-            self.host.call(HOST, 'destroy', self.get_name())
 
     def _publish_torque_error(self) -> None:
         if not self._created or self.lifecycle_state != 'active':

@@ -580,7 +580,8 @@ class JointTrajectoryNode(ControllerNode):
         client = self._storage()
         deadline = time.monotonic() + 5.0
         while not client.ready() and time.monotonic() < deadline:
-            await self._sleep(0.1)  # the storage of the same process may come up a moment late
+            # the storage of the same process may come up a moment late
+            await self.sleep(0.1, self._action_group)
         try:
             return await client.load_async(name)
         except TrajectoryNotFoundError as error:
@@ -589,13 +590,6 @@ class JointTrajectoryNode(ControllerNode):
             raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
         except StorageError as error:
             raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
-
-    async def _sleep(self, seconds: float) -> None:
-        future = Future()
-        timer = self.create_timer(seconds, lambda: future.done() or future.set_result(True),
-                                  callback_group=self._action_group)
-        await future
-        self.destroy_timer(timer)
 
     def _approach(self, goal: TrajectoryGoal) -> TrajectoryGoal:
         """Shift a goal so that it starts with a smooth approach from the current pose."""

@@ -11,13 +11,12 @@ from sensor_msgs.msg import JointState
 from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import VirtualRobotSpec
-from sweetie_motion.host.host import HOST
-from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterSpec, unique
 
 
-class VirtualRobotNode(ManagedNode):
+class VirtualRobotNode(ComponentNode):
     """The simulated servo bus as a lifecycle node."""
 
     PARAMETERS = (
@@ -35,37 +34,16 @@ class VirtualRobotNode(ManagedNode):
     )
 
     def __init__(self, process: MotionProcess, name: str = 'virtual_robot', **kwargs) -> None:
-        self.process = process
-        super().__init__(name, **kwargs)
-        self._entities = []
-        self._created = False
+        super().__init__(process, name, **kwargs)
         self.add_on_set_parameters_callback(self._on_set)
-
-    @property
-    def host(self):
-        """Return the cycle host."""
-        return self.process.host
 
     def configure_component(self) -> None:
         values = self.read_parameters()
-        spec = VirtualRobotSpec(values['lag'], values['delay'], values['max_velocity'],
-                                tuple(values['blocked_joints']))
-        self.host.call(HOST, 'create', self.get_name(), 'virtual_robot', spec)
-        self._created = True
+        self.create_component('virtual_robot', VirtualRobotSpec(
+            values['lag'], values['delay'], values['max_velocity'],
+            tuple(values['blocked_joints'])))
         self._entities = [self.make_subscription(JointState, '~/move_by_hand',
                                                  self._move_by_hand, 10)]
-
-    def activate_component(self) -> None:
-        self.host.call(self.get_name(), 'activate')
-
-    def deactivate_component(self) -> None:
-        self.host.call(self.get_name(), 'deactivate')
-
-    def cleanup_component(self) -> None:
-        self.destroy_entities(self._entities)
-        if self._created:
-            self._created = False
-            self.host.call(HOST, 'destroy', self.get_name())
 
     def _move_by_hand(self, msg: JointState) -> None:
         try:
