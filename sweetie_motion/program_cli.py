@@ -29,24 +29,14 @@ def _model(robot: str):
     return model
 
 
-def _home(model, chain: str) -> np.ndarray:
-    home = model.get_chain_property(chain, 'home')
-    joints = model.list_joints(chain)
-    if home is None:
-        return np.zeros(len(joints))
-    if len(home) != len(joints):
-        raise SweetieMotionError(f'chain {chain}: home has {len(home)} values for '
-                                 f'{len(joints)} joints')
-    return np.array(home, dtype=float)
-
-
 def _offline(args: argparse.Namespace):
     """Plan the program of ``args.file`` offline; return (model, runner, backend)."""
     from sweetie_motion.cartesian.limiter import WorkspaceLimiter
     from sweetie_motion.cartesian.program import load_program
-    from sweetie_motion.cartesian.runner import OfflineBackend, program_steps, ProgramRunner
+    from sweetie_motion.cartesian.runner import (chain_home, OfflineBackend, program_steps,
+                                                 ProgramRunner)
     model = _model(args.robot)
-    home = _home(model, args.chain)
+    home = chain_home(model, args.chain)
     start = np.radians(args.start) if args.start else home
     workspace = WorkspaceLimiter.from_config(model.get_chain_property(args.chain, 'workspace'))
     backend = OfflineBackend(model, args.chain, start, args.period, args.speed / 1e3,
@@ -85,13 +75,13 @@ def plot(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run the program on the motion process."""
     from sweetie_motion.cartesian.program import load_program
-    from sweetie_motion.cartesian.runner import program_steps, ProgramRunner
+    from sweetie_motion.cartesian.runner import chain_home, program_steps, ProgramRunner
     from sweetie_motion.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
     with ArmClient(args.namespace, model, args.chain, timeout=args.timeout) as robot:
         runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
-                               _home(model, args.chain))
+                               chain_home(model, args.chain))
 
         def before(step) -> bool:
             if not args.step:

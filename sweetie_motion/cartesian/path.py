@@ -239,6 +239,10 @@ def _share(demands: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return granted
 
 
+#: the default equivalent radius of orientation-only spans [m] (KDL's default too)
+EQRADIUS = 0.1
+
+
 class CartesianPath:
     """
     Waypoints joined by lines with circular blends; orientation interpolated (module doc).
@@ -256,7 +260,7 @@ class CartesianPath:
     """
 
     def __init__(self, waypoints: Sequence[WaypointLike],
-                 radius: Union[float, Sequence[float]] = 0.0, eqradius: float = 0.1,
+                 radius: Union[float, Sequence[float]] = 0.0, eqradius: float = EQRADIUS,
                  reduce_radius: bool = True, min_radius: float = 1e-4) -> None:
         poses = [_as_pose(w, i) for i, w in enumerate(waypoints)]
         if len(poses) < 2:

@@ -26,7 +26,10 @@ motion before anything moves when one of them fails:
    space over those first samples; the tool may deviate from the path there by at most
    :data:`SINGULAR_POSITION_TOLERANCE` / :data:`SINGULAR_ORIENTATION_TOLERANCE` (the same
    trade as the "wrist singularity area" of industrial controllers), and the plan says by how
-   much. Beyond that, or later on the path, the flip is refused;
+   much. Beyond that, or later on the path, the flip is refused. A start *next to* a
+   singularity (a singular value of the Jacobian below :data:`SINGULAR_VALUE_RATIO` of its
+   largest) counts as one, also when its wrist turns without a flip, only too fast for the
+   joints right after the start;
 6. the joint limiter: position, velocity and acceleration of the samples against the joints'
    planning limits (95 % of the limits, as every plan of the package, so that the trajectory
    controller's interpolation between samples stays within them). A motion too fast for the
@@ -48,7 +51,7 @@ from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
                                               JointLimiter, JointLimitViolation,
                                               LimitViolation, WorkspaceLimiter, ZoneViolation)
-from sweetie_motion.cartesian.path import CartesianPath, PathError, WaypointLike
+from sweetie_motion.cartesian.path import CartesianPath, EQRADIUS, PathError, WaypointLike
 from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
                                               ProfileError, sample_path)
 from sweetie_motion.errors import SweetieMotionError
@@ -66,8 +69,12 @@ RETIME_ROUNDS = 4
 #: a flip this close to the start of a path [s] is a singular start (see the module)
 SINGULAR_START = 0.5
 #: how far the tool may leave the path while the wrist leaves a singular start [m], [rad]
-SINGULAR_POSITION_TOLERANCE = 1e-3
+SINGULAR_POSITION_TOLERANCE = 2e-3
 SINGULAR_ORIENTATION_TOLERANCE = math.radians(2.0)
+#: a start whose Jacobian has singular values below this share of its largest is singular
+SINGULAR_VALUE_RATIO = 1e-2
+#: the singular-start figures of a plan that does not start at a singularity
+NOT_SINGULAR = (0, 0.0, 0.0)
 #: samples after the last flip of a singular start that are interpolated too
 SINGULAR_MARGIN = 3
 #: random configurations tried at the end of a path whose start is singular
@@ -243,7 +250,7 @@ class CartesianPlanner:
 
     def __init__(self, model: RobotModel, chain: str, period: float,
                  workspace: Optional[WorkspaceLimiter] = None, policy: str = 'retime',
-                 eqradius: float = 0.1, flip_ratio: float = 50.0,
+                 eqradius: float = EQRADIUS, flip_ratio: float = 50.0,
                  task: Optional[str] = None) -> None:
         if policy not in POLICIES:
             raise ValueError(f'policy must be one of {", ".join(POLICIES)}, got {policy!r}')
@@ -347,33 +354,89 @@ class CartesianPlanner:
 
         See the module, stages 4 and 5.
         """
-        positions = self._solve(samples, start, range(len(samples)))
-        flips = find_branch_flips(samples, positions, self.joints, self.flip_ratio)
+        forward = self._solve(samples, start, range(len(samples)))
+        null = self._start_null_space(start)
+        flips = find_branch_flips(samples, forward, self.joints, self.flip_ratio)
         if not flips:
-            return positions, (0, 0.0, 0.0)
+            return self._strained_start(samples, start, forward, null)
         first = flips[0]
         refused = BranchFlipViolation(first.joint, first.step, first.expected, first.time,
                                       first.sample, first.segment)
-        if samples.time[max(f.sample for f in flips)] > SINGULAR_START:
-            # the branch the start took meets a singularity later: the path solved backwards
-            # from another solution at its end may need no flip but at the start
-            positions, flips = self._from_the_end(samples, start, positions, refused)
-            if not flips:
-                return positions, (0, 0.0, 0.0)
-        # turn the joints the Jacobian cannot see at the start (its null space: joints 4 and
-        # 6 against each other at a wrist singularity) towards where the path is a moment
-        # later; that holds the tool where the robot holds it now (checked)
-        _, singular_values, rows = np.linalg.svd(self.model.jacobian(self.chain, start))
-        rank = int(np.sum(singular_values > 1e-6 * singular_values[0]))
-        null = rows[rank:]
-        tracked = positions
-        end = min(len(samples) - 1, max(f.sample for f in flips) + SINGULAR_MARGIN)
-        while True:  # the shortest blend that joins the tracked path without a kink
-            if samples.time[end] > SINGULAR_START or not len(null):
-                raise refused
+        if samples.time[max(f.sample for f in flips)] <= SINGULAR_START:
+            blended = self._singular_start(samples, start, forward,
+                                           max(f.sample for f in flips), null)
+            if blended is not None:
+                return blended
+        # the branch the start took meets a singularity later, or cannot leave the start in
+        # time: the path solved backwards from another solution at its end may need no flip
+        # but at the start
+        backward, flips = self._from_the_end(samples, start, forward, refused)
+        if not flips:
+            return self._strained_start(samples, start, backward, null)
+        blended = self._singular_start(samples, start, backward, max(f.sample for f in flips),
+                                       null)
+        if blended is None:
+            raise refused
+        return blended
+
+    def _start_null_space(self, start: np.ndarray) -> np.ndarray:
+        """
+        Return the directions the Jacobian at the start (nearly) cannot see, as rows.
+
+        Empty unless the start is at or next to a singularity of the task: a position-only
+        task of a redundant leg has a null space everywhere, which is freedom, not a
+        singularity.
+        """
+        jacobian = self.model.jacobian(self.chain, start)
+        task = jacobian if self.task == 'pose' else jacobian[:3]
+        task_values = np.linalg.svd(task, compute_uv=False)
+        if np.sum(task_values > SINGULAR_VALUE_RATIO * task_values[0]) >= min(task.shape):
+            return np.zeros((0, len(self.joints)))
+        _, singular_values, rows = np.linalg.svd(jacobian)
+        rank = int(np.sum(singular_values > SINGULAR_VALUE_RATIO * singular_values[0]))
+        return rows[rank:]
+
+    def _strained_start(self, samples: CartesianSamples, start: np.ndarray,
+                        positions: np.ndarray, null: np.ndarray
+                        ) -> Tuple[np.ndarray, Tuple[int, float, float]]:
+        """
+        Return a flip-free joint path, blended at the start when a singularity strains it.
+
+        Next to a singularity the wrist turns without a flip, only too fast for the joints
+        right after the start, where slowing the motion down does not help: that is a singular
+        start too. A strain no blend removes is left to the retiming.
+        """
+        strain = self._strain_at_start(samples, positions) if len(null) else None
+        if strain is not None:
+            blended = self._singular_start(samples, start, positions, strain.sample, null)
+            if blended is not None:
+                return blended
+        return positions, NOT_SINGULAR
+
+    def _singular_start(self, samples: CartesianSamples, start: np.ndarray,
+                        tracked: np.ndarray, last: int, null: np.ndarray
+                        ) -> Optional[Tuple[np.ndarray, Tuple[int, float, float]]]:
+        """
+        Blend a singular start into ``tracked`` (the joint path of the samples).
+
+        The joints the Jacobian cannot see at the start (``null``: joints 4 and 6 against each
+        other at a wrist singularity) turn towards where the path is a moment after sample
+        ``last``, which holds the tool where the robot holds it now (checked); over the
+        shortest span that joins the tracked path without a kink, within the joint limits and
+        the singular tolerances.
+
+        :return: (positions, (samples interpolated, position error, orientation error)), or
+            None when no such blend exists.
+        """
+        if not len(null):
+            return None
+        end = min(len(samples) - 1, last + SINGULAR_MARGIN)
+        while True:
+            if samples.time[end] > SINGULAR_START:
+                return None
             positions = self._blend(samples, tracked, start, null, end)
             if positions is None:
-                raise refused
+                return None
             if not find_branch_flips(samples, positions, self.joints, self.flip_ratio):
                 try:
                     reach = min(len(samples), end + 2 * SINGULAR_MARGIN + 1)
@@ -392,8 +455,21 @@ class CartesianPlanner:
                     pose.rotation, samples.rotation[i])))
         if position_error > SINGULAR_POSITION_TOLERANCE or \
                 orientation_error > SINGULAR_ORIENTATION_TOLERANCE:
-            raise refused
+            return None
         return positions, (end + 1, position_error, orientation_error)
+
+    def _strain_at_start(self, samples: CartesianSamples,
+                         positions: np.ndarray) -> Optional[JointLimitViolation]:
+        """Return the joint limit the first :data:`SINGULAR_START` seconds break (or None)."""
+        reach = int(np.searchsorted(samples.time, SINGULAR_START, side='right'))
+        if reach < 3:
+            return None
+        try:
+            self.limiter.check(positions[:reach], samples.time[:reach])
+        except JointLimitViolation as violation:
+            if violation.quantity != 'position':
+                return violation
+        return None
 
     def _from_the_end(self, samples: CartesianSamples, start: np.ndarray,
                       forward: np.ndarray, refused: BranchFlipViolation

@@ -154,6 +154,22 @@ class StepReport:
     seconds: float = 0.0
 
 
+def chain_home(model: RobotModel, chain: str) -> np.ndarray:
+    """
+    Return the chain's home pose (the chain property ``home``, else zeros) [rad or m].
+
+    :raises SweetieMotionError: a ``home`` of the wrong length.
+    """
+    home = model.get_chain_property(chain, 'home')
+    joints = model.list_joints(chain)
+    if home is None:
+        return np.zeros(len(joints))
+    if len(home) != len(joints):
+        raise SweetieMotionError(f'chain {chain}: home has {len(home)} values for '
+                                 f'{len(joints)} joints')
+    return np.array(home, dtype=float)
+
+
 class ProgramRunner:
     """
     Executes program steps in order through a backend.
