@@ -4,7 +4,8 @@ Python client API of a running motion process: stored trajectories and playback 
     from sweetie_motion.client import MotionClient
     with MotionClient('sweetie_bot') as robot:
         print(robot.names())
-        code, message = robot.play('greeting', speed=1.5)
+        result = robot.play('greeting', speed=1.5)
+        print(result.succeeded, result.error_code, result.error_string)
 
 The client owns an rclpy node spun in a background thread (or uses a node you give it, which
 you spin). Storage goes through the parameters of the ``trajectory_storage`` node, playback
@@ -14,10 +15,18 @@ plain ROS 2 interfaces any other tool uses.
 
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
+
+
+#: a result is asked for again this often while waiting for it [s]
+RESULT_RECHECK = 2.0
+#: an action server not seen for this long is gone [s]
+SERVER_GONE = 3.0
+#: after an interrupt, the server's answer to the cancel is awaited this long [s]
+CANCEL_GRACE = 2.0
 
 
 class MotionResult(NamedTuple):
@@ -45,24 +54,18 @@ class MotionClient:
                  trajectory_namespace: str = 'joint_trajectory',
                  play_action: str = 'play_trajectory',
                  controller: str = 'joint_trajectory') -> None:
-        import rclpy
         from rclpy.action import ActionClient
         from control_msgs.action import FollowJointTrajectory
         from sweetie_motion_msgs.action import PlayTrajectory
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
-        self._own = node is None
-        self._executor = None
-        if self._own:
-            from rclpy.context import Context
-            from rclpy.executors import SingleThreadedExecutor
-            self._context = Context()
-            rclpy.init(context=self._context)
-            node = rclpy.create_node('sweetie_motion_client', context=self._context)
-            self._executor = SingleThreadedExecutor(context=self._context)
-            self._executor.add_node(node)
-            self._thread = threading.Thread(target=self._executor.spin, daemon=True)
-            self._thread.start()
+        self._background = None
+        if node is None:
+            from sweetie_motion.nodes.background import BackgroundNode
+            self._background = BackgroundNode('sweetie_motion_client')
+            node = self._background.node
+        #: set by :meth:`interrupt`: every wait of the client ends at once
+        self._interrupt = threading.Event()
         self.node = node
         from sweetie_motion.storage.client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
@@ -76,12 +79,21 @@ class MotionClient:
 
     def close(self) -> None:
         """Release the node (and its context, if the client created them)."""
-        if self._own:
-            import rclpy
-            self._executor.shutdown()
-            self._thread.join(5.0)  # a spinning thread at interpreter exit aborts the process
-            self.node.destroy_node()
-            rclpy.try_shutdown(context=self._context)
+        if self._background is not None:
+            self._background.close()
+
+    def readiness(self) -> Dict[str, bool]:
+        """Return, per part of the motion process this client uses, whether it answers now."""
+        return {'trajectory_controller': self._follow.server_is_ready(),
+                'play_trajectory': self._play.server_is_ready()}
+
+    def interrupt(self) -> None:
+        """End every wait of the client now (ClientError 'stopped'); see :meth:`resume`."""
+        self._interrupt.set()
+
+    def resume(self) -> None:
+        """Let the client wait again after :meth:`interrupt`."""
+        self._interrupt.clear()
 
     def __enter__(self) -> 'MotionClient':
         return self
@@ -89,20 +101,50 @@ class MotionClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _wait(self, future, what: str, timeout: Optional[float] = None, server=None):
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        gone_since = None
+    def _wait(self, future, what: str, timeout: Optional[float] = None):
+        from sweetie_motion.nodes.background import wait_future
+        return wait_future(future, self.timeout if timeout is None else timeout,
+                           f'{what} from the motion process', ClientError, self._interrupt)
+
+    def _result(self, handle, server, what: str, timeout: float):
+        """
+        Wait for the result of an accepted goal.
+
+        A killed motion process stays "ready" in DDS discovery for about 20 s, and one
+        restarted meanwhile never answers the old goal: the result is asked for again every
+        :data:`RESULT_RECHECK` seconds, and a server that does not know the goal (status
+        UNKNOWN: a new process) or a server gone for :data:`SERVER_GONE` seconds ends the
+        wait. So does :meth:`interrupt`, after the server had :data:`CANCEL_GRACE` seconds to
+        answer the cancel that usually goes with it.
+        """
+        from action_msgs.msg import GoalStatus
+        deadline = time.monotonic() + timeout
+        future = handle.get_result_async()
+        asked = time.monotonic()
+        recheck = None
+        gone_since = interrupted_at = None
         while not future.done():
             now = time.monotonic()
             if now > deadline:
-                raise ClientError(f'no answer from the motion process: {what}')
-            if server is not None:
-                if server.server_is_ready():
-                    gone_since = None
-                elif gone_since is None:
-                    gone_since = now
-                elif now - gone_since > 3.0:
+                raise ClientError(f'no {what} within {timeout:g} s')
+            if self._interrupt.is_set():
+                interrupted_at = interrupted_at or now
+                if now - interrupted_at > CANCEL_GRACE:
+                    raise ClientError(f'stopped while waiting for {what}')
+            if server.server_is_ready():
+                gone_since = None
+            else:
+                gone_since = gone_since or now
+                if now - gone_since > SERVER_GONE:
                     raise ClientError(f'the motion process went away during {what}')
+            if recheck is not None and recheck.done():
+                answer = recheck.result()
+                if answer is not None and answer.status == GoalStatus.STATUS_UNKNOWN:
+                    raise ClientError(f'the motion process restarted during {what}: the '
+                                      'goal is lost')
+                recheck = None
+            if recheck is None and now - asked > RESULT_RECHECK:
+                recheck, asked = handle.get_result_async(), now
             time.sleep(0.01)
         return future.result()
 
@@ -166,9 +208,8 @@ class MotionClient:
                             f'play {name}')
         if not handle.accepted:
             raise ClientError(f'play {name!r} was rejected')
-        result = self._wait(handle.get_result_async(), f'result of {name}',
-                            timeout=timeout if timeout is not None else 3600.0,
-                            server=self._play)
+        result = self._result(handle, self._play, f'the result of {name}',
+                              timeout if timeout is not None else 3600.0)
         return _outcome(result)
 
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
@@ -180,9 +221,8 @@ class MotionClient:
         handle = self._wait(self._follow.send_goal_async(goal_to_msg(goal)), 'send goal')
         if not handle.accepted:
             raise ClientError('the goal was rejected')
-        result = self._wait(handle.get_result_async(), 'goal result',
-                            timeout=timeout if timeout is not None else 3600.0,
-                            server=self._follow)
+        result = self._result(handle, self._follow, 'the goal result',
+                              timeout if timeout is not None else 3600.0)
         return _outcome(result)
 
     def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:

@@ -11,7 +11,7 @@ Joint moves go to the trajectory controller as they are (R-CART-2).
 
 import threading
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -49,7 +49,6 @@ class ArmClient(MotionClient):
         self._reference: Optional[np.ndarray] = None
         self._reference_lock = threading.Lock()
         self._handles: List = []
-        self._stopped = threading.Event()
 
         def on_reference(msg) -> None:
             index = {n: i for i, n in enumerate(msg.name)}
@@ -127,33 +126,41 @@ class ArmClient(MotionClient):
 
     def wait(self, seconds: float) -> str:
         """Wait ``seconds`` (a stop ends the wait)."""
-        if self._stopped.wait(seconds):
+        if self._interrupt.wait(seconds):
             raise ClientError('stopped while waiting')
         return f'waited {seconds:g} s'
 
     def stop(self) -> None:
-        """Cancel the motion in progress (it decelerates and holds)."""
-        self._stopped.set()
+        """
+        Cancel the motion in progress (it decelerates and holds) and end every wait.
+
+        A wait for a motion's result ends when the cancelled result arrives, or after
+        :data:`~sweetie_motion.client.CANCEL_GRACE` seconds when nothing answers (a killed
+        motion process). Motions are refused until :meth:`resume`.
+        """
+        self.interrupt()
         for handle in list(self._handles):
             handle.cancel_goal_async()
 
-    def resume(self) -> None:
-        """Allow motions again after :meth:`stop`."""
-        self._stopped.clear()
+    def readiness(self) -> Dict[str, bool]:
+        """Return, per part of the motion process the arm uses, whether it answers now."""
+        ready = super().readiness()
+        ready.update(cartesian_motion=self._cartesian.server_is_ready(),
+                     gripper=self._gripper.service_is_ready())
+        return ready
 
     # --- plumbing --------------------------------------------------------------------------------
 
     def _run_action(self, client, goal, what: str) -> MotionResult:
         from sweetie_motion.client import _outcome
-        if self._stopped.is_set():
+        if self._interrupt.is_set():
             raise ClientError(f'stopped before {what}')
         handle = self._wait(client.send_goal_async(goal), f'send {what}')
         if not handle.accepted:
             raise ClientError(f'{what} was rejected')
         self._handles.append(handle)
         try:
-            result = self._wait(handle.get_result_async(), f'result of {what}',
-                                timeout=3600.0, server=client)
+            result = self._result(handle, client, f'the result of {what}', 3600.0)
         finally:
             self._handles.remove(handle)
         return _outcome(result)

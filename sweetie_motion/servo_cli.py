@@ -33,19 +33,12 @@ class ServoClient:
     """Calls the servo_bus and servo_ident services of the motion process in ``namespace``."""
 
     def __init__(self, namespace: str, timeout: float = 15.0) -> None:
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
+        from sweetie_motion.nodes.background import BackgroundNode
         from sweetie_motion_msgs.srv import ServoCommand, ServoIdentification
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
-        self._context = Context()
-        rclpy.init(context=self._context)
-        self.node = rclpy.create_node('sweetie_motion_servo_cli', context=self._context)
-        self._executor = SingleThreadedExecutor(context=self._context)
-        self._executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
-        self._thread.start()
+        self._background = BackgroundNode('sweetie_motion_servo_cli')
+        self.node = self._background.node
         self._command_type, self._ident_type = ServoCommand, ServoIdentification
         self._command = self.node.create_client(ServoCommand, f'{self.ns}/servo_bus/command')
         self._ident = self.node.create_client(ServoIdentification,
@@ -53,24 +46,15 @@ class ServoClient:
 
     def close(self) -> None:
         """Release the node and its context."""
-        import rclpy
-        self._executor.shutdown()
-        self._thread.join(5.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self._context)
+        self._background.close()
 
     def _call(self, client, request, what: str, timeout: float):
+        from sweetie_motion.nodes.background import wait_future
         if not client.wait_for_service(timeout_sec=self.timeout):
             raise SweetieMotionError(f'{client.srv_name} is not available: is the motion '
                                      'process running with a servo bus (--bus serial or '
                                      'sim-serial)?')
-        future = client.call_async(request)
-        deadline = time.monotonic() + timeout
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise SweetieMotionError(f'no answer to {what} within {timeout:g} s')
-            time.sleep(0.01)
-        return future.result()
+        return wait_future(client.call_async(request), timeout, what)
 
     def command(self, command: str, joints: List[str] = (), register: str = '',
                 value: int = 0, timeout: float = 70.0):

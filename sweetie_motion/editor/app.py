@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 import subprocess
 import sys
-from typing import Callable, List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional
 
 
 def load_poses(path: Optional[str] = None) -> dict:
@@ -57,48 +57,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         if robot is not None:
             robot.send_signal(2)
             robot.wait(10)
-
-
-class EditorNode:
-    """
-    The editor's rclpy context and node, spun in a background thread.
-
-    :param args: ROS arguments (``--ros-args ...``) for rclpy.init.
-    """
-
-    def __init__(self, args: Optional[List[str]] = None) -> None:
-        import threading
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
-        self._rclpy = rclpy
-        self.context = Context()
-        rclpy.init(args=args, context=self.context)
-        self.node = rclpy.create_node('trajectory_editor', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, name='editor_ros', daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: B902 -- the context shuts down under the executor
-            pass
-
-    def close(self, release: Optional[Callable[[], None]] = None) -> None:
-        """
-        Stop spinning; destroy the node and the context.
-
-        :param release: called once nothing spins any more, before the node goes (the bridge's
-            ``close``: entities the node does not destroy itself).
-        """
-        self.executor.shutdown()
-        self._thread.join(5.0)
-        if release is not None:
-            release()
-        self.node.destroy_node()
-        self._rclpy.try_shutdown(context=self.context)
 
 
 class Editor(NamedTuple):
@@ -154,7 +112,8 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
     from PyQt5.QtCore import QTimer
     from PyQt5.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(['trajectory_editor'])
-    ros = EditorNode(ros_args)
+    from sweetie_motion.nodes.background import BackgroundNode
+    ros = BackgroundNode('trajectory_editor', ros_args)
     editor = None
     try:
         editor = build_editor(ros.node)

@@ -73,9 +73,11 @@ class Editor:
 
     def __init__(self, namespace: str, workspace: Path, extra: Optional[List[str]] = None
                  ) -> None:
-        from sweetie_motion.editor.app import build_editor, EditorNode
-        self.ros = EditorNode(['editor', '--ros-args', '-p', f'namespace:={namespace}',
-                               '-p', f'workspace_dir:={workspace}', *(extra or [])])
+        from sweetie_motion.editor.app import build_editor
+        from sweetie_motion.nodes.background import BackgroundNode
+        arguments = ['editor', '--ros-args', '-p', f'namespace:={namespace}',
+                     '-p', f'workspace_dir:={workspace}', *(extra or [])]
+        self.ros = BackgroundNode('trajectory_editor', arguments)
         parts = build_editor(self.ros.node)
         self.window, self.presenter, self.bridge = parts
         self.workspace = workspace

@@ -1,0 +1,76 @@
+"""
+An rclpy node of its own, spun in a background thread: how clients and GUIs talk ROS.
+
+The Python client, the servo command line, the editor and the console each own a context (so
+that they do not depend on, or disturb, a global rclpy.init of the program using them), one
+node and a thread spinning it; calls block on futures that this thread completes.
+"""
+
+import threading
+import time
+from typing import Any, Callable, List, Optional, Type
+
+from sweetie_motion.errors import SweetieMotionError
+
+
+class BackgroundNode:
+    """
+    A context, a node and the thread spinning it.
+
+    :param name: the node's name.
+    :param args: command line arguments for rclpy.init (``--ros-args ...`` remaps and
+        parameters), None for none.
+    """
+
+    def __init__(self, name: str, args: Optional[List[str]] = None) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        self._rclpy = rclpy
+        self.context = Context()
+        rclpy.init(args=args, context=self.context)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name=f'{name}_ros', daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: B902 -- the context shuts down under the executor
+            pass
+
+    def close(self, release: Optional[Callable[[], None]] = None) -> None:
+        """
+        Stop spinning; destroy the node and the context.
+
+        :param release: called once nothing spins any more, before the node goes (entities
+            the node does not destroy itself).
+        """
+        self.executor.shutdown()
+        # a spinning thread at interpreter exit aborts the process
+        self._thread.join(5.0)
+        if release is not None:
+            release()
+        self.node.destroy_node()
+        self._rclpy.try_shutdown(context=self.context)
+
+
+def wait_future(future: Any, timeout: float, what: str,
+                error: Type[SweetieMotionError] = SweetieMotionError,
+                interrupt: Optional[threading.Event] = None) -> Any:
+    """
+    Wait for a future another thread's executor completes; return its result.
+
+    :param interrupt: when set, the wait ends with ``error`` (a stop by the user).
+    :raises error: no answer within ``timeout`` seconds (naming ``what``), or interrupted.
+    """
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        if interrupt is not None and interrupt.is_set():
+            raise error(f'stopped while waiting for {what}')
+        if time.monotonic() > deadline:
+            raise error(f'no answer within {timeout:g} s: {what}')
+        time.sleep(0.01)
+    return future.result()
