@@ -145,7 +145,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
     from sweetie_motion.storage.files import check_name, TrajectoryFileError
     from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
     from sweetie_motion.storage.store import TrajectoryStore
-    from sweetie_motion.trajectory.validation import GoalError, validate_goal
+    from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
     model = load_robot_description(args.robot)
     model.configure()
     if args.name and len(args.paths) != 1:
@@ -178,8 +178,8 @@ def import_trajectories(args: argparse.Namespace) -> int:
                 else:
                     client.save(name, goal)
             except GoalError as error:
-                hint = ' (use --clamp to move them into the limits)' if 'limits' in str(
-                    error) else ''
+                hint = ' (use --clamp to move them into the limits)' if isinstance(
+                    error, PositionLimitError) else ''
                 print(f'{prefix} not imported: {error}{hint}')
                 failed += 1
                 continue
@@ -326,6 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   help='motion programs: check, plot, run, from-path; --help')
     program.set_defaults(run=_program, passthrough=True)
 
+    console = commands.add_parser('console', add_help=False,
+                                  help='the operator console (Qt): sliders, jog, programs; --help')
+    console.set_defaults(run=_console, passthrough=True)
+
     demo = commands.add_parser('demo', add_help=False,
                                help='the main job on the virtual robot (what `make demo` runs)')
     demo.set_defaults(run=_demo, passthrough=True)
@@ -350,6 +354,11 @@ def _servo_sim(args: argparse.Namespace) -> int:
 def _program(args: argparse.Namespace) -> int:
     from sweetie_motion.program_cli import main as program_main
     return program_main(args.rest)
+
+
+def _console(args: argparse.Namespace) -> int:
+    from sweetie_motion.console.app import main as console_main
+    return console_main(args.rest)
 
 
 def _demo(args: argparse.Namespace) -> int:

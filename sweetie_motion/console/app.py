@@ -1,0 +1,225 @@
+"""
+`sweetie-motion console`: the operator console of a motion process (R-CART-5).
+
+    sweetie-motion console [--config winding_arm_motion.yaml | --namespace NS --robot ROBOT.yaml
+                            --chain CHAIN] [--with-robot] [--program FILE]
+                           [--screenshot FILE --quit-after S] [--ros-args ...]
+
+With ``--config`` (the default: the winding-line arm's bringup) the console takes the
+namespace, the robot, the Cartesian motion node (its chain and its speeds, for the offline
+plan) and the gripper from the motion process's configuration; ``--namespace``, ``--robot`` and
+``--chain`` override them or stand for a configuration. ``--with-robot`` also starts that
+bringup on the virtual robot (everything on this machine), so the console works on its own.
+``--screenshot`` with ``--quit-after`` saves a PNG of the window and exits.
+"""
+
+import argparse
+from dataclasses import dataclass
+import gc
+import os
+from pathlib import Path
+import subprocess
+import sys
+from typing import List, NamedTuple, Optional
+
+from sweetie_motion.errors import SweetieMotionError
+
+#: the configuration the console opens without options
+DEFAULT_CONFIG = 'winding_arm_motion.yaml'
+
+
+@dataclass(frozen=True)
+class ConsoleSettings:
+    """
+    What the console connects to.
+
+    :param namespace: the motion process's robot namespace; :param robot: its robot description.
+    :param chain: the chain programs and jogs move ('' : the Cartesian node's, else the first).
+    :param cartesian: the Cartesian motion node; :param gripper: the gripper node;
+    :param controller: the trajectory controller.
+    :param period: the cycle period [s]; :param max_velocity: [m/s],
+        :param max_acceleration: [m/s^2], :param lateral_acceleration: [m/s^2] (0: none) --
+        the Cartesian node's, for the offline plan.
+    :param config: the motion process configuration file ('' : none).
+    """
+
+    namespace: str = 'winding_arm'
+    robot: str = 'winding_arm.yaml'
+    chain: str = ''
+    cartesian: str = 'cartesian'
+    gripper: str = 'gripper'
+    controller: str = 'joint_trajectory'
+    period: float = 0.01
+    max_velocity: float = 0.25
+    max_acceleration: float = 0.1
+    lateral_acceleration: float = 0.5
+    config: str = ''
+
+
+def console_settings(config: Optional[str] = None, namespace: Optional[str] = None,
+                     robot: Optional[str] = None, chain: Optional[str] = None
+                     ) -> ConsoleSettings:
+    """
+    Return what the console connects to, from a motion process configuration and overrides.
+
+    :raises SweetieMotionError: an unreadable or invalid configuration.
+    """
+    from sweetie_motion.process_config import load_process_config
+    if config is None and robot is None and namespace is None:
+        config = DEFAULT_CONFIG
+    values = {}
+    if config is not None:
+        process = load_process_config(config)
+        values.update(namespace=process.namespace, robot=str(process.robot),
+                      period=process.period, config=str(process.path))
+        for component in process.components:
+            parameters = component.parameters
+            if component.type_name == 'cartesian_motion':
+                values.update(cartesian=component.name, chain=parameters.get('chain', ''),
+                              controller=parameters.get('controller', 'joint_trajectory'))
+                for key in ('max_velocity', 'max_acceleration', 'lateral_acceleration'):
+                    if key in parameters:
+                        values[key] = float(parameters[key])
+            elif component.type_name == 'gripper':
+                values['gripper'] = component.name
+    for key, value in (('namespace', namespace), ('robot', robot), ('chain', chain)):
+        if value is not None:
+            values[key] = value.strip('/') if key == 'namespace' else value
+    return ConsoleSettings(**values)
+
+
+class Console(NamedTuple):
+    """The parts of a running console."""
+
+    window: object
+    presenter: object
+    bridge: object
+    planner: object
+
+    def close(self) -> None:
+        """Stop the bridge's worker and the planner (the node's owner destroys the node)."""
+        self.bridge.close()
+        self.planner.close()
+
+
+def build_console(node, settings: ConsoleSettings, model=None) -> Console:
+    """
+    Build the console on ``node``: the offline planner, the bridge, the presenter, the window.
+
+    :param node: the console's rclpy node; the caller spins and destroys it.
+    :param model: the configured RobotModel; default: the settings' robot.
+    :raises SweetieMotionError: an unknown robot or chain.
+    """
+    from sweetie_motion.console.bridge import ConsoleBridge
+    from sweetie_motion.console.planning import OfflinePlanner
+    from sweetie_motion.cartesian.runner import chain_home
+    from sweetie_motion.console.presenter import ConsolePresenter
+    from sweetie_motion.console.window import ConsoleWindow
+    from sweetie_motion.model import load_robot_description
+    if model is None:
+        model = load_robot_description(settings.robot)
+        model.configure()
+    chain = settings.chain or model.list_chains()[0]
+    if chain not in model.list_chains():
+        raise SweetieMotionError(f'unknown chain {chain!r} of {settings.robot} (chains: '
+                                 f'{", ".join(model.list_chains())})')
+    planner = OfflinePlanner(model, chain, chain_home(model, chain), settings.period,
+                             settings.max_velocity, settings.max_acceleration,
+                             settings.lateral_acceleration or None)
+    bridge = ConsoleBridge(node, model, chain, settings.namespace, settings.cartesian,
+                           settings.gripper, settings.controller, planner=planner)
+    presenter = ConsolePresenter(bridge.submit, model, chain)
+    window = ConsoleWindow(presenter, bridge.poll, f'/{settings.namespace} ({chain})')
+    return Console(window, presenter, bridge, planner)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser of `sweetie-motion console`."""
+    parser = argparse.ArgumentParser(prog='sweetie-motion console',
+                                     description=__doc__.split('\n\n')[0].strip())
+    parser.add_argument('--config', help='the motion process configuration (a name in config/ '
+                        f'or a path; default {DEFAULT_CONFIG} when no --robot/--namespace)')
+    parser.add_argument('--namespace', help='robot namespace of the motion process')
+    parser.add_argument('--robot', help='robot description (a name in config/ or a path)')
+    parser.add_argument('--chain', help='the chain programs and jogs move')
+    parser.add_argument('--with-robot', action='store_true',
+                        help='also start the bringup of --config on the virtual robot')
+    parser.add_argument('--program', help='a motion program to open')
+    parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
+    parser.add_argument('--quit-after', type=float, help='close after this many seconds')
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the console until its window closes."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args: List[str] = []
+    if '--ros-args' in argv:
+        split = argv.index('--ros-args')
+        argv, ros_args = argv[:split], argv[split:]
+    args = build_parser().parse_args(argv)
+    try:
+        settings = console_settings(args.config, args.namespace, args.robot, args.chain)
+    except SweetieMotionError as error:
+        print(f'sweetie-motion console: {error}', file=sys.stderr)
+        return 2
+    if args.with_robot and not settings.config:
+        print('sweetie-motion console: --with-robot starts the bringup of --config; give one',
+              file=sys.stderr)
+        return 2
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    robot = None
+    if args.with_robot:
+        os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        robot = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
+                                  '--config', settings.config, '--namespace',
+                                  settings.namespace])
+    try:
+        return run(settings, ros_args, args.program, args.screenshot, args.quit_after)
+    except SweetieMotionError as error:
+        print(f'sweetie-motion console: {error}', file=sys.stderr)
+        return 2
+    finally:
+        if robot is not None:
+            robot.send_signal(2)
+            robot.wait(10)
+
+
+def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
+        program: Optional[str] = None, screenshot: Optional[str] = None,
+        quit_after: Optional[float] = None) -> int:
+    """Create the application, the node and the console; run the Qt loop."""
+    from PyQt5.QtCore import QTimer
+    from PyQt5.QtWidgets import QApplication
+    app = QApplication.instance() or QApplication(['sweetie-motion console'])
+    from sweetie_motion.nodes.background import BackgroundNode
+    ros = BackgroundNode('sweetie_motion_console', ['sweetie_motion_console', *(ros_args or [])])
+    console = None
+    try:
+        console = build_console(ros.node, settings)
+        window = console.window
+        if program:
+            console.presenter.load_file(program)
+        window.show()
+        # what start-up made (the model, Qt's wrappers) is left out of the garbage collector's
+        # full passes: a pass over it holds Python's lock for tens of ms, which the slider
+        # stream's thread would feel as a stall
+        gc.collect()
+        gc.freeze()
+        if quit_after is not None:
+            def finish() -> None:
+                if screenshot:
+                    Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+                    window.grab().save(screenshot)
+                    print(f'screenshot: {screenshot}')
+                window.close()
+            QTimer.singleShot(int(quit_after * 1000), finish)
+        return app.exec_()
+    finally:
+        if console is not None:
+            console.close()
+        ros.close()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1000 @@
+"""
+The operator console's presenter (R-CART-5): its state, actions and rules, without Qt or ROS.
+
+The console has three layers, as the trajectory editor has:
+
+- this presenter: the robot's joints and tool pose, the links to the motion process, the
+  manual moves (joint sliders, Cartesian jog), the program (its text, parse errors, the step
+  it is at, the offline plan), the running job and the messages, with every action a person
+  can take and the rules that refuse bad ones (and say why);
+- the views (:mod:`sweetie_motion.console.window`, :mod:`sweetie_motion.console.views`):
+  layout, and forwarding of what a person does to the presenter;
+- the adapters: :mod:`sweetie_motion.console.bridge` (the motion process over ROS, through
+  :class:`~sweetie_motion.program_client.ArmClient`) and
+  :mod:`sweetie_motion.console.planning` (the offline planner).
+
+The presenter hands **requests** (the dataclasses below, e.g. :class:`RunSteps`) to ``send``
+and takes **events** (e.g. :class:`JobFinished`) in :meth:`ConsolePresenter.handle`, in the GUI
+thread. Nothing here waits: every job request is answered by one :class:`JobFinished`.
+
+Manual joint moves go through FollowJointState (``joint_states_set``), not through short
+FollowJointTrajectory goals: a person dragging a slider expects the arm to follow the slider
+while it moves and to stop where it is let go. The sliders' targets go to the bridge
+(:class:`StreamJoints`), which streams a pose moving towards them at the chosen speed
+(:class:`~sweetie_motion.console.stream.JointStream`, 50 times a second from a ROS timer, so
+that a GUI busy drawing does not make the stream stutter); FollowJointState's jerk-limited
+smoothing keeps the motion within the joints' limits. A stream of trajectory goals would make
+every slider step a goal that preempts the last one (an action round trip, a new plan, a stop
+at its end), and the speed would be that of goals, not of the slider.
+
+Listeners (:meth:`ConsolePresenter.subscribe`) are called with what changed: one of
+:data:`TOPICS`.
+"""
+
+from dataclasses import dataclass, field
+import math
+import time as _time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.cartesian.frames import exp_so3, Pose
+from sweetie_motion.cartesian.path import EQRADIUS
+from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramError
+from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
+                                             ProgramRunError, ProgramStep)
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.robot_model import RobotModel
+
+#: what listeners are told changed
+TOPICS = ('state', 'links', 'sliders', 'jog', 'program', 'job', 'plan', 'message')
+#: the parts of the motion process the console uses
+PARTS = ('joint_states', 'controller', 'cartesian', 'follow_joint_state', 'gripper')
+#: readable names of :data:`PARTS`
+PART_NAMES = {'joint_states': 'joint states', 'controller': 'trajectory controller',
+              'cartesian': 'Cartesian motion', 'follow_joint_state': 'FollowJointState',
+              'gripper': 'gripper'}
+#: jog axes: translations along and rotations about x, y, z
+AXES = ('x', 'y', 'z', 'roll', 'pitch', 'yaw')
+#: the frames a jog is expressed in: the chain's base frame or the tool's own
+FRAMES = ('base', 'tool')
+#: the step sizes offered: translation [mm], rotation [deg]
+TRANSLATION_STEPS = (0.1, 1.0, 5.0, 10.0, 50.0, 100.0)
+ROTATION_STEPS = (0.5, 1.0, 5.0, 10.0, 30.0)
+#: the joint speed setting's range [% of each joint's velocity limit]
+JOINT_SPEED_RANGE = (1, 100)
+#: jog speed ranges: translation [mm/s], rotation [deg/s]
+TRANSLATION_SPEED_RANGE = (1.0, 250.0)
+ROTATION_SPEED_RANGE = (1.0, 90.0)
+#: a slider move is over when every joint is this close to its target [rad or m] ...
+REACHED = 2e-3
+#: ... or this long after the streamed pose reached the targets [s] (the robot may not follow
+#: exactly: a joint held by another controller for a moment)
+SETTLE = 3.0
+#: a slider stream reaches its speed in this time [s] (or within the joint's acceleration limit)
+RAMP_TIME = 0.2
+#: the offline plan is made this long after the last edit [s]
+PLAN_DELAY = 0.8
+#: messages kept in the log
+MESSAGES_KEPT = 200
+#: ways a job ends
+SUCCEEDED, FAILED, STOPPED = 'succeeded', 'failed', 'stopped'
+
+
+class ConsoleError(SweetieMotionError):
+    """
+    An action the console refuses; the message says why.
+
+    :param line: the program line concerned (1-based), 0 when none.
+    """
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        self.line = int(line)
+        super().__init__(message)
+
+
+# --- requests: presenter -> adapters --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamJoints:
+    """
+    Stream a pose to FollowJointState (``joint_states_set``) that moves towards ``targets``.
+
+    A new ``stream_id`` starts at ``start``; the same one moves on from where its stream is.
+
+    :param names: the joints; :param start: where they are [rad or m].
+    :param targets: each joint's target [rad or m], None: where it is.
+    :param speeds: [rad/s or m/s]; :param accelerations: [rad/s^2 or m/s^2], per joint.
+    """
+
+    stream_id: int
+    names: Tuple[str, ...]
+    start: Tuple[float, ...]
+    targets: Tuple[Optional[float], ...]
+    speeds: Tuple[float, ...]
+    accelerations: Tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class StopStream:
+    """Stop the stream where it is (that pose is sent once more) and stop sending."""
+
+    stream_id: int
+
+
+@dataclass(frozen=True)
+class RunSteps:
+    """
+    Run program steps on the robot from ``first``; one :class:`JobFinished` answers.
+
+    :param single: run only the step ``first`` (step mode).
+    :param override: the speed override in force (a SPEED of an earlier step), (0, 1].
+    """
+
+    job_id: int
+    steps: Tuple[ProgramStep, ...]
+    first: int
+    single: bool
+    override: float = 1.0
+
+
+@dataclass(frozen=True)
+class MoveHome:
+    """Move the chain's joints to ``target`` [rad or m] at ``speed`` [rad/s or m/s each]."""
+
+    job_id: int
+    target: Tuple[float, ...]
+    speed: Tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class JogTool:
+    """
+    Move the tool by one jog step from where the reference is (see :func:`jog_target`).
+
+    :param amount: the step [m] (x, y, z) or [rad] (roll, pitch, yaw), signed.
+    :param speed: path speed [m/s] (for rotations: the angular speed times :data:`EQRADIUS`).
+    """
+
+    job_id: int
+    axis: str
+    amount: float
+    frame: str
+    speed: float
+
+
+@dataclass(frozen=True)
+class CommandGripper:
+    """Clamp, release or hold."""
+
+    job_id: int
+    action: str
+
+
+@dataclass(frozen=True)
+class StopJob:
+    """Stop the job ``job_id``: the motion decelerates and holds, no further step runs."""
+
+    job_id: int
+
+
+@dataclass(frozen=True)
+class PlanProgram:
+    """Plan ``steps`` offline from ``start`` (the chain's joints [rad or m])."""
+
+    plan_id: int
+    steps: Tuple[ProgramStep, ...]
+    start: Tuple[float, ...]
+
+
+# --- events: adapters -> presenter ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateReceived:
+    """The newest joint_states: names and positions [rad or m]."""
+
+    names: Tuple[str, ...]
+    positions: Tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class GripperState:
+    """The gripper's state: 'released', 'clamped', 'holding' ('' unknown)."""
+
+    state: str
+
+
+@dataclass(frozen=True)
+class LinksChanged:
+    """Which parts of the motion process answer: (part, up) for each of :data:`PARTS`."""
+
+    links: Tuple[Tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """The stream ``stream_id`` reached its targets (it holds them until stopped)."""
+
+    stream_id: int
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """Step ``index`` of the running program (its ``line``) started."""
+
+    job_id: int
+    index: int
+    line: int
+    description: str
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    """Step ``index`` ended well; what the robot said, how long it took [s]."""
+
+    job_id: int
+    index: int
+    line: int
+    message: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class JobFinished:
+    """
+    How a job ended.
+
+    :param outcome: :data:`SUCCEEDED`, :data:`FAILED` or :data:`STOPPED`.
+    :param line: the program line it failed or stopped at (0: none).
+    :param next_index: the program step to run next (programs).
+    :param override: the speed override in force at the end (programs).
+    """
+
+    job_id: int
+    outcome: str
+    message: str
+    line: int = 0
+    next_index: int = 0
+    override: float = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class ProgramPlanned:
+    """
+    The offline plan of a program.
+
+    :param tool: the tool's positions along the plan [m], shape (n, 3).
+    :param waypoints: the positions of the planned paths' waypoints [m], shape (k, 3).
+    :param positions: the chain's joints along the plan [rad or m], shape (n, joints).
+    :param duration: [s]; :param reports: what each step planned.
+    :param error: why planning failed ('' when it did not); :param line: the line at fault.
+    """
+
+    plan_id: int
+    tool: np.ndarray
+    waypoints: np.ndarray
+    positions: np.ndarray
+    duration: float
+    reports: Tuple[str, ...] = ()
+    error: str = ''
+    line: int = 0
+
+
+# --- state ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Message:
+    """A message: its text, 'info', 'warning' or 'error', the program line (0: none)."""
+
+    text: str
+    level: str = 'info'
+    line: int = 0
+
+
+@dataclass
+class Job:
+    """The job running on the robot: what it is, the program line it is at."""
+
+    job_id: int
+    kind: str
+    description: str
+    line: int = 0
+    stopping: bool = False
+
+
+@dataclass
+class ManualMove:
+    """
+    A slider move in progress.
+
+    :param start: where the slider chain's joints were [rad or m], chain order.
+    :param targets: where the sliders are (local index -> target).
+    :param arrived: when the stream reached the targets (None: not yet).
+    """
+
+    stream_id: int
+    start: Tuple[float, ...]
+    targets: Dict[int, float] = field(default_factory=dict)
+    arrived: Optional[float] = None
+
+
+def jog_target(pose: Pose, axis: str, amount: float, frame: str) -> Pose:
+    """
+    Return the pose one jog step from ``pose``.
+
+    Translations move the tool along an axis of the frame; rotations turn it about an axis of
+    the frame through the tool's origin (the tool point stays put).
+
+    :param pose: the tool's pose in the chain's base frame [m].
+    :param axis: one of :data:`AXES`.
+    :param amount: [m] for x, y, z; [rad] for roll, pitch, yaw (about x, y, z).
+    :param frame: 'base' (the chain's base axes) or 'tool' (the tool's own axes).
+    :raises ValueError: an unknown axis or frame.
+    """
+    if axis not in AXES:
+        raise ValueError(f'unknown jog axis {axis!r} (axes: {", ".join(AXES)})')
+    if frame not in FRAMES:
+        raise ValueError(f'unknown jog frame {frame!r} (frames: {", ".join(FRAMES)})')
+    unit = np.zeros(3)
+    unit[AXES.index(axis) % 3] = 1.0
+    if AXES.index(axis) < 3:
+        direction = unit if frame == 'base' else pose.rotation @ unit
+        return Pose(pose.position + direction * amount, pose.rotation)
+    turn = exp_so3(unit * amount)
+    rotation = turn @ pose.rotation if frame == 'base' else pose.rotation @ turn
+    return Pose(pose.position, rotation)
+
+
+def display_unit(model: RobotModel, joint: str) -> Tuple[str, float]:
+    """Return the unit a person reads a joint in ('deg' or 'mm') and its factor from SI."""
+    if model.get_joint_info(joint).joint_type == 'prismatic':
+        return 'mm', 1e3
+    return 'deg', 180.0 / math.pi
+
+
+def slider_range(model: RobotModel, joint: str) -> Tuple[float, float]:
+    """Return a joint's slider range [rad or m]: its limits (a continuous joint: one turn)."""
+    info = model.get_joint_info(joint)
+    lower = info.lower if math.isfinite(info.lower) else -math.pi
+    upper = info.upper if math.isfinite(info.upper) else math.pi
+    return float(lower), float(upper)
+
+
+class ConsolePresenter:
+    """
+    The console without its widgets.
+
+    :param send: hands a request to the adapters.
+    :param model: the configured RobotModel.
+    :param chain: the chain programs and jogs move (the Cartesian motion node's).
+    :param slider_chain: the chain the sliders show first (default: ``chain``).
+    :param clock: monotonic clock [s].
+    """
+
+    def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
+                 slider_chain: Optional[str] = None,
+                 clock: Callable[[], float] = _time.monotonic) -> None:
+        if chain not in model.list_chains():
+            raise ConsoleError(f'unknown chain {chain!r} (chains: '
+                               f'{", ".join(model.list_chains())})')
+        self.send = send
+        self.model = model
+        self.chain = chain
+        self.joints = model.list_joints(chain)
+        self.home = chain_home(model, chain)
+        self.clock = clock
+        limits = model.joint_limits()
+        self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
+                          for j in model.list_all_joints()}
+        self._acceleration = {j: float(limits.acceleration[model.get_joint_index(j)])
+                              for j in model.list_all_joints()}
+        self.pose: Dict[str, float] = {}
+        self.links: Dict[str, bool] = dict.fromkeys(PARTS, False)
+        self.gripper_state = ''
+        # sliders and jog
+        self.slider_chain = ''
+        self.slider_joints: List[str] = []
+        self.joint_speed = 25
+        self.manual: Optional[ManualMove] = None
+        self._stream_ids = 0
+        self.jog_frame = 'base'
+        self.translation_step = 10.0
+        self.rotation_step = 5.0
+        self.translation_speed = 50.0
+        self.rotation_speed = 15.0
+        # the program
+        self.text = ''
+        self.source = ''
+        self.steps: List[ProgramStep] = []
+        self.parse_error: Optional[ProgramError] = None
+        self.next_step = 0
+        self.override = 1.0
+        self.error_line = 0
+        self.plan: Optional[ProgramPlanned] = None
+        self._plan_id = 0
+        self._plan_due: Optional[float] = None
+        self._checking = False
+        # the job and the messages
+        self.job: Optional[Job] = None
+        self._job_ids = 0
+        self.message = Message('')
+        self.log: List[Message] = []
+        self._listeners: List[Callable[[str], None]] = []
+        self.set_slider_chain(slider_chain or chain)
+
+    # --- listeners and messages ----------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(topic)`` whenever something of :data:`TOPICS` changes."""
+        self._listeners.append(listener)
+
+    def _notify(self, *topics: str) -> None:
+        for topic in topics:
+            for listener in list(self._listeners):
+                listener(topic)
+
+    def say(self, text: str, level: str = 'info', line: int = 0) -> None:
+        """Show a message (and keep it in the log)."""
+        self.message = Message(text, level, line)
+        self.log.append(self.message)
+        del self.log[:-MESSAGES_KEPT]
+        self._notify('message')
+
+    def _refuse(self, error: SweetieMotionError) -> bool:
+        self.say(str(error), 'error', getattr(error, 'line', 0))
+        return False
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Return whether the motion process is there (its joint_states come)."""
+        return self.links['joint_states']
+
+    @property
+    def busy(self) -> bool:
+        """Return whether a job runs on the robot."""
+        return self.job is not None
+
+    def positions(self, joints: Sequence[str]) -> Optional[np.ndarray]:
+        """Return the newest positions of ``joints`` [rad or m] (None: not all known)."""
+        if not all(j in self.pose for j in joints):
+            return None
+        return np.array([self.pose[j] for j in joints], dtype=float)
+
+    def tool_pose(self) -> Optional[Pose]:
+        """Return the tool's pose in the chain's base frame now (None before joint_states)."""
+        q = self.positions(self.joints)
+        if q is None:
+            return None
+        return Pose.from_matrix(self.model.forward_kinematics(self.chain, q))
+
+    @property
+    def running_line(self) -> int:
+        """Return the program line the running job is at (0: none)."""
+        return self.job.line if self.job is not None and self.job.kind == 'program' else 0
+
+    @property
+    def next_line(self) -> int:
+        """Return the line a paused program goes on at (0: it starts from the top)."""
+        if self.job is None and 0 < self.next_step < len(self.steps):
+            return self.steps[self.next_step].line
+        return 0
+
+    def can(self, action: str) -> bool:
+        """Return whether ``action`` (run, step, home, jog, gripper, sliders) may be taken."""
+        program = action in ('run', 'step')
+        if program and not self.steps:
+            return False
+        try:
+            self._check(action, self.steps if program else ())
+        except ConsoleError:
+            return False
+        return True
+
+    def _check(self, action: str, steps: Sequence[ProgramStep] = ()) -> None:
+        """Raise :class:`ConsoleError` saying why ``action`` cannot be taken now, if it cannot."""
+        if not self.connected:
+            raise ConsoleError('the motion process is disconnected (no joint_states): start '
+                               'it, the console reconnects by itself')
+        if self.job is not None:
+            raise ConsoleError(f'{self.job.description} is running: wait for it or stop it')
+        needs = {'sliders': ['follow_joint_state'], 'jog': ['cartesian'],
+                 'gripper': ['gripper'], 'home': ['controller']}.get(action, [])
+        if action in ('run', 'step', 'line'):
+            if self.parse_error is not None and action != 'line':
+                raise ConsoleError(f'the program has an error: {self.parse_error}',
+                                   self.parse_error.line)
+            kinds = {s.kind for s in steps}
+            needs = ['controller'] if kinds & {'joint', 'home', 'linear'} else []
+            needs += ['cartesian'] if 'linear' in kinds else []
+            needs += ['gripper'] if 'gripper' in kinds else []
+        missing = [PART_NAMES[p] for p in needs if not self.links[p]]
+        if missing:
+            raise ConsoleError(f'{" and ".join(missing)} of the motion process '
+                               f'{"does" if len(missing) == 1 else "do"} not answer')
+        for step in steps:  # joint moves that name joints the chain lacks: before anything moves
+            if step.kind == 'joint':
+                try:
+                    joint_target(step.commands[0], self.joints, self.home, self.home)
+                except ProgramRunError as error:
+                    raise ConsoleError(str(error), error.line) from None
+
+    # --- sliders -------------------------------------------------------------------------------
+
+    def set_slider_chain(self, chain: str) -> bool:
+        """Show the joints of ``chain`` on the sliders."""
+        if chain not in self.model.list_chains():
+            return self._refuse(ConsoleError(f'unknown chain {chain!r} (chains: '
+                                             f'{", ".join(self.model.list_chains())})'))
+        if self.manual is not None:
+            self._end_manual('')
+        self.slider_chain = chain
+        self.slider_joints = [j for j in self.model.list_joints(chain)
+                              if not self.model.is_virtual(j)]
+        self._notify('sliders')
+        return True
+
+    def set_joint_speed(self, percent: float) -> None:
+        """Set the sliders' (and Home's) speed [% of each joint's velocity limit]."""
+        low, high = JOINT_SPEED_RANGE
+        self.joint_speed = int(round(min(max(float(percent), low), high)))
+        if self.manual is not None:
+            self._send_stream()
+        self._notify('sliders')
+
+    def move_slider(self, joint: str, value: float) -> bool:
+        """
+        Move ``joint`` towards ``value`` [rad or m] at the joint speed (a person's slider).
+
+        :return: False when refused (the message says why; the slider should show the robot).
+        """
+        try:
+            self._check('sliders')
+            if joint not in self.slider_joints:
+                raise ConsoleError(f'{joint} is not a joint of the chain {self.slider_chain}')
+            lower, upper = slider_range(self.model, joint)
+            if not (math.isfinite(value) and lower - 1e-9 <= value <= upper + 1e-9):
+                unit, factor = display_unit(self.model, joint)
+                raise ConsoleError(f'{joint}: {value * factor:.2f} {unit} is outside its '
+                                   f'limits [{lower * factor:.1f}, {upper * factor:.1f}] {unit}')
+            if self.manual is None:
+                start = self.positions(self.slider_joints)
+                if start is None:
+                    raise ConsoleError(f'joint_states do not give every joint of '
+                                       f'{self.slider_chain}')
+                self._stream_ids += 1
+                self.manual = ManualMove(self._stream_ids, tuple(float(v) for v in start))
+                self.say(f'moving {self.slider_chain} with the sliders at {self.joint_speed} % '
+                         'of the joint speed limits')
+        except ConsoleError as error:
+            return self._refuse(error)
+        manual = self.manual
+        manual.targets[self.slider_joints.index(joint)] = float(value)
+        manual.arrived = None
+        self._send_stream()
+        self._notify('sliders')
+        return True
+
+    def stream_limits(self, joints: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """
+        Return the speeds [rad/s or m/s] and accelerations [rad/s^2 or m/s^2] of a slider move.
+
+        The joint speed setting of each joint's velocity limit, reached in :data:`RAMP_TIME`
+        (or within the joint's acceleration limit).
+        """
+        speeds = np.array([self._velocity[j] for j in joints]) * self.joint_speed / 100.0
+        accelerations = np.minimum(speeds / RAMP_TIME,
+                                   [self._acceleration[j] for j in joints])
+        return speeds, accelerations
+
+    def _send_stream(self) -> None:
+        manual = self.manual
+        speeds, accelerations = self.stream_limits(self.slider_joints)
+        self.send(StreamJoints(
+            manual.stream_id, tuple(self.slider_joints), manual.start,
+            tuple(manual.targets.get(k) for k in range(len(self.slider_joints))),
+            tuple(float(v) for v in speeds), tuple(float(v) for v in accelerations)))
+
+    def slider_target(self, joint: str) -> Optional[float]:
+        """Return where a person put ``joint``'s slider while it moves (None: no move)."""
+        if self.manual is None or joint not in self.slider_joints:
+            return None
+        return self.manual.targets.get(self.slider_joints.index(joint))
+
+    def _watch_manual(self, now: float) -> None:
+        manual = self.manual
+        if manual.arrived is None:
+            return
+        measured = self.positions(self.slider_joints)
+        if measured is not None and all(abs(measured[k] - t) < REACHED
+                                        for k, t in manual.targets.items()):
+            self._end_manual('the joints are at the sliders')
+        elif now - manual.arrived > SETTLE:
+            self._end_manual('the sliders are sent; the robot did not quite follow (another '
+                             'controller holds the chain?)', 'warning')
+
+    def _end_manual(self, text: str, level: str = 'info') -> None:
+        if self.manual is not None:
+            self.send(StopStream(self.manual.stream_id))
+            self.manual = None
+        if text:
+            self.say(text, level)
+        self._notify('sliders')
+
+    # --- jog -----------------------------------------------------------------------------------
+
+    def set_jog(self, frame: Optional[str] = None, translation_step: Optional[float] = None,
+                rotation_step: Optional[float] = None, translation_speed: Optional[float] = None,
+                rotation_speed: Optional[float] = None) -> bool:
+        """
+        Change the jog settings (those given).
+
+        :param frame: one of :data:`FRAMES`; :param translation_step: [mm], > 0;
+        :param rotation_step: [deg], > 0; :param translation_speed: [mm/s];
+        :param rotation_speed: [deg/s] (both clamped into their ranges).
+        """
+        if frame is not None and frame not in FRAMES:
+            return self._refuse(ConsoleError(f'unknown jog frame {frame!r} (frames: '
+                                             f'{", ".join(FRAMES)})'))
+        for name, value in (('translation step', translation_step),
+                            ('rotation step', rotation_step)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                return self._refuse(ConsoleError(f'the {name} must be > 0, got {value}'))
+        self.jog_frame = frame or self.jog_frame
+        self.translation_step = float(translation_step or self.translation_step)
+        self.rotation_step = float(rotation_step or self.rotation_step)
+        if translation_speed is not None:
+            self.translation_speed = float(min(max(translation_speed,
+                                                   TRANSLATION_SPEED_RANGE[0]),
+                                               TRANSLATION_SPEED_RANGE[1]))
+        if rotation_speed is not None:
+            self.rotation_speed = float(min(max(rotation_speed, ROTATION_SPEED_RANGE[0]),
+                                            ROTATION_SPEED_RANGE[1]))
+        self._notify('jog')
+        return True
+
+    def jog(self, axis: str, direction: int) -> bool:
+        """Move the tool one step along (x, y, z) or about (roll, pitch, yaw) an axis, ±1."""
+        if axis not in AXES or direction not in (-1, 1):
+            return self._refuse(ConsoleError(f'jog: unknown axis or direction {axis!r} '
+                                             f'{direction!r}'))
+        try:
+            self._check('jog')
+        except ConsoleError as error:
+            return self._refuse(error)
+        self._end_manual('')
+        if AXES.index(axis) < 3:
+            amount, speed = self.translation_step * 1e-3, self.translation_speed * 1e-3
+            text = f'{self.translation_step:g} mm'
+        else:
+            amount = math.radians(self.rotation_step)
+            speed = math.radians(self.rotation_speed) * EQRADIUS
+            text = f'{self.rotation_step:g} deg'
+        sign = '+' if direction > 0 else '-'
+        job = self._start('jog', f'jog {sign}{axis} {text} ({self.jog_frame} frame)')
+        self.send(JogTool(job.job_id, axis, direction * amount, self.jog_frame, speed))
+        return True
+
+    # --- gripper and home ----------------------------------------------------------------------
+
+    def gripper(self, action: str) -> bool:
+        """Clamp, release or hold."""
+        if action not in ('clamp', 'release', 'hold'):
+            return self._refuse(ConsoleError(f'unknown gripper action {action!r}'))
+        try:
+            self._check('gripper')
+        except ConsoleError as error:
+            return self._refuse(error)
+        job = self._start('gripper', f'gripper {action}')
+        self.send(CommandGripper(job.job_id, action))
+        return True
+
+    def go_home(self) -> bool:
+        """Move the chain to its home pose at the joint speed."""
+        try:
+            self._check('home')
+        except ConsoleError as error:
+            return self._refuse(error)
+        self._end_manual('')
+        speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
+        job = self._start('home', f'home at {self.joint_speed} % of the joint speed')
+        self.send(MoveHome(job.job_id, tuple(float(v) for v in self.home), speed))
+        return True
+
+    # --- the program ---------------------------------------------------------------------------
+
+    def set_text(self, text: str) -> bool:
+        """
+        Take the program's text as edited: parse it, and plan it offline a moment later.
+
+        :return: False when refused (a program runs: its text stays as it is).
+        """
+        if text == self.text:
+            return True
+        if self.job is not None and self.job.kind == 'program':
+            return self._refuse(ConsoleError('the program runs: stop it before editing'))
+        self.text = text
+        self.next_step = 0
+        self.override = 1.0
+        self.error_line = 0
+        try:
+            self.steps = program_steps(parse_program(text))
+            self.parse_error = None
+            self._plan_due = self.clock() + PLAN_DELAY
+        except ProgramError as error:
+            self.steps = []
+            self.parse_error = error
+            self.error_line = error.line
+            self._plan_due = None
+        self._notify('program')
+        return True
+
+    def load_file(self, path: str) -> bool:
+        """Read a program file into the editor (it is parsed and planned as if typed)."""
+        try:
+            with open(path, encoding='utf-8') as stream:
+                text = stream.read()
+        except (OSError, UnicodeDecodeError) as error:
+            return self._refuse(ConsoleError(f'cannot read {path}: {error}'))
+        if not self.set_text(text):
+            return False
+        self.source = str(path)
+        self.say(f'{path}: {len(self.steps)} steps' if self.parse_error is None else
+                 f'{path}: {self.parse_error}', 'info' if self.parse_error is None else 'error',
+                 self.error_line)
+        self._notify('program')
+        return True
+
+    def save_file(self, path: str) -> bool:
+        """Write the program's text to ``path``."""
+        try:
+            with open(path, 'w', encoding='utf-8') as stream:
+                stream.write(self.text)
+        except OSError as error:
+            return self._refuse(ConsoleError(f'cannot write {path}: {error}'))
+        self.source = str(path)
+        self.say(f'saved {path}')
+        self._notify('program')
+        return True
+
+    def check(self) -> bool:
+        """Plan the program offline now and say whether it plans within the limits."""
+        if self.parse_error is not None:
+            return self._refuse(ConsoleError(f'the program has an error: {self.parse_error}',
+                                             self.parse_error.line))
+        if not self.steps:
+            return self._refuse(ConsoleError('the program is empty'))
+        self._checking = True
+        self._request_plan()
+        self.say('checking the program offline ...')
+        return True
+
+    def _request_plan(self) -> None:
+        self._plan_due = None
+        start = self.positions(self.joints) if self.connected else None
+        self._plan_id += 1
+        self.send(PlanProgram(self._plan_id, tuple(self.steps),
+                              tuple(float(v) for v in (start if start is not None
+                                                       else self.home))))
+
+    def run(self) -> bool:
+        """Run the program (from the step it was paused at, else from the top)."""
+        return self._run(single=False)
+
+    def step(self) -> bool:
+        """Run the program's next step only."""
+        return self._run(single=True)
+
+    def _run(self, single: bool) -> bool:
+        try:
+            if self.parse_error is None and not self.steps:
+                raise ConsoleError('the program is empty')
+            self._check('step' if single else 'run', self.steps)
+        except ConsoleError as error:
+            if error.line:
+                self.error_line = error.line
+                self._notify('program')
+            return self._refuse(error)
+        self._end_manual('')
+        first = self.next_step if self.next_step < len(self.steps) else 0
+        if first == 0:
+            self.override = 1.0
+            self._request_plan()   # the path drawn is the one that runs, from where it starts
+        self.error_line = 0
+        what = 'program step' if single else 'program'
+        job = self._start('program', what, self.steps[first].line)
+        self.send(RunSteps(job.job_id, tuple(self.steps), first, single, self.override))
+        self._notify('program')
+        return True
+
+    def run_line(self, text: str) -> bool:
+        """Parse one typed command and run it now (the console's command line)."""
+        try:
+            command = parse_line(text, line=0)
+        except ProgramError as error:
+            return self._refuse(ConsoleError(f'command: {error.reason} (column {error.column})'))
+        if command is None:
+            return self._refuse(ConsoleError('command: nothing to run (blank or a comment)'))
+        steps = program_steps([command])
+        try:
+            self._check('line', steps)
+        except ConsoleError as error:
+            return self._refuse(error)
+        self._end_manual('')
+        job = self._start('line', f'command {text.strip()}')
+        self.send(RunSteps(job.job_id, tuple(steps), 0, True, self.override))
+        return True
+
+    def stop(self) -> None:
+        """Stop whatever moves: the job (it decelerates and holds) and the sliders."""
+        moving = self.manual is not None
+        if moving:
+            self._end_manual('stopped: the joints stay where the sliders had taken them')
+        if self.job is not None:
+            self.job.stopping = True
+            self.send(StopJob(self.job.job_id))
+            self.say(f'stopping {self.job.description} ...', 'warning')
+            self._notify('job')
+        elif not moving:
+            self.say('nothing moves')
+
+    def _start(self, kind: str, description: str, line: int = 0) -> Job:
+        self._job_ids += 1
+        self.job = Job(self._job_ids, kind, description, line)
+        self.say(f'{description} ...')
+        self._notify('job')
+        return self.job
+
+    # --- time and events -----------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Stream the sliders' pose and plan after edits (the window's timer calls this)."""
+        now = self.clock()
+        if self.manual is not None:
+            if self.connected and self.job is None:
+                self._watch_manual(now)
+            else:
+                self._end_manual('the slider move ended: ' + (
+                    'the motion process went away' if not self.connected else
+                    f'{self.job.description} runs'), 'warning')
+        if self._plan_due is not None and now >= self._plan_due:
+            self._request_plan()
+
+    def handle(self, event: object) -> None:
+        """Take an event of the adapters (in the GUI thread)."""
+        handler = getattr(self, '_on_' + type(event).__name__, None)
+        if handler is None:
+            raise TypeError(f'the console presenter does not handle {type(event).__name__}')
+        handler(event)
+
+    def _on_StateReceived(self, event: StateReceived) -> None:  # noqa: N802 -- event name
+        self.pose.update(zip(event.names, (float(p) for p in event.positions)))
+        self._notify('state')
+
+    def _on_StreamDone(self, event: StreamDone) -> None:  # noqa: N802
+        if self.manual is not None and self.manual.stream_id == event.stream_id and \
+                self.manual.arrived is None:
+            self.manual.arrived = self.clock()
+
+    def _on_GripperState(self, event: GripperState) -> None:  # noqa: N802
+        self.gripper_state = event.state
+        self._notify('state')
+
+    def _on_LinksChanged(self, event: LinksChanged) -> None:  # noqa: N802
+        before = self.connected
+        self.links.update(dict(event.links))
+        if before and not self.connected:
+            self.say('the motion process is disconnected: no joint_states (it died or was '
+                     'stopped); the console reconnects when it is back', 'error')
+        elif self.connected and not before:
+            self.say('the motion process is connected')
+        self._notify('links')
+
+    def _on_StepStarted(self, event: StepStarted) -> None:  # noqa: N802
+        if self.job is None or self.job.job_id != event.job_id:
+            return
+        self.job.line = event.line
+        self.say(f'{event.description} ...')
+        self._notify('job', 'program')
+
+    def _on_StepFinished(self, event: StepFinished) -> None:  # noqa: N802
+        if self.job is None or self.job.job_id != event.job_id:
+            return
+        self.say(f'line {event.line}: done in {event.seconds:.2f} s: {event.message}')
+
+    def _on_JobFinished(self, event: JobFinished) -> None:  # noqa: N802
+        job = self.job
+        if job is None or job.job_id != event.job_id:
+            return
+        self.job = None
+        if job.kind == 'program':
+            self._program_finished(event)
+        elif event.outcome == SUCCEEDED:
+            self.say(f'{job.description}: {event.message}' if event.message else
+                     f'{job.description}: done')
+        elif event.outcome == STOPPED:
+            self.say(f'{job.description} stopped: the motion decelerated and holds', 'warning')
+        else:
+            self.say(f'{job.description} failed: {event.message}', 'error')
+        self._notify('job', 'program')
+
+    def _program_finished(self, event: JobFinished) -> None:
+        self.override = event.override
+        if event.outcome == SUCCEEDED:
+            self.next_step = event.next_index
+            if self.next_step >= len(self.steps):
+                self.next_step = 0
+                self.override = 1.0
+                self.say(f'the program is done: {len(self.steps)} steps')
+            else:
+                self.say(f'step done; next: line {self.steps[self.next_step].line} (Step or '
+                         'Run goes on from there)')
+            return
+        self.next_step = 0
+        self.override = 1.0
+        if event.outcome == STOPPED:
+            where = f' at line {event.line}' if event.line else ''
+            self.say(f'the program was stopped{where}: the motion decelerated and holds; Run '
+                     'starts it from the top', 'warning', event.line)
+        else:
+            self.error_line = event.line
+            self.say(f'the program failed: {event.message}', 'error', event.line)
+
+    def _on_ProgramPlanned(self, event: ProgramPlanned) -> None:  # noqa: N802
+        if event.plan_id != self._plan_id:
+            return  # an older plan: the text or the start changed since
+        self.plan = event
+        checking, self._checking = self._checking, False
+        if event.error:
+            if self.job is None:
+                self.error_line = event.line
+            self.say(f'offline plan: {event.error}', 'error', event.line)
+        elif checking:
+            self.say(f'check: {len(self.steps)} steps plan within the limits, '
+                     f'{event.duration:.2f} s, {len(event.tool)} samples')
+        self._notify('plan', 'program')
+
+    def program_status(self) -> Tuple[str, str]:
+        """
+        Return what the program's status line says, and its level ('info' or 'error').
+
+        The parse error (with its line, column and a caret under the token) while there is
+        one, else the offline plan's outcome.
+        """
+        if self.parse_error is not None:
+            return str(self.parse_error), 'error'
+        plan = self.plan
+        if plan is None:
+            return ('', 'info') if self.steps or not self.text.strip() else \
+                ('no commands: only comments and blank lines', 'info')
+        if plan.error:
+            return f'offline plan: {plan.error}', 'error'
+        return (f'offline plan: {len(self.steps)} steps, {plan.duration:.2f} s, '
+                f'{len(plan.tool)} samples; ' + '; '.join(plan.reports[-2:]), 'info')
+
+    def joint_rows(self) -> List[Tuple[str, str]]:
+        """Return (joint, position as read by a person) of the program's chain."""
+        rows = []
+        for joint in self.joints:
+            unit, factor = display_unit(self.model, joint)
+            value = self.pose.get(joint)
+            rows.append((joint, '-' if value is None else
+                         f'{round(value * factor, 2) + 0.0:+.2f} {unit}'))
+        return rows
+
+    def tool_text(self) -> str:
+        """Return the tool pose as a person reads it: mm and ZYZ degrees."""
+        pose = self.tool_pose()
+        if pose is None:
+            return 'no joint_states yet'
+        x, y, z, a, b, c = (round(v, 1) + 0.0 for v in pose.mm_zyz(degrees=True))  # no -0.0
+        return (f'X {x:.1f}  Y {y:.1f}  Z {z:.1f} mm   A {a:.1f}  B {b:.1f}  C {c:.1f} deg '
+                '(ZYZ)')
+
+    def link_rows(self) -> List[Tuple[str, bool]]:
+        """Return (readable part name, up) of :data:`PARTS`."""
+        return [(PART_NAMES[p], self.links[p]) for p in PARTS]

@@ -1,0 +1,577 @@
+"""
+The console's widgets: the robot in 3D, the program editor, the joint sliders, the jog panel.
+
+Layout only: they show what they are given and report what a person does through callables.
+"""
+
+import math
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+from PyQt5.QtCore import QPointF, QRect, QSize, Qt
+from PyQt5.QtGui import (
+    QColor, QFontDatabase, QPainter, QPen, QPolygonF, QTextCursor, QTextFormat,
+)
+from PyQt5.QtWidgets import (
+    QButtonGroup, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+    QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QTextEdit, QVBoxLayout,
+    QWidget,
+)
+from sweetie_motion.console.presenter import (
+    AXES, display_unit, JOINT_SPEED_RANGE, ROTATION_SPEED_RANGE, ROTATION_STEPS, slider_range,
+    TRANSLATION_SPEED_RANGE, TRANSLATION_STEPS,
+)
+from sweetie_motion.model.robot_model import RobotModel
+
+#: slider steps per display unit (0.1 deg, 0.1 mm)
+STEPS_PER_UNIT = 10
+#: a pose that changed by less than this is not redrawn [rad or m]
+REDRAW_TOLERANCE = 1e-4
+
+
+class RobotView3D(QWidget):
+    """
+    The robot in its current pose, drawn from the RobotModel, with the program's planned path.
+
+    The link tree of the URDF (the links' origins, chains in colour, virtual joints dotted),
+    the planned tool path (red) and its waypoints (numbered), the tool (a red cross), the
+    chain's forbidden zones (boxes and balls, light red) and a floor grid, in an orthographic
+    projection a person turns with the mouse (drag: turn, wheel: zoom, double-click: the
+    first view). Drawn with QPainter: a frame takes about a millisecond, where a matplotlib 3D
+    figure (``plots.draw_kinematic_tree``) takes 35-90 ms, and holds Python's lock meanwhile,
+    which the slider stream of the same process felt as stalls.
+
+    :meth:`set_pose` and :meth:`set_path` only take the data; :meth:`redraw` (the window's
+    timer) repaints when something changed, so the view animates at the timer's rate however
+    fast joint_states come. The scale stays while the robot moves (the view does not jump).
+
+    :param model: the configured RobotModel; :param chain: the chain whose zones are drawn.
+    """
+
+    COLORS = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
+              '#bcbd22', '#17becf')
+    VIEW = (-60.0, 25.0)  # azimuth and elevation of the first view [deg]
+
+    def __init__(self, model: RobotModel, chain: Optional[str] = None) -> None:
+        super().__init__()
+        self.setMinimumSize(200, 200)
+        self.model = model
+        tree = model.urdf_tree()
+        colors = {c: self.COLORS[k % len(self.COLORS)] for k, c in enumerate(model.list_chains())}
+        info = {name: model.get_joint_info(name) for name in model.list_all_joints()}
+        #: (parent link, child link, colour, width, dotted) of each URDF joint
+        self.segments = []
+        for joint in tree.joints.values():
+            joint_info = info.get(joint.name)
+            color = colors.get(joint_info.chain, '#808080') if joint_info else '#b0b0b0'
+            self.segments.append((joint.parent, joint.child, color, 4 if joint_info else 1,
+                                  bool(joint_info and joint_info.virtual)))
+        self.zones = []
+        if chain is not None:
+            from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+            self.zones = list(WorkspaceLimiter.from_config(
+                model.get_chain_property(chain, 'workspace')).zones)
+        self.pose: Dict[str, float] = {}
+        self.path: Optional[np.ndarray] = None
+        self.waypoints: Optional[np.ndarray] = None
+        self.tool: Optional[np.ndarray] = None
+        self.title = ''
+        #: frames painted, and the number of path points the last one drew
+        self.frames = 0
+        self.painted_path = 0
+        self.azimuth, self.elevation = self.VIEW
+        self.zoom = 1.0
+        self._drawn: Optional[Tuple[Dict[str, float], int]] = None
+        self._path_revision = 0
+        self._box: Optional[Tuple[np.ndarray, float]] = None
+        self._drag = None
+        self._reach = np.array(list(model.link_positions({}).values()))
+        self._links = model.link_positions({})
+
+    def set_pose(self, pose: Mapping[str, float], tool: Optional[np.ndarray] = None,
+                 title: str = '') -> None:
+        """Take the pose to draw [rad or m] and the tool's position [m] (drawn at redraw)."""
+        self.pose = dict(pose)
+        self.tool = None if tool is None else np.asarray(tool, dtype=float)
+        self.title = title
+
+    def set_path(self, path: Optional[np.ndarray], waypoints: Optional[np.ndarray]) -> None:
+        """Take the planned tool path [m] (n, 3) and its waypoints [m] (k, 3); None: none."""
+        self.path = None if path is None or not len(path) else np.asarray(path, dtype=float)
+        self.waypoints = (None if waypoints is None or not len(waypoints)
+                          else np.asarray(waypoints, dtype=float))
+        self._path_revision += 1
+        self._box = None
+
+    def _changed(self) -> bool:
+        if self._drawn is None:
+            return True
+        pose, revision = self._drawn
+        if revision != self._path_revision or pose.keys() != self.pose.keys():
+            return True
+        return any(abs(pose[j] - v) > REDRAW_TOLERANCE for j, v in self.pose.items())
+
+    def redraw(self) -> bool:
+        """Repaint if the pose or the path changed; return whether it did."""
+        if not self._changed():
+            return False
+        self._links = self.model.link_positions(self.pose)
+        self._drawn = (dict(self.pose), self._path_revision)
+        self.update()
+        return True
+
+    # --- projection ----------------------------------------------------------------------------
+
+    def _fit(self) -> Tuple[np.ndarray, float]:
+        links = np.array(list(self._links.values()))
+        box = self._box
+        if box is not None and np.all(np.abs(links - box[0]) <= box[1]):
+            return box
+        points = np.vstack([self._reach, links] + ([self.path] if self.path is not None
+                                                   else []))
+        centre = (points.max(axis=0) + points.min(axis=0)) / 2
+        radius = max(float(np.linalg.norm(points - centre, axis=1).max()), 0.05) * 1.05
+        self._box = (centre, radius)
+        return self._box
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        """Return the widget coordinates [px] of points [m], shape (n, 3) -> (n, 2)."""
+        centre, radius = self._fit()
+        az, el = math.radians(self.azimuth), math.radians(self.elevation)
+        right = np.array([-math.sin(az), math.cos(az), 0.0])
+        up = np.array([-math.sin(el) * math.cos(az), -math.sin(el) * math.sin(az),
+                       math.cos(el)])
+        scale = self.zoom * min(self.width(), self.height()) / (2.0 * radius)
+        relative = np.atleast_2d(points) - centre
+        x = self.width() / 2 + (relative @ right) * scale
+        y = self.height() / 2 + 10 - (relative @ up) * scale
+        return np.stack([x, y], axis=1)
+
+    def _polyline(self, painter: QPainter, points: np.ndarray) -> None:
+        painter.drawPolyline(QPolygonF([QPointF(x, y) for x, y in self.project(points)]))
+
+    # --- painting ------------------------------------------------------------------------------
+
+    def paintEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Paint the floor grid, the zones, the path, the robot and the tool."""
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.Antialiasing)
+        painter.fillRect(self.rect(), QColor('white'))
+        centre, radius = self._fit()
+        # the floor (z = 0) around the robot, a line every 0.25 m
+        painter.setPen(QPen(QColor('#e4e4e4'), 1))
+        step = 0.25
+        low = np.floor((centre[:2] - radius) / step) * step
+        high = np.ceil((centre[:2] + radius) / step) * step
+        for x in np.arange(low[0], high[0] + step / 2, step):
+            self._polyline(painter, np.array([[x, low[1], 0.0], [x, high[1], 0.0]]))
+        for y in np.arange(low[1], high[1] + step / 2, step):
+            self._polyline(painter, np.array([[low[0], y, 0.0], [high[0], y, 0.0]]))
+        for axis, color in enumerate(('#d62728', '#2ca02c', '#1f77b4')):
+            painter.setPen(QPen(QColor(color), 2))
+            tip = np.zeros(3)
+            tip[axis] = 0.2
+            self._polyline(painter, np.array([np.zeros(3), tip]))
+        self._paint_zones(painter)
+        if self.path is not None:
+            painter.setPen(QPen(QColor('#d62728'), 1.5))
+            self._polyline(painter, self.path)
+        if self.waypoints is not None:
+            painter.setPen(QPen(QColor('black'), 1))
+            painter.setBrush(QColor('black'))
+            for k, (x, y) in enumerate(self.project(self.waypoints), start=1):
+                painter.drawEllipse(QPointF(x, y), 2.5, 2.5)
+                painter.drawText(QPointF(x + 4, y - 4), str(k))
+        links = self._links
+        for parent, child, color, width, dotted in self.segments:
+            if parent not in links or child not in links:
+                continue
+            pen = QPen(QColor(color), width)
+            pen.setCapStyle(Qt.RoundCap)
+            if dotted:
+                pen.setStyle(Qt.DotLine)
+            painter.setPen(pen)
+            self._polyline(painter, np.array([links[parent], links[child]]))
+        if self.tool is not None:
+            x, y = self.project(self.tool)[0]
+            painter.setPen(QPen(QColor('#d62728'), 2))
+            painter.drawLine(QPointF(x - 6, y - 6), QPointF(x + 6, y + 6))
+            painter.drawLine(QPointF(x - 6, y + 6), QPointF(x + 6, y - 6))
+        painter.setPen(QColor('#404040'))
+        painter.drawText(8, 16, self.title)
+        painter.drawText(8, self.height() - 8, 'grid 0.25 m; drag: turn, wheel: zoom')
+        painter.end()
+        self.frames += 1
+        self.painted_path = 0 if self.path is None else len(self.path)
+
+    def _paint_zones(self, painter: QPainter) -> None:
+        painter.setPen(QPen(QColor('#f0a0a0'), 1, Qt.DashLine))
+        painter.setBrush(Qt.NoBrush)
+        for zone in self.zones:
+            if zone.kind == 'box':
+                corners = np.array([[zone.minimum[0] if i & 1 == 0 else zone.maximum[0],
+                                     zone.minimum[1] if i & 2 == 0 else zone.maximum[1],
+                                     zone.minimum[2] if i & 4 == 0 else zone.maximum[2]]
+                                    for i in range(8)])
+                for i in range(8):
+                    for bit in (1, 2, 4):
+                        if not i & bit:
+                            self._polyline(painter, corners[[i, i | bit]])
+            elif zone.kind == 'sphere':
+                (x, y), = self.project(zone.center)
+                edge = self.project(zone.center + np.array([0.0, 0.0, zone.radius]))[0]
+                r = float(np.hypot(*(edge - (x, y))))
+                painter.drawEllipse(QPointF(x, y), r, r)
+
+    # --- the mouse -----------------------------------------------------------------------------
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        self._drag = (event.pos(), self.azimuth, self.elevation)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        if self._drag is None:
+            return
+        start, azimuth, elevation = self._drag
+        delta = event.pos() - start
+        self.azimuth = azimuth - delta.x() * 0.5
+        self.elevation = float(np.clip(elevation + delta.y() * 0.5, -89.0, 89.0))
+        self.update()
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        self._drag = None
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        self.azimuth, self.elevation = self.VIEW
+        self.zoom = 1.0
+        self.update()
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        self.zoom = float(np.clip(self.zoom * 1.0015 ** event.angleDelta().y(), 0.2, 10.0))
+        self.update()
+
+
+class _LineNumbers(QWidget):
+    """The program editor's gutter: line numbers."""
+
+    def __init__(self, editor: 'ProgramEditor') -> None:
+        super().__init__(editor)
+        self.editor = editor
+
+    def sizeHint(self) -> QSize:  # noqa: N802 -- Qt API
+        return QSize(self.editor.gutter_width(), 0)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        self.editor.paint_gutter(event)
+
+
+class ProgramEditor(QPlainTextEdit):
+    """
+    The program's text with line numbers; the running, next and faulty lines highlighted.
+
+    Running: yellow; next (a paused program goes on there): light blue; error: light red.
+    """
+
+    COLORS = {'running': '#fff2a8', 'next': '#d6e9ff', 'error': '#ffc9c9'}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName('program_editor')
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.setPlaceholderText('; a motion program, one command per line, e.g.\nHOME\n'
+                                'MOVL X1037 Y0 Z735 A0 B90 C180 F250\nGRIP CLAMP\nWAIT 0.5')
+        self.highlighted: Dict[str, int] = {}
+        self._gutter = _LineNumbers(self)
+        self.blockCountChanged.connect(lambda _: self._fit_gutter())
+        self.updateRequest.connect(self._scroll_gutter)
+        self._fit_gutter()
+
+    def gutter_width(self) -> int:
+        """Return the gutter's width [px] for the number of lines."""
+        digits = len(str(max(1, self.blockCount())))
+        return 8 + self.fontMetrics().horizontalAdvance('9') * max(digits, 2)
+
+    def _fit_gutter(self) -> None:
+        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def _scroll_gutter(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._gutter.scroll(0, dy)
+        else:
+            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        super().resizeEvent(event)
+        rect = self.contentsRect()
+        self._gutter.setGeometry(QRect(rect.left(), rect.top(), self.gutter_width(),
+                                       rect.height()))
+
+    def paint_gutter(self, event) -> None:
+        """Paint the line numbers of the visible lines (the error line's in red)."""
+        painter = QPainter(self._gutter)
+        painter.fillRect(event.rect(), QColor('#eeeeee'))
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        while block.isValid() and top <= event.rect().bottom():
+            number = block.blockNumber() + 1
+            if block.isVisible():
+                painter.setPen(QColor('#c00000') if number == self.highlighted.get('error')
+                               else QColor('#808080'))
+                painter.drawText(0, top, self._gutter.width() - 4, height, Qt.AlignRight,
+                                 str(number))
+            top += round(self.blockBoundingRect(block).height())
+            block = block.next()
+        painter.end()
+
+    def show_lines(self, running: int = 0, next_line: int = 0, error: int = 0) -> None:
+        """Highlight lines (1-based; 0: none)."""
+        self.highlighted = {k: v for k, v in (('running', running), ('next', next_line),
+                                              ('error', error)) if v}
+        selections = []
+        for kind in ('next', 'running', 'error'):
+            line = self.highlighted.get(kind)
+            block = self.document().findBlockByNumber(line - 1) if line else None
+            if block is None or not block.isValid():
+                continue
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setBackground(QColor(self.COLORS[kind]))
+            selection.format.setProperty(QTextFormat.FullWidthSelection, True)
+            selection.cursor = QTextCursor(block)
+            selections.append(selection)
+        self.setExtraSelections(selections)
+        self._gutter.update()
+        focus = running or error
+        if focus:
+            block = self.document().findBlockByNumber(focus - 1)
+            if block.isValid() and not self.hasFocus():
+                cursor = QTextCursor(block)
+                self.setTextCursor(cursor)
+                self.ensureCursorVisible()
+
+
+class JointSliders(QGroupBox):
+    """
+    The sliders of one chain's joints over their limits, with a speed setting.
+
+    A slider shows the robot's measured position, or the target a person set while the joint
+    moves there; each label reads measured (-> target).
+
+    :param model: the configured RobotModel.
+    :param chains: the chains a person may choose from.
+    :param moved: called with (joint, position [rad or m]) when a person moves a slider.
+    :param chain_chosen: called with a chain's name.
+    :param speed_set: called with the speed [% of the joints' velocity limits].
+    """
+
+    def __init__(self, model: RobotModel, chains: Sequence[str],
+                 moved: Callable[[str, float], None], chain_chosen: Callable[[str], None],
+                 speed_set: Callable[[int], None]) -> None:
+        super().__init__('Joints')
+        self.setObjectName('joint_sliders')
+        self.model = model
+        self.moved = moved
+        self.sliders: Dict[str, QSlider] = {}
+        self.values: Dict[str, QLabel] = {}
+        self._factors: Dict[str, float] = {}
+        self._updating = False
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        top.addWidget(QLabel('chain'))
+        self.chain_combo = QComboBox()
+        self.chain_combo.setObjectName('slider_chain')
+        self.chain_combo.addItems(list(chains))
+        self.chain_combo.currentTextChanged.connect(chain_chosen)
+        top.addWidget(self.chain_combo, 1)
+        top.addWidget(QLabel('speed'))
+        self.speed = QSpinBox()
+        self.speed.setObjectName('joint_speed')
+        self.speed.setRange(*JOINT_SPEED_RANGE)
+        self.speed.setSuffix(' %')
+        self.speed.setToolTip("of each joint's velocity limit (the sliders and Home)")
+        self.speed.valueChanged.connect(speed_set)
+        top.addWidget(self.speed)
+        layout.addLayout(top)
+        self.grid = QGridLayout()
+        layout.addLayout(self.grid)
+
+    def show_joints(self, chain: str, joints: Sequence[str]) -> None:
+        """Rebuild the sliders for ``joints`` of ``chain``."""
+        self._updating = True
+        try:
+            if self.chain_combo.currentText() != chain:
+                self.chain_combo.setCurrentText(chain)
+            while self.grid.count():
+                item = self.grid.takeAt(0)
+                if item.widget() is not None:
+                    item.widget().deleteLater()
+            self.sliders, self.values, self._factors = {}, {}, {}
+            for row, joint in enumerate(joints):
+                unit, factor = display_unit(self.model, joint)
+                lower, upper = slider_range(self.model, joint)
+                scale = factor * STEPS_PER_UNIT
+                slider = QSlider(Qt.Horizontal)
+                slider.setObjectName(f'slider_{joint}')
+                slider.setRange(int(math.ceil(lower * scale)), int(math.floor(upper * scale)))
+                slider.setSingleStep(STEPS_PER_UNIT)
+                slider.setPageStep(STEPS_PER_UNIT * 10)
+                slider.setToolTip(f'{joint}: [{lower * factor:.1f}, {upper * factor:.1f}] '
+                                  f'{unit}')
+                value = QLabel('-')
+                value.setObjectName(f'slider_value_{joint}')
+                value.setMinimumWidth(value.fontMetrics().horizontalAdvance(
+                    '+000.0 -> +000.0 deg'))
+                self.grid.addWidget(QLabel(joint), row, 0)
+                self.grid.addWidget(slider, row, 1)
+                self.grid.addWidget(value, row, 2)
+                slider.valueChanged.connect(lambda steps, j=joint: self._changed(j, steps))
+                self.sliders[joint] = slider
+                self.values[joint] = value
+                self._factors[joint] = scale
+        finally:
+            self._updating = False
+
+    def _changed(self, joint: str, steps: int) -> None:
+        if not self._updating:
+            self.moved(joint, steps / self._factors[joint])
+
+    def set_position(self, joint: str, position: float) -> None:
+        """Move a slider as a person would (it sends the target) [rad or m]."""
+        self.sliders[joint].setValue(int(round(position * self._factors[joint])))
+
+    def show_state(self, measured: Mapping[str, float], targets: Mapping[str, Optional[float]],
+                   speed: int) -> None:
+        """Show the robot's positions and the targets (None: the joint is not moved)."""
+        self._updating = True
+        try:
+            if self.speed.value() != speed:
+                self.speed.setValue(speed)
+            for joint, slider in self.sliders.items():
+                unit, factor = display_unit(self.model, joint)
+                value, target = measured.get(joint), targets.get(joint)
+                shown = target if target is not None else value
+                if shown is not None and not slider.isSliderDown():
+                    slider.setValue(int(round(shown * self._factors[joint])))
+                text = '-' if value is None else f'{value * factor:+.1f}'
+                if target is not None:
+                    text += f' -> {target * factor:+.1f}'
+                self.values[joint].setText(f'{text} {unit}')
+        finally:
+            self._updating = False
+
+
+class JogPanel(QGroupBox):
+    """
+    Cartesian jog: ±x/y/z and ±roll/pitch/yaw in the base or the tool frame, step and speed.
+
+    :param jog: called with (axis, +1 or -1).
+    :param settings: called with keyword settings (frame, translation_step, rotation_step,
+        translation_speed, rotation_speed), see ConsolePresenter.set_jog.
+    """
+
+    def __init__(self, jog: Callable[[str, int], None], settings: Callable[..., bool]) -> None:
+        super().__init__('Cartesian jog')
+        self.setObjectName('jog_panel')
+        layout = QVBoxLayout(self)
+        frames = QHBoxLayout()
+        frames.addWidget(QLabel('frame'))
+        self.frame_group = QButtonGroup(self)
+        self.frame_buttons: Dict[str, QRadioButton] = {}
+        for frame, text in (('base', 'base'), ('tool', 'tool')):
+            button = QRadioButton(text)
+            button.setObjectName(f'jog_frame_{frame}')
+            button.toggled.connect(lambda on, f=frame: on and settings(frame=f))
+            self.frame_group.addButton(button)
+            self.frame_buttons[frame] = button
+            frames.addWidget(button)
+        frames.addStretch(1)
+        layout.addLayout(frames)
+        form = QGridLayout()
+        self.translation_step = QComboBox()
+        self.translation_step.setObjectName('jog_translation_step')
+        self.translation_step.addItems([f'{s:g}' for s in TRANSLATION_STEPS])
+        self.translation_step.currentTextChanged.connect(
+            lambda text: text and settings(translation_step=float(text)))
+        self.rotation_step = QComboBox()
+        self.rotation_step.setObjectName('jog_rotation_step')
+        self.rotation_step.addItems([f'{s:g}' for s in ROTATION_STEPS])
+        self.rotation_step.currentTextChanged.connect(
+            lambda text: text and settings(rotation_step=float(text)))
+        self.translation_speed = QDoubleSpinBox()
+        self.translation_speed.setObjectName('jog_translation_speed')
+        self.translation_speed.setRange(*TRANSLATION_SPEED_RANGE)
+        self.translation_speed.setDecimals(0)
+        self.translation_speed.valueChanged.connect(
+            lambda value: settings(translation_speed=value))
+        self.rotation_speed = QDoubleSpinBox()
+        self.rotation_speed.setObjectName('jog_rotation_speed')
+        self.rotation_speed.setRange(*ROTATION_SPEED_RANGE)
+        self.rotation_speed.setDecimals(0)
+        self.rotation_speed.valueChanged.connect(lambda value: settings(rotation_speed=value))
+        form.addWidget(QLabel('step'), 0, 0)
+        form.addWidget(self.translation_step, 0, 1)
+        form.addWidget(QLabel('mm'), 0, 2)
+        form.addWidget(self.rotation_step, 0, 3)
+        form.addWidget(QLabel('deg'), 0, 4)
+        form.addWidget(QLabel('speed'), 1, 0)
+        form.addWidget(self.translation_speed, 1, 1)
+        form.addWidget(QLabel('mm/s'), 1, 2)
+        form.addWidget(self.rotation_speed, 1, 3)
+        form.addWidget(QLabel('deg/s'), 1, 4)
+        layout.addLayout(form)
+        buttons = QGridLayout()
+        self.buttons: Dict[Tuple[str, int], QPushButton] = {}
+        for k, axis in enumerate(AXES):
+            for column, direction in ((0, -1), (1, 1)):
+                sign = '+' if direction > 0 else '-'
+                button = QPushButton(f'{axis} {sign}')
+                button.setObjectName(f'jog_{axis}_{"plus" if direction > 0 else "minus"}')
+                button.setToolTip(f'{"move along" if k < 3 else "turn about"} '
+                                  f'{"xyz"[k % 3]} by one step ({sign})')
+                button.clicked.connect(lambda _, a=axis, d=direction: jog(a, d))
+                buttons.addWidget(button, k % 3, (k // 3) * 2 + column)
+                self.buttons[(axis, direction)] = button
+        layout.addLayout(buttons)
+
+    def show_settings(self, frame: str, translation_step: float, rotation_step: float,
+                      translation_speed: float, rotation_speed: float) -> None:
+        """Show the presenter's settings (without calling back)."""
+        widgets = (self.frame_group, self.translation_step, self.rotation_step,
+                   self.translation_speed, self.rotation_speed)
+        blocked = [w.blockSignals(True) for w in widgets]
+        for button in self.frame_buttons.values():
+            button.blockSignals(True)
+        try:
+            self.frame_buttons[frame].setChecked(True)
+            _choose(self.translation_step, translation_step)
+            _choose(self.rotation_step, rotation_step)
+            self.translation_speed.setValue(translation_speed)
+            self.rotation_speed.setValue(rotation_speed)
+        finally:
+            for widget, was in zip(widgets, blocked):
+                widget.blockSignals(was)
+            for button in self.frame_buttons.values():
+                button.blockSignals(False)
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Enable or disable the jog buttons."""
+        for button in self.buttons.values():
+            button.setEnabled(enabled)
+
+
+def _choose(combo: QComboBox, value: float) -> None:
+    text = f'{value:g}'
+    if combo.findText(text) < 0:
+        combo.addItem(text)
+    combo.setCurrentText(text)
+
+
+def lamp(up: bool, text: str) -> Tuple[str, str]:
+    """Return the text and style of a connected (green) / disconnected (red) lamp."""
+    return (f'● {text}: {"connected" if up else "disconnected"}',
+            'color: #1a7f1a' if up else 'color: #c00000')
+
+
+def parts_text(rows: List[Tuple[str, bool]]) -> str:
+    """Return the parts' states in one line ('✓' up, '✗' down)."""
+    return '   '.join(f'{"✓" if up else "✗"} {name}' for name, up in rows)

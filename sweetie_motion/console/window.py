@@ -1,0 +1,363 @@
+"""
+The operator console's main window: layout, and what a person does forwarded to the presenter.
+
+Everything the console decides is in :class:`~sweetie_motion.console.presenter.ConsolePresenter`;
+this module builds the widgets, forwards clicks, asks for file names and redraws what the
+presenter says changed. Every widget a person (or a test) uses has an objectName.
+"""
+
+import time
+from typing import Callable, List, Optional
+
+from PyQt5.QtCore import Qt, QTimer
+from PyQt5.QtGui import QFontDatabase, QKeySequence
+from PyQt5.QtWidgets import (
+    QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
+    QPlainTextEdit, QPushButton, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
+    QVBoxLayout, QWidget,
+)
+from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
+from sweetie_motion.console.views import (
+    JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
+)
+from sweetie_motion.editor.widgets import MessageArea
+
+#: how often the adapters' events are taken and the presenter ticks [ms]
+PUMP_MS = 50
+#: how often the robot view may redraw [ms] (a frame takes about 10 ms of the GUI thread)
+VIEW_MS = 100
+
+
+def _button(text: str, name: str, tip: str = '') -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName(name)
+    if tip:
+        button.setToolTip(tip)
+    return button
+
+
+class ConsoleWindow(QMainWindow):
+    """
+    The console window.
+
+    :param presenter: the console's state and actions.
+    :param events: returns the adapters' new events (the bridge's ``poll``); None: no robot.
+    :param where: what the title says the console drives (namespace, chain).
+    """
+
+    def __init__(self, presenter: ConsolePresenter,
+                 events: Optional[Callable[[], List[object]]] = None, where: str = '') -> None:
+        super().__init__()
+        self.presenter = presenter
+        self.events = events
+        self.where = where
+        self._shown_chain = ''
+        self.setWindowTitle(f'sweetie-motion console - {where}' if where else
+                            'sweetie-motion console')
+        self._build()
+        presenter.subscribe(self._changed)
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.pump)
+        self._timer.start(PUMP_MS)
+        self._view_timer = QTimer(self)
+        self._view_timer.timeout.connect(self.robot_view.redraw)
+        self._view_timer.start(VIEW_MS)
+        for topic in TOPICS:
+            if topic != 'message':
+                self._changed(topic)
+        presenter.say(f'waiting for the motion process {where} (its joint_states) ...'
+                      if not presenter.connected else 'the motion process is connected')
+
+    # --- construction --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        p = self.presenter
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        top = QHBoxLayout()
+        self.connection_label = QLabel()
+        self.connection_label.setObjectName('connection_label')
+        font = self.connection_label.font()
+        font.setBold(True)
+        self.connection_label.setFont(font)
+        top.addWidget(self.connection_label)
+        self.parts_label = QLabel()
+        self.parts_label.setObjectName('parts_label')
+        top.addWidget(self.parts_label, 1)
+        self.stop_button = _button('STOP', 'stop_button', 'stop every motion (Esc)')
+        self.stop_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
+                                       'font-weight: bold; padding: 4px 18px; }')
+        self.stop_button.clicked.connect(p.stop)
+        QShortcut(QKeySequence(Qt.Key_Escape), self, p.stop)
+        top.addWidget(self.stop_button)
+        layout.addLayout(top)
+
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.setObjectName('main_splitter')
+        splitter.addWidget(self._build_manual())
+        splitter.addWidget(self._build_program())
+        splitter.addWidget(self._build_views())
+        splitter.setSizes([470, 480, 550])
+        layout.addWidget(splitter, 1)
+
+        self.message_label = MessageArea()
+        layout.addWidget(self.message_label)
+        self.message_log = QPlainTextEdit()
+        self.message_log.setObjectName('message_log')
+        self.message_log.setReadOnly(True)
+        self.message_log.setMaximumBlockCount(500)
+        self.message_log.setFixedHeight(90)
+        layout.addWidget(self.message_log)
+        self.setCentralWidget(central)
+        self.resize(1500, 920)
+
+    def _build_manual(self) -> QWidget:
+        p = self.presenter
+        column = QWidget()
+        layout = QVBoxLayout(column)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.sliders = JointSliders(p.model, p.model.list_chains(), p.move_slider,
+                                    p.set_slider_chain, p.set_joint_speed)
+        layout.addWidget(self.sliders)
+        self.jog_panel = JogPanel(p.jog, p.set_jog)
+        layout.addWidget(self.jog_panel)
+        gripper = QGroupBox('Gripper')
+        row = QHBoxLayout(gripper)
+        self.gripper_label = QLabel()
+        self.gripper_label.setObjectName('gripper_state')
+        row.addWidget(self.gripper_label, 1)
+        self.clamp_button = _button('Clamp', 'gripper_clamp')
+        self.clamp_button.clicked.connect(lambda: p.gripper('clamp'))
+        self.release_button = _button('Release', 'gripper_release')
+        self.release_button.clicked.connect(lambda: p.gripper('release'))
+        row.addWidget(self.clamp_button)
+        row.addWidget(self.release_button)
+        layout.addWidget(gripper)
+        layout.addStretch(1)
+        return column
+
+    def _build_program(self) -> QWidget:
+        p = self.presenter
+        box = QGroupBox('Program')
+        layout = QVBoxLayout(box)
+        buttons = QHBoxLayout()
+        self.open_button = _button('Open...', 'open_button', 'read a program file')
+        self.open_button.clicked.connect(self.open_program)
+        self.save_button = _button('Save...', 'save_button', 'write the program to a file')
+        self.save_button.clicked.connect(self.save_program)
+        self.check_button = _button('Check', 'check_button',
+                                    'plan every step offline, within the limits and zones')
+        self.check_button.clicked.connect(p.check)
+        self.run_button = _button('Run', 'run_button', 'run the program on the robot')
+        self.run_button.clicked.connect(p.run)
+        self.step_button = _button('Step', 'step_button', 'run the next step only')
+        self.step_button.clicked.connect(p.step)
+        self.program_stop_button = _button('Stop', 'program_stop_button',
+                                           'stop the program: the motion decelerates and holds')
+        self.program_stop_button.clicked.connect(p.stop)
+        self.home_button = _button('Home', 'home_button', "the chain's home pose, at the "
+                                   'joint speed')
+        self.home_button.clicked.connect(p.go_home)
+        for button in (self.open_button, self.save_button, self.check_button, self.run_button,
+                       self.step_button, self.program_stop_button, self.home_button):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+        self.editor = ProgramEditor()
+        self.editor.textChanged.connect(lambda: p.set_text(self.editor.toPlainText()))
+        layout.addWidget(self.editor, 1)
+        self.job_label = QLabel()
+        self.job_label.setObjectName('job_label')
+        layout.addWidget(self.job_label)
+        command = QHBoxLayout()
+        command.addWidget(QLabel('command'))
+        self.command_line = QLineEdit()
+        self.command_line.setObjectName('command_line')
+        self.command_line.setPlaceholderText('one command, e.g. MOVL Z800 F100, then Enter')
+        self.command_line.returnPressed.connect(self.run_command)
+        command.addWidget(self.command_line, 1)
+        self.command_button = _button('Do', 'command_button', 'run the typed command now')
+        self.command_button.clicked.connect(self.run_command)
+        command.addWidget(self.command_button)
+        layout.addLayout(command)
+        self.status_label = QLabel()
+        self.status_label.setObjectName('program_status')
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.status_label)
+        return box
+
+    def _build_views(self) -> QWidget:
+        p = self.presenter
+        splitter = QSplitter(Qt.Vertical)
+        self.robot_view = RobotView3D(p.model, p.chain)
+        self.robot_view.setObjectName('robot_view')
+        self.robot_view.setMinimumSize(300, 280)
+        splitter.addWidget(self.robot_view)
+        state = QGroupBox('State')
+        layout = QVBoxLayout(state)
+        self.tool_label = QLabel()
+        self.tool_label.setObjectName('tool_pose')
+        self.tool_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(QLabel(f'tool ({p.model.chain_tip(p.chain)} in '
+                                f'{p.model.get_chain_links(p.chain)[0]})'))
+        layout.addWidget(self.tool_label)
+        self.joint_table = QTableWidget(len(p.joints), 2)
+        self.joint_table.setObjectName('joint_table')
+        self.joint_table.setHorizontalHeaderLabels(['joint', 'position'])
+        self.joint_table.verticalHeader().setVisible(False)
+        self.joint_table.verticalHeader().setDefaultSectionSize(
+            self.joint_table.fontMetrics().height() + 6)
+        self.joint_table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.joint_table.setEditTriggers(QTableWidget.NoEditTriggers)
+        for row, joint in enumerate(p.joints):
+            self.joint_table.setItem(row, 0, QTableWidgetItem(joint))
+            self.joint_table.setItem(row, 1, QTableWidgetItem('-'))
+        layout.addWidget(self.joint_table)
+        splitter.addWidget(state)
+        splitter.setSizes([500, 320])
+        return splitter
+
+    # --- what a person does --------------------------------------------------------------------
+
+    def open_program(self) -> None:
+        """Ask for a program file and read it."""
+        path, _ = QFileDialog.getOpenFileName(self, 'Open a motion program',
+                                              self.presenter.source,
+                                              'motion programs (*.txt *.prg);;all files (*)')
+        if path:
+            self.presenter.load_file(path)
+
+    def save_program(self) -> None:
+        """Ask for a file name and write the program."""
+        path, _ = QFileDialog.getSaveFileName(self, 'Save the motion program',
+                                              self.presenter.source,
+                                              'motion programs (*.txt *.prg);;all files (*)')
+        if path:
+            self.presenter.save_file(path)
+
+    def run_command(self) -> None:
+        """Run the typed command; keep it in the field when refused."""
+        if self.presenter.run_line(self.command_line.text()):
+            self.command_line.clear()
+
+    def pump(self) -> None:
+        """Hand the adapters' events to the presenter and let it tick (the timer calls it)."""
+        if self.events is not None:
+            for event in self.events():
+                self.presenter.handle(event)
+        self.presenter.tick()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Stop what moves, then close (the robot holds where it stopped)."""
+        if self.presenter.busy or self.presenter.manual is not None:
+            self.presenter.stop()
+            if self.events is not None:
+                for update in self.events():
+                    self.presenter.handle(update)
+        self._timer.stop()
+        self._view_timer.stop()
+        super().closeEvent(event)
+
+    # --- redrawing -----------------------------------------------------------------------------
+
+    def _changed(self, topic: str) -> None:
+        getattr(self, f'_show_{topic}')()
+
+    def _show_state(self) -> None:
+        p = self.presenter
+        for row, (_, text) in enumerate(p.joint_rows()):
+            self.joint_table.item(row, 1).setText(text)
+        self.tool_label.setText(p.tool_text())
+        state = p.gripper_state or 'unknown'
+        if not p.links['gripper']:
+            state += ' (not connected)'
+        self.gripper_label.setText(f'gripper: {state}')
+        self._show_sliders_state()
+        tool = p.tool_pose()
+        self.robot_view.set_pose(p.pose, None if tool is None else tool.position,
+                                 'joint_states' if p.connected else
+                                 'joint_states (disconnected: the last pose)')
+
+    def _show_sliders_state(self) -> None:
+        p = self.presenter
+        self.sliders.show_state(p.pose, {j: p.slider_target(j) for j in p.slider_joints},
+                                p.joint_speed)
+
+    def _show_links(self) -> None:
+        p = self.presenter
+        text, style = lamp(p.connected, f'motion process {self.where}'.rstrip())
+        self.connection_label.setText(text)
+        self.connection_label.setStyleSheet(style)
+        self.parts_label.setText(parts_text(p.link_rows()))
+        self._show_state()
+        self._enable()
+
+    def _show_sliders(self) -> None:
+        p = self.presenter
+        if p.slider_chain != self._shown_chain:
+            self._shown_chain = p.slider_chain
+            self.sliders.show_joints(p.slider_chain, p.slider_joints)
+        self._show_sliders_state()
+
+    def _show_jog(self) -> None:
+        p = self.presenter
+        self.jog_panel.show_settings(p.jog_frame, p.translation_step, p.rotation_step,
+                                     p.translation_speed, p.rotation_speed)
+
+    def _show_program(self) -> None:
+        p = self.presenter
+        if self.editor.toPlainText() != p.text:
+            self.editor.setPlainText(p.text)
+        self.editor.setReadOnly(p.job is not None and p.job.kind == 'program')
+        self.editor.show_lines(p.running_line, p.next_line,
+                               p.error_line if p.job is None else 0)
+        self._show_status()
+        self._enable()
+
+    def _show_job(self) -> None:
+        p = self.presenter
+        job = p.job
+        if job is None:
+            self.job_label.setText(f'next: line {p.next_line}' if p.next_line else 'idle')
+        else:
+            where = f' - line {job.line}' if job.line else ''
+            self.job_label.setText(f'{"stopping " if job.stopping else ""}'
+                                   f'{job.description}{where}')
+        self._show_program()
+
+    def _show_plan(self) -> None:
+        plan = self.presenter.plan
+        if plan is None:
+            self.robot_view.set_path(None, None)
+        else:
+            self.robot_view.set_path(plan.tool, plan.waypoints)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        text, level = self.presenter.program_status()
+        self.status_label.setText(text)
+        self.status_label.setFont(QFontDatabase.systemFont(
+            QFontDatabase.FixedFont if self.presenter.parse_error is not None else
+            QFontDatabase.GeneralFont))
+        self.status_label.setStyleSheet('color: #c00000' if level == 'error' else '')
+
+    def _show_message(self) -> None:
+        message = self.presenter.message
+        self.message_label.show_message(message.text, message.level)
+        stamp = time.strftime('%H:%M:%S')
+        self.message_log.appendPlainText(f'{stamp} {message.level:7s} {message.text}')
+
+    def _enable(self) -> None:
+        p = self.presenter
+        runs = p.can('run')
+        for button in (self.run_button, self.step_button):
+            button.setEnabled(runs)
+        self.check_button.setEnabled(p.parse_error is None and bool(p.steps))
+        self.home_button.setEnabled(p.can('home'))
+        self.jog_panel.set_enabled(p.can('jog'))
+        self.clamp_button.setEnabled(p.can('gripper'))
+        self.release_button.setEnabled(p.can('gripper'))
+        self.command_button.setEnabled(p.connected and p.job is None)
+        for slider in self.sliders.sliders.values():
+            slider.setEnabled(p.can('sliders'))
+        self.open_button.setEnabled(p.job is None or p.job.kind != 'program')
