@@ -130,22 +130,12 @@ def plot_trajectory(goal, path: Union[str, Path], title: str = 'trajectory',
 
     :param goal: a :class:`sweetie_motion.trajectory.goal.TrajectoryGoal`.
     """
-    from sweetie_motion.trajectory.spline import build_spline
-    joints = goal.joints()
-    columns = [goal.joint_names.index(j) for j in joints]
-    times = np.array([p.time for p in goal.points])
-    positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
-    velocities = accelerations = None
-    if goal.points and goal.points[0].velocities:
-        velocities = np.array([[p.velocities[c] for c in columns] for p in goal.points])
-        if goal.points[0].accelerations:
-            accelerations = np.array([[p.accelerations[c] for c in columns]
-                                      for p in goal.points])
-    spline = build_spline(times, positions, velocities, accelerations, interpolation)
-    grid = np.linspace(0.0, max(spline.duration, 1e-3), samples)
-    sampled = np.array([spline.sample(t)[0] for t in grid])
-    series = {j: {'interpolated': sampled[:, k]} for k, j in enumerate(joints)}
-    keyframes = {j: (times, positions[:, k]) for k, j in enumerate(joints)}
+    from sweetie_motion.trajectory.analysis import goal_motion
+    motion = goal_motion(goal, interpolation)
+    sampled = motion.sample(samples)
+    series = {j: {'interpolated': sampled.position[:, k]} for k, j in enumerate(motion.joints)}
+    keyframes = {j: (motion.times, motion.positions[:, k]) for k, j in enumerate(motion.joints)}
+    grid = sampled.times
     return plot_joint_series(path, grid, series, title, keyframes=keyframes)
 
 

@@ -25,12 +25,12 @@ from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.safety import Brake
 from sweetie_motion.core.smoothing import SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.analysis import goal_motion
 from sweetie_motion.trajectory.arrays import TrajectoryArrays
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.spline import build_spline, JointSpline
 from sweetie_motion.trajectory.timing import (
     describe_retiming, join_splines, limit_excess, plan_approach, planning_limits, policy_problem,
-    scale_times,
 )
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
 from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode, validate_goal
@@ -144,65 +144,53 @@ class GoalPlanner:
         """
         arrays = self.validate(goal)
         reference, measured = poses()
-        joints = arrays.joints()
-        columns = arrays.columns(joints)
+        # the goal's own motion, from its first keyframe on, within the limits
+        motion = goal_motion(arrays, self.interpolation)
+        joints = motion.joints
         indices = self.model.get_joint_indices(joints)
         limits = self.limits.take(indices)
         planning = planning_limits(limits)
         tolerances = Tolerances(joints, arrays, self.defaults)
-        times = arrays.times
-        positions = arrays.positions[:, columns]
-        velocities = accelerations = None
-        if arrays.velocities is not None:
-            velocities = arrays.velocities[:, columns]
-            if arrays.accelerations is not None:
-                accelerations = arrays.accelerations[:, columns]
         timing: List[str] = []
-        # the goal's own motion, from its first keyframe on, within the limits
-        motion = build_spline(times, positions, velocities, accelerations, self.interpolation)
-        _, excess = limit_excess(motion, joints, limits, start=float(times[0]))
+        _, excess = limit_excess(motion.spline, joints, limits, start=motion.start)
         if excess is not None:
             if self.policy == 'refuse':
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'the trajectory exceeds the joint limits: {excess.describe()}'
                                 f' (controller {self.name} refuses such goals: '
                                 'limits.policy is refuse)')
-            factor, _ = limit_excess(motion, joints, planning, start=float(times[0]))
-            times = scale_times(times, factor, float(times[0]))
-            if velocities is not None:
-                velocities = velocities / factor
-                if accelerations is not None:
-                    accelerations = accelerations / factor ** 2
-            motion = build_spline(times, positions, velocities, accelerations,
-                                  self.interpolation)
+            factor, _ = limit_excess(motion.spline, joints, planning, start=motion.start)
+            motion = motion.retimed(factor)
             timing.append(describe_retiming(factor, excess))
+        times = motion.times
         start_position = reference.position[indices]
         start_velocity = reference.velocity[indices]
         shift = 0.0
-        if times[0] > 0:
+        if motion.start > 0:
             # the motion starts where the robot is: an approach within the limits, in the
             # requested time if possible, else as fast as the limits allow
-            first = motion.sample(float(times[0]))   # the state at the first keyframe
+            first = motion.spline.sample(motion.start)   # the state at the first keyframe
             try:
                 duration, knots, p, v, a = plan_approach(
                     start_position, start_velocity, first[0], first[1], first[2], planning,
-                    float(times[0]))
+                    motion.start)
             except ValueError as error:
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'cannot plan the approach to the first point: {error}') from None
             approach = build_spline(knots, p, v, a)
-            spline = join_splines(approach, motion)
-            shift = duration - float(times[0])
+            spline = join_splines(approach, motion.spline)
+            shift = duration - motion.start
             if shift > 1e-3:
                 timing.append(f'the approach to the first point takes {duration:.2f} s '
-                              f'instead of {times[0]:.2f} s (joint limits)')
+                              f'instead of {motion.start:.2f} s (joint limits)')
         else:
-            violation = tolerances.start_violation(positions[0], measured.position[indices])
+            violation = tolerances.start_violation(motion.positions[0],
+                                                   measured.position[indices])
             if violation is not None:
                 raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
                                 f'the trajectory starts away from the current pose: '
                                 f'{violation}')
-            spline = motion
+            spline = motion.spline
         support = [(chain, times + shift, arrays.positions[:, column])
                    for chain, column in zip(arrays.support_chains(), arrays.columns(
                        [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]

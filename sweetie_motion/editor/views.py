@@ -11,7 +11,8 @@ from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
 import numpy as np
 from sweetie_motion.model.robot_model import RobotModel
-from sweetie_motion.trajectory.spline import build_spline
+from sweetie_motion.trajectory.analysis import goal_motion, limit_flags, LimitFlags
+from sweetie_motion.trajectory.retime import limits_of
 from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
 
 #: at most this many joints are plotted at once (the selected columns, else the first ones)
@@ -61,38 +62,27 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             axes.set_axis_off()
             self.draw_idle()
             return
-        real = waypoints.real_joints()
+        motion = goal_motion(goal, interpolation)
+        real = motion.joints
         # build_goal counts from the first active row; the plot counts as the table does
         origin = waypoints.waypoints[waypoints.active_indices()[0]].time
-        times = np.array([p.time for p in goal.points]) + origin
+        times = motion.times + origin
+        positions = motion.positions
         self.keyframe_times = [float(t) for t in times]
-        columns = [goal.joint_names.index(j) for j in real]
-        positions = np.array([[p.positions[c] for c in columns] for p in goal.points])
-        if len(times) > 1:
-            spline = build_spline(times, positions, interpolation=interpolation)
-            grid = np.linspace(times[0], times[-1], 300)
-            samples = [spline.sample(t) for t in grid]
-            position = np.array([s[0] for s in samples])
-            velocity = np.array([s[1] for s in samples])
+        sampled = motion.sample(300)
+        grid, position, velocity = sampled.times + origin, sampled.position, sampled.velocity
+        limits = limits_of(self.model, real) if self.model is not None else None
+        if limits is not None:
+            flags = limit_flags(sampled, limits)
+            self.violations.extend(flags.describe(real, limits))
         else:
-            grid = times
-            position, velocity = positions, np.zeros_like(positions)
-        outside = np.zeros_like(position, dtype=bool)
-        fast = np.zeros_like(position, dtype=bool)
-        if self.model is not None:
-            for k, joint in enumerate(real):
-                info = self.model.get_joint_info(joint)
-                outside[:, k] = (position[:, k] < info.lower - 1e-6) | \
-                    (position[:, k] > info.upper + 1e-6)
-                fast[:, k] = np.abs(velocity[:, k]) > info.velocity * 1.0001
-                if outside[:, k].any():
-                    self.violations.append(f'{joint}: outside its position limits')
-                if fast[:, k].any():
-                    self.violations.append(f'{joint}: faster than {info.velocity:.2f} rad/s')
+            flags = LimitFlags(np.zeros_like(position, dtype=bool),
+                               np.zeros_like(position, dtype=bool))
+        outside, fast = flags.outside, flags.fast
         if joints is None:
             spread = np.ptp(positions, axis=0) if len(positions) else np.zeros(len(real))
-            order = sorted(range(len(real)), key=lambda k: (
-                -int(outside[:, k].any() or fast[:, k].any()), -spread[k]))
+            broken = flags.broken()
+            order = sorted(range(len(real)), key=lambda k: (-int(broken[k]), -spread[k]))
             chosen = order[:MAX_PLOTTED]
         else:
             chosen = [real.index(j) for j in joints if j in real][:MAX_PLOTTED]
