@@ -12,17 +12,19 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 ROS_DOMAIN_ID ?= $(shell echo $$(( $$$$ % 90 + 5 )))
 export ROS_DOMAIN_ID
 
-.PHONY: all setup demo test lint bench editor lock clean help
+.PHONY: all setup demo test test-fast lint bench editor console lock clean help
 
 all: help
 
 help:
 	@echo "make demo    -- set up on first use, then run the demo on the virtual robot"
 	@echo "make test    -- set up on first use, then run the whole test suite"
+	@echo "make test-fast -- only test/unit, as without ROS and Qt (under 30 s)"
 	@echo "make setup   -- only create/update .venv and build the interface packages"
-	@echo "make lint    -- flake8 and pep257 as ament configures them"
+	@echo "make lint    -- flake8 and pep257 as ament configures them, mypy over the pure core"
 	@echo "make bench   -- run the benchmarks in bench/"
 	@echo "make editor  -- the trajectory editor next to the virtual robot"
+	@echo "make console -- the operator console next to the winding arm's virtual robot"
 	@echo "make lock    -- re-resolve requirements/requirements.in into the lock file"
 
 setup:
@@ -32,11 +34,16 @@ demo: setup
 	@mkdir -p $(ARTIFACTS)
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
 
+# Every dependency is required here: a missing one fails instead of skipping its tests.
 test: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest test
+	QT_QPA_PLATFORM=offscreen SWEETIE_MOTION_TEST_STRICT=1 $(PY) -m pytest test
+
+# The unit layer as it runs where ROS and Qt are not installed (they are hidden from it).
+test-fast: setup
+	$(PY) -m pytest test/unit -p no:pytest-qt --without-ros-and-qt -m "not slow" -q
 
 lint: setup
-	$(PY) -m pytest test/test_flake8.py test/test_pep257.py
+	$(PY) -m pytest test/lint -q
 
 bench: setup
 	$(PY) bench/run_all.py
@@ -50,6 +57,17 @@ editor: setup
 		echo "no display: rendering the editor offscreen into $(ARTIFACTS)/editor.png"; \
 		QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion editor --with-robot \
 			--screenshot $(ARTIFACTS)/editor.png --quit-after 8; \
+	fi
+
+console: setup
+	@mkdir -p $(ARTIFACTS)
+	@if [ -n "$$DISPLAY" ]; then \
+		$(VENV)/bin/sweetie-motion console --with-robot --program config/programs/paper_path.txt; \
+	else \
+		echo "no display: rendering the console offscreen into $(ARTIFACTS)/console.png"; \
+		QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion console --with-robot \
+			--program config/programs/paper_path.txt \
+			--screenshot $(ARTIFACTS)/console.png --quit-after 8; \
 	fi
 
 lock:

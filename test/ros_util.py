@@ -7,13 +7,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from typing import Callable, Iterator, List, Optional
+from typing import Iterator, List, Optional
 
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from waiting import wait_for  # noqa: F401 (the ROS tests' one way to wait)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -98,17 +98,6 @@ class RosPeer:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, period: float = 0.02,
-             message: str = 'condition') -> None:
-    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(period)
-    raise AssertionError(f'timed out after {timeout} s waiting for {message}')
 
 
 def wait_future(future, timeout: float, message: str = 'future'):

@@ -1171,7 +1171,8 @@ class BusWorker(threading.Thread):
         return tx_end, rx_start + reply * bt
 
     def _busy(self, servo_id: int, expect: Optional[Tuple] = None) -> bool:
-        """Return whether a request (expecting ``expect``) cannot go to the servo now.
+        """
+        Return whether a request (expecting ``expect``) cannot go to the servo now.
 
         One request per servo on the wire; after a timeout, no request that expects the same
         kind of reply until the late grace is over (its late reply would be taken for the new

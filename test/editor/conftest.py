@@ -13,11 +13,11 @@ from pathlib import Path
 import shutil
 import subprocess
 import sys
-import time
 from typing import Iterator
 
 from editor_helpers import DISPLAY as _display, editor_config, open_editor, READY, until
 import pytest
+from waiting import wait_for
 
 #: the screen of the X server the tests start [px]
 SCREEN = (1600, 1000)
@@ -31,17 +31,9 @@ def _free_display() -> int:
     raise RuntimeError('no free X display number in 90..199')
 
 
-def _wait(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise RuntimeError(f'timed out after {timeout} s waiting for {what}')
-
-
 def _die_with_parent() -> None:
-    """Have the kernel stop the child when pytest ends (Linux prctl PR_SET_PDEATHSIG).
+    """
+    Have the kernel stop the child when pytest ends (Linux prctl PR_SET_PDEATHSIG).
 
     The X server must outlive every Qt window: Qt ends the process when its X connection
     breaks, so it is not stopped at the fixture's teardown but when pytest itself exits.
@@ -78,12 +70,12 @@ def display() -> Iterator[dict]:
         subprocess.Popen(
             ['Xvfb', name, '-screen', '0', f'{SCREEN[0]}x{SCREEN[1]}x24', '-nolisten', 'tcp'],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
-        _wait(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, 'Xvfb')
+        wait_for(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, message='Xvfb')
         os.environ['DISPLAY'] = name
         subprocess.Popen(['openbox', '--sm-disable'], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         if shutil.which('xdotool'):
-            _wait(lambda: _window_manager_runs(name), 20, 'openbox')
+            wait_for(lambda: _window_manager_runs(name), 20, message='openbox')
             _display.update(name=name, wm=True)
         else:
             _display.update(name=name, reason='xdotool is missing: the window manager cannot '

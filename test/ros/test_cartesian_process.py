@@ -18,7 +18,6 @@ import pytest
 from ros_util import ROOT, wait_for, wait_future
 from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.conversions import pose_to_msg
-from sweetie_motion.model import load_robot_description
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -26,13 +25,6 @@ NS = 'arm_cartesian'
 CONFIG = 'winding_arm_motion.yaml'
 PROGRAM = os.path.join('config', 'programs', 'paper_path.txt')  # relative, as a person types it
 NODES = ['motion', 'joint_trajectory', 'cartesian', 'gripper']
-
-
-@pytest.fixture(scope='module')
-def arm():
-    model = load_robot_description('winding_arm.yaml')
-    model.configure()
-    return model
 
 
 def tool(arm, msg) -> Pose:

@@ -12,7 +12,6 @@ from sweetie_motion.cartesian.limiter import (
 )
 from sweetie_motion.cartesian.path import CartesianPath
 from sweetie_motion.cartesian.profile import path_profile, sample_path
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.model.robot_model import JointLimits
 import yaml
 
@@ -125,13 +124,6 @@ def test_workspace_config_errors():
 
 
 # --- joint limits ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope='module')
-def arm():
-    model = load_robot_description('winding_arm.yaml')
-    model.configure()
-    return model
 
 
 def smooth_motion(count=201, period=0.01):

@@ -15,7 +15,6 @@ import pytest
 from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.path import CartesianPath
 from sweetie_motion.cartesian.profile import path_profile, sample_path
-from sweetie_motion.model import load_robot_description
 
 PI = math.pi
 #: (EulerZYZ [rad], Vector [mm]) of waypoints 1 to 8, as in the paper
@@ -45,11 +44,9 @@ def paper_waypoints():
     return [Pose.from_mm_zyz(*position, *zyz) for zyz, position in PAPER_WAYPOINTS]
 
 
-def test_the_first_waypoint_is_the_arms_pose_at_minus_90_degrees():
+def test_the_first_waypoint_is_the_arms_pose_at_minus_90_degrees(arm):
     # R-CART-4: waypoint 1 is the flange at q = (-90 deg, 0, 0, 0, 0, 0) in the world frame,
     # which ties our ZYZ convention and the millimetres to the robot model.
-    arm = load_robot_description('winding_arm.yaml')
-    arm.configure()
     pose = Pose.from_matrix(arm.forward_kinematics('arm', np.radians([-90, 0, 0, 0, 0, 0])))
     first = paper_waypoints()[0]
     assert np.linalg.norm(pose.position - first.position) < 1e-4  # 0.1 mm

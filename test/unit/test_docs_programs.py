@@ -6,7 +6,6 @@ import re
 import pytest
 from sweetie_motion.cartesian.program import COMMANDS, parse_program
 from sweetie_motion.cartesian.runner import OfflineBackend, program_steps, ProgramRunner
-from sweetie_motion.model import load_robot_description
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCUMENTS = ['README.md', os.path.join('docs', 'cartesian.md')]
@@ -42,9 +41,7 @@ def programs():
 
 
 @pytest.mark.parametrize('text', programs())
-def test_a_documented_program_plans_within_the_limits(text):
-    arm = load_robot_description('winding_arm.yaml')
-    arm.configure()
+def test_a_documented_program_plans_within_the_limits(text, arm):
     home = arm.get_chain_property('arm', 'home')
     backend = OfflineBackend(arm, 'arm', home)
     runner = ProgramRunner(program_steps(parse_program(text)), backend,

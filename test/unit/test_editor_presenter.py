@@ -17,16 +17,8 @@ from sweetie_motion.editor.presenter import (
     StopRecording, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.editor.workspace import Workspace
-from sweetie_motion.model import load_robot_description
 
 JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
-
-
-@pytest.fixture(scope='module')
-def model():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
 
 
 class Clock:

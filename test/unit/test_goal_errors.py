@@ -1,17 +1,9 @@
 """Goal errors carry their facts and map to their result codes through one table (R-FJT-2)."""
 
 import pytest
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import (GoalJointsError, PositionLimitError,
                                                   RESULT_CODES, ResultCode, validate_goal)
-
-
-@pytest.fixture(scope='module')
-def pony():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
 
 
 def goal(joints, *rows):

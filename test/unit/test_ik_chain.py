@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio
 import pytest
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
-from sweetie_motion.model import load_robot_description, RobotModel
+from sweetie_motion.model import RobotModel
 from sweetie_motion.model.ik import ChainIK, IkInputError, IkNoSolutionError
 from sweetie_motion.paths import config_path
 
@@ -15,20 +15,6 @@ LIMIT_170 = math.radians(170.0)
 LEGS = ('leg1', 'leg2', 'leg3', 'leg4')
 # Generous wall time, a fixed iteration budget: the outcome does not depend on the machine.
 BUDGET = {'time_budget': 10.0, 'max_iterations': 3000}
-
-
-@pytest.fixture(scope='module')
-def arm():
-    model = load_robot_description('winding_arm.yaml')
-    model.configure()
-    return model
-
-
-@pytest.fixture(scope='module')
-def pony():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
 
 
 def pose_errors(model, chain, position, target):

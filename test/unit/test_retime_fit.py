@@ -5,7 +5,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.model.robot_model import JointLimits
 from sweetie_motion.storage.files import load_goal_file
 from sweetie_motion.storage.migration import load_ros1_json
@@ -23,13 +22,6 @@ STORED = sorted((ROOT / 'config' / 'trajectories').glob('*.yaml'))
 ORIGINAL = sorted((ROOT / 'test' / 'data' / 'sweetie_movements').glob('*.json'))
 #: sampling step of the independent check [s]
 DENSE = 0.0005
-
-
-@pytest.fixture(scope='module')
-def pony():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
 
 
 def limits(n, velocity=1.5, acceleration=20.0):

@@ -8,27 +8,18 @@ import numpy as np
 import pytest
 
 from sweetie_motion.errors import UnknownJointError
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo import serial_bus as sb
 from sweetie_motion.servo.simulator import SimulatorProcess
+from waiting import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PONY_SERVOS = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
 KIND = hx.servo_type('DRS-0101')
+
+# real ptys, a simulator thread and wall-clock timeouts: a second or two per test
+pytestmark = pytest.mark.slow
 COUNT = KIND.rad_per_count
-
-
-def wait_for(condition, timeout=5.0, step=0.01):
-    """Poll until condition() is true; return its value (fail after the deadline)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'condition not met within {timeout} s')
-        time.sleep(step)
 
 
 def drive(bus, position, seconds, period=0.01):
@@ -102,10 +93,8 @@ def rig(tmp_path):
 
 # --- configuration ------------------------------------------------------------------------------
 
-def test_the_pony_configuration_covers_its_servo_joints():
+def test_the_pony_configuration_covers_its_servo_joints(model):
     config = sb.load_bus_config_file(PONY_SERVOS)
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
     servo_joints = [j for j in model.list_all_joints() if not model.is_virtual(j)]
     assert sorted(config.joints) == sorted(servo_joints) and len(servo_joints) == 26
     assert [len(b.servos) for b in config.buses] == [10, 10, 6]

@@ -19,19 +19,11 @@ import pytest
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo import serial_bus as sb
 from sweetie_motion.servo.simulator import SimulatorProcess
+from waiting import poll_until
 
 SOAK_SECONDS = float(os.environ.get('SERVO_SOAK_SECONDS', '125'))
 PERIOD = 0.01
 FAULTS = ['corrupt=0.05', 'drop=0.01', 'random-errors=0.04@2']
-
-
-def _wait_for(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.mark.slow
@@ -82,7 +74,7 @@ def test_fault_soak(tmp_path):
             faults = bus.active_faults()
             return all(j in faults and flags <= set(faults[j].flags)
                        for j, flags in injected.items())
-        assert _wait_for(reported, 10.0), (injected, bus.active_faults())
+        assert poll_until(reported, 10.0), (injected, bus.active_faults())
         statuses = {s.joint: s for s in bus.status()}
         torque = dict(zip(bus.joints, bus.torque()))
         for joint, flags in injected.items():

@@ -3,17 +3,9 @@
 import numpy as np
 import pytest
 from sim_process import PERIOD, Sim
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
-
-
-@pytest.fixture(scope='module')
-def model():
-    m = load_robot_description('sweetie_bot.yaml')
-    m.configure()
-    return m
 
 
 def goal(joints, rows, times, **kwargs):

@@ -15,15 +15,7 @@ from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
 from sweetie_motion.core.cycle import CycleStatistics, SyncCycle
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.servo.virtual import VirtualServoBus
-
-
-@pytest.fixture(scope='module')
-def model():
-    m = load_robot_description('sweetie_bot.yaml')
-    m.configure()
-    return m
 
 
 def test_aggregator_takes_each_resource_from_its_current_owner_only(model):

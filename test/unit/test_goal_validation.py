@@ -4,20 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances, Violation
 from sweetie_motion.trajectory.validation import (
     check_limits, check_structure, GoalError, LimitViolation, PlayCode, ResultCode,
     validate_goal,
 )
-
-
-@pytest.fixture(scope='module')
-def model():
-    pony = load_robot_description('sweetie_bot.yaml')
-    pony.configure()
-    return pony
 
 
 def make_goal(names=('joint51', 'joint53'), rows=((0.0, 0.0), (0.1, 0.2), (0.2, 0.4)),

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.storage.migration import (
     clamp_to_limits, goal_from_ros1, load_ros1_json, MigrationError,
 )
@@ -14,20 +13,13 @@ from sweetie_motion.trajectory.validation import (
     check_limits, check_structure, GoalError, validate_goal,
 )
 
-SAMPLES = Path(__file__).resolve().parent / 'data' / 'sweetie_movements'
+SAMPLES = Path(__file__).resolve().parent.parent / 'data' / 'sweetie_movements'
 NAMES = ['applause', 'bow_begin', 'buck3', 'crouch_front', 'default', 'greeting', 'head_node',
          'head_suprised', 'hoof_wave', 'look_around']
 #: the waypoints outside the Proto2 limits (README: joint51 upper 0.26, joint54 +-0.4)
 OUTSIDE = {'crouch_front': 'joint51', 'head_suprised': 'joint54'}
 
 pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason='sample animations not present')
-
-
-@pytest.fixture(scope='module')
-def model():
-    pony = load_robot_description('sweetie_bot.yaml')
-    pony.configure()
-    return pony
 
 
 @pytest.fixture(scope='module')

@@ -25,9 +25,9 @@ from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
 )
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.paths import config_path
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
+from waiting import wait_for
 
 
 def leftovers(pid=None):
@@ -143,13 +143,6 @@ def test_the_board_writer_wakes_the_reader_at_the_publish_rate():
 # --- the host, in this process -------------------------------------------------------------------
 
 
-@pytest.fixture(scope='module')
-def pony_model():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
-
-
 def follow_spec(**changes):
     values = {'chains': ('leg1',), 'activation_delay': 0.0, 'stay_operational': True,
               'smoothing': FilterSpec('none')}
@@ -157,8 +150,8 @@ def follow_spec(**changes):
     return FollowJointStateSpec(**values)
 
 
-def test_the_host_answers_only_what_components_offer(pony_model):
-    host = LocalHost(pony_model, 0.01)
+def test_the_host_answers_only_what_components_offer(pony):
+    host = LocalHost(pony, 0.01)
     try:
         host.call(HOST, 'create', 'bus', 'virtual_robot', VirtualRobotSpec())
         host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
@@ -185,13 +178,6 @@ def settings():
     return HostSettings(str(config_path('sweetie_bot.yaml')), 0.01, 'host_test', priority=0)
 
 
-def wait(predicate, timeout, message):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f'timed out waiting for {message}'
-        time.sleep(0.01)
-
-
 def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
     before = set(leftovers())
     host = RemoteHost(settings())
@@ -205,11 +191,11 @@ def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
         scheduling = host.call(HOST, 'start_cycle', 100.0, 0)
         assert scheduling == 'normal'
         host.call('legs', 'activate')
-        wait(lambda: any(e[0] == 'owners' and e[1]['leg1'] == 'legs' for e in events), 10,
-             'the owners event')
+        wait_for(lambda: any(e[0] == 'owners' and e[1]['leg1'] == 'legs' for e in events), 10,
+                 message='the owners event')
         host.cast('legs', 'set_targets', np.array([1]), np.array([0.4]))  # joint12
-        wait(lambda: abs(host.call(HOST, 'poses').reference.position[1] - 0.4) < 1e-9, 10,
-             'the target in the reference')
+        wait_for(lambda: abs(host.call(HOST, 'poses').reference.position[1] - 0.4) < 1e-9, 10,
+                 message='the target in the reference')
         assert len(host.call(HOST, 'poses').measured.position) == 32
         stats = host.call(HOST, 'statistics')
         assert stats.running and stats.summary()['ticks'] > 0
@@ -227,7 +213,8 @@ def test_a_dead_cycle_process_is_reported_and_calls_fail_at_once():
     host.add_listener(events.append)
     try:
         os.kill(host.pid, signal.SIGKILL)
-        wait(lambda: ('host_exited', -signal.SIGKILL) in events, 10, 'host_exited')
+        wait_for(lambda: ('host_exited', -signal.SIGKILL) in events, 10,
+                 message='host_exited')
         started = time.monotonic()
         with pytest.raises(HostError, match='gone|ended'):
             host.call(HOST, 'owners', timeout=5.0)
@@ -241,6 +228,7 @@ def test_the_cycle_process_ends_with_its_parent_pipe():
     publisher = host.info['publisher_pid']
     host._requests.close()  # what the kernel does when the bringup dies
     host.process.wait(10)
-    wait(lambda: not os.path.exists(f'/proc/{publisher}') or
-         open(f'/proc/{publisher}/stat').read().split()[2] == 'Z', 10, 'the publisher to end')
+    wait_for(lambda: not os.path.exists(f'/proc/{publisher}') or
+             open(f'/proc/{publisher}/stat').read().split()[2] == 'Z', 10,
+             message='the publisher to end')
     host.close()

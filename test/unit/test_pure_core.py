@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Every module of sweetie_motion must import with rclpy, every ROS message package and Qt
 # missing, except these: the ROS and Qt edges of the package (nodes, the GUIs, the clients

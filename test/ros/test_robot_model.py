@@ -11,26 +11,12 @@ from sweetie_motion.errors import (
     ChainDeclarationError, ChainOverlapError, MissingJointError, NotConfiguredError,
     UnknownChainError, UnknownJointError, UnknownLinkError, UrdfError,
 )
-from sweetie_motion.model import load_robot_description, RobotModel
+from sweetie_motion.model import RobotModel
 from sweetie_motion.paths import config_path
 
 LEGS = [f'joint{leg}{k}' for leg in range(1, 5) for k in range(1, 7)]
 CANONICAL = LEGS + ['joint51', 'joint52', 'joint53', 'joint54', 'joint55', 'joint56',
                     'eyes_yaw', 'eyes_pitch']
-
-
-@pytest.fixture(scope='module')
-def pony():
-    model = load_robot_description('sweetie_bot.yaml')
-    model.configure()
-    return model
-
-
-@pytest.fixture(scope='module')
-def arm():
-    model = load_robot_description('winding_arm.yaml')
-    model.configure()
-    return model
 
 
 def small_urdf(extra_joint='', extra_link=''):

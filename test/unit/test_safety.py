@@ -14,20 +14,12 @@ from sim_process import PERIOD, Sim
 from sweetie_motion.core.cycle import SyncCycle, Tick
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.core.safety import Brake, SafetyStage, stopping_position
-from sweetie_motion.model import load_robot_description
 from sweetie_motion.model.robot_model import JointLimits
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
 
 #: rounding allowance of the checks
 SLACK = 1e-6
-
-
-@pytest.fixture(scope='module')
-def model():
-    m = load_robot_description('sweetie_bot.yaml')
-    m.configure()
-    return m
 
 
 def goal(joints, rows, times):
