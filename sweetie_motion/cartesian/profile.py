@@ -309,7 +309,12 @@ class MotionProfile:
         period = _positive('period', period)
         duration = self.duration_at(override)
         count = int(math.ceil(duration / period - 1e-9)) + 1
-        return self.sample(np.arange(count) * period, override)
+        sample = self.sample(np.arange(count) * period, override)
+        # the tolerance above may put the last time a rounding error before the end: it is
+        # the end all the same (at rest at length), so that a motion ends exactly
+        sample.s[-1], sample.velocity[-1] = self._length, 0.0
+        sample.acceleration[-1] = sample.jerk[-1] = 0.0
+        return sample
 
 
 def plan_blocks(lengths: Sequence[float], caps: Sequence[float], acceleration: float,
