@@ -372,6 +372,7 @@ class JointTrajectoryCore(ControllerCore):
             target_velocity[:] = 0.0
         idx = self.indices
         if self._braking:
+            assert self._brake is not None  # _start_braking made it
             position, velocity = self._brake.step()
             self._last_output = (position, velocity)
             if not self._brake.active:
@@ -417,6 +418,7 @@ class JointTrajectoryCore(ControllerCore):
 
     def _follow(self, tick: Tick, active: ExecutingGoal, target: np.ndarray,
                 target_velocity: np.ndarray) -> None:
+        assert active.started_at is not None  # set when the goal became the active one
         t = tick.now - active.started_at
         plan = active.plan
         desired, desired_velocity, desired_acceleration = plan.spline.sample(t)
@@ -447,6 +449,7 @@ class JointTrajectoryCore(ControllerCore):
 
     def _finish(self, tick: Tick, active: ExecutingGoal) -> None:
         position, velocity = self.filter.state
+        assert active.outcome is not None  # a goal is finished once it has ended
         if active.outcome.status == 'succeeded':
             self._hold[active.plan.local] = active.plan.spline.end  # exactly the last keyframe
         else:

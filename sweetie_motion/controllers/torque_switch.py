@@ -108,6 +108,7 @@ class TorqueMainSwitchCore(ControllerCore):
             self.emit(tick, tick.measured.position.copy(), tick.measured.velocity.copy())
             return
         if self._handover == 3:
+            assert self._brake is not None  # handover step 1 made it
             position, velocity = self._brake.step()
             if not self._brake.active:
                 self._handover = 2

@@ -81,7 +81,9 @@ def set_realtime_priority(priority: int) -> str:
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
     except (OSError, ValueError) as error:
-        return f'normal (SCHED_FIFO {priority} refused: {error.strerror or error})'
+        # A ValueError (a priority int() refuses, e.g. NaN) has no strerror.
+        reason = getattr(error, 'strerror', None) or error
+        return f'normal (SCHED_FIFO {priority} refused: {reason})'
     return f'SCHED_FIFO {priority}'
 
 

@@ -27,7 +27,7 @@ reversal. :func:`stopping_position` tells where such a stop ends.
 
 from dataclasses import dataclass, field
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, cast, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -334,7 +334,8 @@ class SafetyStage:
         if within.all():  # the normal case: the reference passes unchanged
             self._accept(target_p, target_v, step, change)
             return
-        ok = within.all(axis=0)
+        # within is (6, n): one flag per joint (numpy's stubs allow a scalar here)
+        ok = cast(np.ndarray, within.all(axis=0))
         servos_off = self._servos_off() if self._servos_off is not None else None
         if servos_off is not None:
             ok |= servos_off & np.isfinite(target_p) & np.isfinite(target_v)
@@ -355,6 +356,7 @@ class SafetyStage:
 
     def _intervene(self, tick: Tick, bad: np.ndarray, target_p: np.ndarray,
                    target_v: np.ndarray, step: np.ndarray, change: np.ndarray) -> None:
+        assert self._position is not None  # update() resets the stage on its first tick
         invalid = ~(np.isfinite(target_p) & np.isfinite(target_v))
         braking = bad & invalid
         if tick.held is not None:
@@ -387,7 +389,8 @@ class SafetyStage:
         self.joint_counts += bad
         owners = self._owners()
         changed = np.flatnonzero(bad)
-        involved = {owners[i] for i in changed}
+        indices = changed.tolist()
+        involved = {owners[i] for i in indices}
         counts = self.controller_counts
         running = {}
         for owner in involved:
@@ -400,7 +403,7 @@ class SafetyStage:
             if count >= threshold and not self._reported.get(owner):
                 self._reported[owner] = True
                 if self.on_event is not None:
-                    names = ', '.join([self.joints[i] for i in changed
+                    names = ', '.join([self.joints[i] for i in indices
                                        if owners[i] == owner][:6])
                     self.on_event(
                         f'the safety stage has limited the reference of '

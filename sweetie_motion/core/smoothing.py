@@ -26,7 +26,7 @@ within the joint limits; a filter that needs it all the time is reported.
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 import math
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, ClassVar, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -47,6 +47,8 @@ class SmoothingFilter(ABC):
     :param overrides: joint name -> {parameter: value} overriding ``params`` for that joint.
     """
 
+    #: the registry name; every registered filter class sets it (declared, not set, here).
+    NAME: ClassVar[str]
     #: parameter name -> (default, description); every parameter is a float.
     PARAMETERS: Dict[str, Tuple[float, str]] = {}
 

@@ -37,9 +37,10 @@ Data, buffers and random generator, so one instance may serve several threads at
 import math
 import threading
 import time
-from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pinocchio
 from scipy.linalg import lapack
 
@@ -173,8 +174,9 @@ class _Workspace:
         #: the target of the solve in progress, written in place by every solve
         self.target_p = np.zeros(3)
         self.target_r = np.eye(3)
-        self.evaluate = None
-        self.converged = None
+        # ChainIK._workspace sets these right after construction: they read this workspace.
+        self.evaluate: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+        self.converged: Callable[[np.ndarray], bool]
 
 
 _TARGET_FORMS = 'expected a 4x4 pose, a pinocchio.SE3 or (position-only task) a 3-vector'
@@ -257,13 +259,13 @@ class ChainIK:
     """
 
     def __init__(self, model: RobotModel, chain: str, *, task: str = 'pose',
-                 weights: Optional[Sequence[float]] = None,
+                 weights: Optional[ArrayLike] = None,
                  position_tolerance: float = POSITION_TOLERANCE,
                  orientation_tolerance: float = ORIENTATION_TOLERANCE,
                  time_budget: float = TIME_BUDGET, max_iterations: int = MAX_ITERATIONS,
                  max_attempts: Optional[int] = None,
-                 lower: Optional[Sequence[float]] = None,
-                 upper: Optional[Sequence[float]] = None,
+                 lower: Optional[ArrayLike] = None,
+                 upper: Optional[ArrayLike] = None,
                  fixed_joints: Sequence[str] = (),
                  random_seed: Optional[int] = None) -> None:
         # RobotModel keeps its pinocchio models private to the model package, as is this one.
@@ -454,7 +456,7 @@ class ChainIK:
 
     # --- solving ---------------------------------------------------------------------------------
 
-    def forward(self, position: Sequence[float]) -> np.ndarray:
+    def forward(self, position: ArrayLike) -> np.ndarray:
         """
         Return the 4x4 pose of the chain's tip in the chain's base frame (translation in m).
 
@@ -462,7 +464,7 @@ class ChainIK:
         """
         return self._evaluator.forward(position)
 
-    def within_limits(self, position: Sequence[float]) -> bool:
+    def within_limits(self, position: ArrayLike) -> bool:
         """Return whether ``position`` (chain order [rad or m]) is within this solver's limits."""
         position = np.asarray(position, dtype=float)
         return bool(np.all(position >= self.lower) and np.all(position <= self.upper))
@@ -483,7 +485,7 @@ class ChainIK:
         return position
 
     def solve(self, target: Union[np.ndarray, pinocchio.SE3, Sequence[float]],
-              seed: Optional[Sequence[float]] = None, *,
+              seed: Optional[ArrayLike] = None, *,
               time_budget: Optional[float] = None, max_iterations: Optional[int] = None,
               max_attempts: Optional[int] = None) -> IkResult:
         """
@@ -548,7 +550,8 @@ class ChainIK:
             attempts += 1
             error, werr, wjac = evaluate(x)
             cost = werr @ werr
-            if cost < best_cost:
+            # The first start is the best so far even when its cost overflows to inf.
+            if cost < best_cost or best_error is None:
                 best_x, best_cost, best_error = x, cost, error
             if converged(error):
                 return self._result(True, x, error, iterations, attempts, start, 'converged',
@@ -616,6 +619,7 @@ class ChainIK:
                 reason = 'time budget'
             else:
                 x = rng.uniform(self._sample_low, self._sample_high)
+        assert best_error is not None  # the first start always sets it
         return self._result(False, best_x, best_error, iterations, attempts, start, reason,
                             seed_vector)
 
@@ -638,13 +642,13 @@ class ChainIK:
         zeros = np.zeros(3)
 
         if direct and columns is None and free is None and rows is None and root_weights is None:
-            def evaluate(x):  # the common case, kept lean: it runs twice per iteration
+            def evaluate_lean(x):  # the common case, kept lean: it runs twice per iteration
                 jac = frame_jacobian(model, data, x, frame_id, axes)
                 placement = placements[frame_id]
                 error = concatenate((target_p - placement.translation,
                                      log3(target_r @ placement.rotation.T)))
                 return error, error, jac
-            return evaluate
+            return evaluate_lean
 
         def evaluate(x):
             if free is not None:

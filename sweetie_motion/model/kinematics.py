@@ -9,9 +9,10 @@ tip pose and Jacobian directly in the chain's base frame.
 """
 
 import threading
-from typing import Dict, Iterable, Mapping, Sequence, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pinocchio
 
 from sweetie_motion.errors import ChainDeclarationError, UrdfError
@@ -41,7 +42,7 @@ class ChainKinematics:
             raise ChainDeclarationError(f'link {link!r} is not a body frame of the model')
         return self.model.getFrameId(link, pinocchio.FrameType.BODY)
 
-    def _configuration(self, joints: Sequence[str], position: Sequence[float]) -> np.ndarray:
+    def _configuration(self, joints: Sequence[str], position: ArrayLike) -> np.ndarray:
         position = np.asarray(position, dtype=float)
         if position.shape != (len(joints),):
             raise ValueError(f'expected {len(joints)} joint positions, got {position.shape}')
@@ -64,12 +65,12 @@ class ChainKinematics:
         tip_id = self._frame(link)
         return data, q, base, tip_id
 
-    def forward(self, chain, position: Sequence[float], link: str) -> np.ndarray:
+    def forward(self, chain, position: ArrayLike, link: str) -> np.ndarray:
         """Return the 4x4 pose of ``link`` in the frame of the chain's first link."""
         _, _, base, tip_id = self._placements(chain, position, link)
         return (base.actInv(self._data().oMf[tip_id])).homogeneous.copy()
 
-    def jacobian(self, chain, position: Sequence[float], link: str) -> np.ndarray:
+    def jacobian(self, chain, position: ArrayLike, link: str) -> np.ndarray:
         """Return the 6 x n Jacobian of ``link`` in the axes of the chain's first link."""
         data, q, base, tip_id = self._placements(chain, position, link)
         full = pinocchio.computeFrameJacobian(
@@ -172,7 +173,7 @@ class ChainEvaluator:
         """Return a new pinocchio Data for this evaluator (one per thread)."""
         return self.model.createData()
 
-    def configuration(self, position: np.ndarray, out: np.ndarray = None) -> np.ndarray:
+    def configuration(self, position: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
         """
         Return pinocchio's configuration vector for chain ``position`` (shape (n,)).
 
@@ -191,7 +192,7 @@ class ChainEvaluator:
         return out
 
     def compute(self, data: pinocchio.Data, position: np.ndarray,
-                q_buffer: np.ndarray = None) -> Tuple[pinocchio.SE3, np.ndarray]:
+                q_buffer: Optional[np.ndarray] = None) -> Tuple[pinocchio.SE3, np.ndarray]:
         """
         Compute the link pose and Jacobian at ``position`` (one pinocchio call).
 
@@ -209,7 +210,7 @@ class ChainEvaluator:
         return data.oMf[self.frame_id], jac
 
     def placement(self, data: pinocchio.Data, position: np.ndarray,
-                  q_buffer: np.ndarray = None) -> pinocchio.SE3:
+                  q_buffer: Optional[np.ndarray] = None) -> pinocchio.SE3:
         """
         Return the link pose in the chain's base frame at ``position`` (no Jacobian).
 
@@ -220,7 +221,7 @@ class ChainEvaluator:
         pinocchio.forwardKinematics(self.model, data, q)
         return pinocchio.updateFramePlacement(self.model, data, self.frame_id)
 
-    def forward(self, position: Sequence[float]) -> np.ndarray:
+    def forward(self, position: ArrayLike) -> np.ndarray:
         """Return the 4x4 pose of the link in the chain's base frame (translation in m)."""
         position = np.asarray(position, dtype=float)
         if position.shape != (len(self.joints),):

@@ -15,15 +15,19 @@ from dataclasses import dataclass, field
 import math
 import os
 import threading
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import (
     ChainDeclarationError, ChainOverlapError, MissingJointError, NotConfiguredError,
     UnknownChainError, UnknownGroupError, UnknownJointError, UnknownLinkError, UrdfError,
 )
 from sweetie_motion.model.urdf import ACTUATED_TYPES, parse_urdf, UrdfTree
+
+if TYPE_CHECKING:
+    from sweetie_motion.model.kinematics import ChainKinematics
 
 #: Keys of a chain declaration that RobotModel interprets; any other key is a chain property.
 CHAIN_KEYS = ('first_link', 'last_link', 'last_link_virtual')
@@ -131,7 +135,7 @@ class JointLimits:
     acceleration: np.ndarray
     jerk: np.ndarray
 
-    def take(self, indices: Sequence[int]) -> 'JointLimits':
+    def take(self, indices: ArrayLike) -> 'JointLimits':
         """Return the limits of the joints at ``indices``, in that order."""
         idx = np.asarray(indices, dtype=np.intp)
         return JointLimits(self.lower[idx], self.upper[idx], self.velocity[idx],
@@ -170,7 +174,8 @@ class _State:
             self.lower, self.upper, self.velocity,
             _readonly(np.array([j.acceleration for j in joints])),
             _readonly(np.array([j.jerk for j in joints])))
-        self.kinematics = None  # built lazily: most components never need pinocchio
+        # Built lazily: most components never need pinocchio.
+        self.kinematics: Optional['ChainKinematics'] = None
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -435,6 +440,7 @@ class RobotModel(RobotModelView):
         with self._lock:
             xml = self._urdf
             if xml is None:
+                assert self._urdf_file is not None  # the constructor takes exactly one of them
                 try:
                     with open(os.fspath(self._urdf_file), encoding='utf-8') as stream:
                         xml = stream.read()
@@ -540,7 +546,7 @@ class RobotModel(RobotModelView):
         """Return the link at the end of ``chain``: last_link_virtual if set, else last_link."""
         return _chain(self._state('chain_tip'), chain).tip
 
-    def forward_kinematics(self, chain: str, position: Sequence[float],
+    def forward_kinematics(self, chain: str, position: ArrayLike,
                            link: Optional[str] = None) -> np.ndarray:
         """
         Pose of the chain's tip (or ``link``) in the frame of the chain's first link.
@@ -552,7 +558,7 @@ class RobotModel(RobotModelView):
         kinematics, info = self._kinematics('forward_kinematics', chain)
         return kinematics.forward(info, position, link or info.tip)
 
-    def jacobian(self, chain: str, position: Sequence[float],
+    def jacobian(self, chain: str, position: ArrayLike,
                  link: Optional[str] = None) -> np.ndarray:
         """
         Geometric Jacobian of the chain's tip (or ``link``).
@@ -578,7 +584,7 @@ class RobotModel(RobotModelView):
         """Return the links and joints of the URDF (including fixed and non-chain joints)."""
         return self._state('urdf_tree').tree
 
-    def _chain_kinematics(self, state: _State):
+    def _chain_kinematics(self, state: _State) -> 'ChainKinematics':
         if state.kinematics is None:
             with self._lock:
                 if state.kinematics is None:
@@ -661,23 +667,24 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
             raise ChainDeclarationError(
                 f'chain {spec.name!r}: first_link {spec.first_link!r} is not an ancestor of '
                 f'last_link {spec.last_link!r}')
-        joints = [(j, False) for j in path]
+        along = [(j, False) for j in path]
         if spec.last_link_virtual:
             extra = tree.path(spec.last_link, spec.last_link_virtual)
             if extra is None:
                 raise ChainDeclarationError(
                     f'chain {spec.name!r}: last_link {spec.last_link!r} is not an ancestor of '
                     f'last_link_virtual {spec.last_link_virtual!r}')
-            joints += [(j, True) for j in extra]
+            along += [(j, True) for j in extra]
         movable = []
-        for joint, virtual in joints:
-            if joint.joint_type == 'fixed':
+        for urdf_joint, virtual in along:
+            if urdf_joint.joint_type == 'fixed':
                 continue
-            if joint.joint_type not in ACTUATED_TYPES:
+            if urdf_joint.joint_type not in ACTUATED_TYPES:
                 raise ChainDeclarationError(
-                    f'chain {spec.name!r}: joint {joint.name!r} of type {joint.joint_type} is not '
-                    'supported in a chain (revolute, continuous and prismatic are)')
-            movable.append((joint.name, virtual))
+                    f'chain {spec.name!r}: joint {urdf_joint.name!r} of type '
+                    f'{urdf_joint.joint_type} is not supported in a chain (revolute, continuous '
+                    'and prismatic are)')
+            movable.append((urdf_joint.name, virtual))
         if not movable:
             raise ChainDeclarationError(f'chain {spec.name!r} has no movable joints')
         chain_paths[spec.name] = movable
@@ -725,26 +732,26 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
 
     limit_entries = _limit_entries(limits_decl or {},
                                    set(groups) | set(chain_paths) | {o[0] for o in order})
-    joints = []
-    for index, (name, chain, group, virtual) in enumerate(order):
+    joints: List[JointInfo] = []
+    for index, (name, chain, group_name, virtual) in enumerate(order):
         urdf_joint = tree.joints[name]
         chains_of = [c for c, path in chain_paths.items() if name in {j for j, _ in path}]
         resolved: Dict[str, float] = {}
-        for key in ['default', group, *reversed(chains_of), name]:
+        for key in ['default', group_name, *reversed(chains_of), name]:
             resolved.update(limit_entries.get(key, {}))
         acceleration = resolved.get(
             'acceleration', DEFAULT_ACCELERATION_PER_VELOCITY * urdf_joint.velocity)
-        joints.append(JointInfo(name, index, chain, group, virtual, urdf_joint.joint_type,
+        joints.append(JointInfo(name, index, chain, group_name, virtual, urdf_joint.joint_type,
                                 urdf_joint.lower, urdf_joint.upper, urdf_joint.velocity,
                                 urdf_joint.effort, acceleration,
                                 resolved.get('jerk', math.inf)))
-    index = {j.name: j.index for j in joints}
+    index_of = {j.name: j.index for j in joints}
     chains = {}
     for spec in specs:
         names = tuple(j for j, _ in chain_paths[spec.name])
         chains[spec.name] = _Chain(
             spec, chain_group[spec.name], names,
-            _readonly(np.array([index[j] for j in names], dtype=np.intp)),
+            _readonly(np.array([index_of[j] for j in names], dtype=np.intp)),
             tuple(v for _, v in chain_paths[spec.name]),
             spec.last_link_virtual or spec.last_link)
     group_indices = {}

@@ -115,9 +115,10 @@ def parse_urdf(xml: str) -> UrdfTree:
             raise UrdfError(f'malformed URDF: duplicate joint {name!r}')
         parent = element.find('parent')
         child = element.find('child')
-        if parent is None or child is None or not parent.get('link') or not child.get('link'):
+        parent_name = None if parent is None else parent.get('link')
+        child_name = None if child is None else child.get('link')
+        if not parent_name or not child_name:
             raise UrdfError(f'malformed URDF: {where} lacks <parent link> or <child link>')
-        parent_name, child_name = parent.get('link'), child.get('link')
         for link_name in (parent_name, child_name):
             if link_name not in link_set:
                 raise UrdfError(f'malformed URDF: {where} references unknown link {link_name!r}')

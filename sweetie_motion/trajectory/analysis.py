@@ -107,7 +107,7 @@ class LimitFlags:
 
     def broken(self) -> np.ndarray:
         """Return, per joint, whether any sample breaks a limit (shape (n,))."""
-        return self.outside.any(axis=0) | self.fast.any(axis=0)
+        return np.logical_or(self.outside.any(axis=0), self.fast.any(axis=0))
 
     def describe(self, joints: List[str], limits: JointLimits) -> List[str]:
         """Return one line per broken limit, e.g. 'joint12: faster than 1.57 rad/s'."""

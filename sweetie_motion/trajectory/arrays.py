@@ -8,8 +8,9 @@ goal's points or straight from a message's ``array('d')`` fields) and checked wi
 Building them checks the counts per point with the messages the client gets.
 """
 
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any, cast, List, Optional, Sequence
 
 import numpy as np
 
@@ -130,7 +131,9 @@ def _stack(rows: Sequence[Sequence[float]], k: int, n: int) -> np.ndarray:
         return np.zeros((k, n))
     if all(hasattr(row, 'typecode') and row.typecode == 'd' for row in rows[:1]):
         try:  # array('d') rows (message fields): one copy of their bytes, no float objects
-            return np.frombuffer(b''.join(rows), dtype=float).reshape(k, n)
+            # join raises TypeError if a later row is not a buffer: the fallback takes it.
+            buffers = cast(Sequence[array], rows)
+            return np.frombuffer(b''.join(buffers), dtype=np.float64).reshape(k, n)
         except (TypeError, ValueError):
             pass
     return np.array(rows, dtype=float).reshape(k, n)

@@ -65,6 +65,7 @@ import math
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.spline import build_spline, INTERPOLATIONS
@@ -271,7 +272,7 @@ def estimate_noise(positions: np.ndarray) -> np.ndarray:
     return np.median(np.abs(second), axis=0) / (0.6745 * math.sqrt(6.0))
 
 
-def fit_keyframes(times: Sequence[float], positions: Any,
+def fit_keyframes(times: ArrayLike, positions: Any,
                   tolerance: Union[float, Sequence[float]] = DEFAULT_TOLERANCE,
                   interpolation: str = 'akima', smoothing: float = 0.0,
                   joints: Optional[Sequence[str]] = None) -> KeyframeFit:
@@ -392,7 +393,7 @@ def _turning_points(signal: np.ndarray, threshold: float) -> list:
     turns = []
     high = low = 0
     direction = 0   # +1: rising (looking for a maximum), -1: falling, 0: not known yet
-    for index in list(candidates) + [len(signal) - 1]:
+    for index in candidates.tolist() + [len(signal) - 1]:
         value = signal[index]
         if value > signal[high]:
             high = index

@@ -65,6 +65,7 @@ import math
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import JointLimits
@@ -343,7 +344,7 @@ def _check_input(times: Any, positions: Any, joints: Sequence[str], limits: Join
     return t, p
 
 
-def fit_to_limits(times: Sequence[float], positions: Any, joints: Sequence[str],
+def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
                   limits: JointLimits, interpolation: str = 'akima',
                   rows: Optional[Tuple[int, int]] = None, min_segment: float = MIN_SEGMENT,
                   keep_pauses: bool = False) -> RetimeResult:

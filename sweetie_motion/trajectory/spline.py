@@ -13,9 +13,10 @@ Interpolation of joint trajectories: one piecewise polynomial for all joints, bu
 Non-uniform time steps everywhere. Sampling costs a segment search and a Horner evaluation.
 """
 
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: interpolation names for position-only keyframes
 INTERPOLATIONS = ('akima', 'cubic')
@@ -45,7 +46,7 @@ class JointSpline:
         """Return the number of joints."""
         return len(self.end)
 
-    def sample_many(self, times: Sequence[float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def sample_many(self, times: ArrayLike) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
         Return (position, velocity, acceleration) at each of ``times`` [s], vectorised.
 
@@ -160,7 +161,7 @@ def modified_akima_slopes(times: np.ndarray, p: np.ndarray) -> np.ndarray:
     return slopes
 
 
-def build_spline(times: Sequence[float], positions: np.ndarray,
+def build_spline(times: ArrayLike, positions: ArrayLike,
                  velocities: Optional[np.ndarray] = None,
                  accelerations: Optional[np.ndarray] = None,
                  interpolation: str = 'akima',

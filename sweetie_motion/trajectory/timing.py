@@ -102,13 +102,13 @@ def limit_excess(spline: JointSpline, joints: Sequence[str], limits: JointLimits
     if k <= SLACK:
         return 1.0, None
     if k_v >= k_a:
-        _, time, col, value = best_v
-        excess = LimitExcess(joints[col], 'velocity', time + offset, value,
-                             float(limits.velocity[col]), k_v)
+        _, time, joint, value = best_v
+        excess = LimitExcess(joints[joint], 'velocity', time + offset, value,
+                             float(limits.velocity[joint]), k_v)
     else:
-        _, time, col, value = best_a
-        excess = LimitExcess(joints[col], 'acceleration', time + offset, value,
-                             float(limits.acceleration[col]), k_a ** 2)
+        _, time, joint, value = best_a
+        excess = LimitExcess(joints[joint], 'acceleration', time + offset, value,
+                             float(limits.acceleration[joint]), k_a ** 2)
     return k * SLACK, excess
 
 

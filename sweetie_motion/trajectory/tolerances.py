@@ -8,10 +8,11 @@ means the default, which is always finite: a goal never waits forever.
 
 from dataclasses import dataclass, field
 import math
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from sweetie_motion.trajectory.arrays import TrajectoryArrays
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal
 
 
@@ -62,9 +63,10 @@ class Tolerances:
     Resolved tolerances of a goal, per joint (in the order given), inf = not checked.
 
     :param joints: the joints, in the order of the arrays passed to the checks.
+    :param goal: a goal or its arrays: their tolerances are read.
     """
 
-    def __init__(self, joints: Sequence[str], goal: TrajectoryGoal,
+    def __init__(self, joints: Sequence[str], goal: Union[TrajectoryGoal, TrajectoryArrays],
                  defaults: ToleranceDefaults) -> None:
         self.joints = list(joints)
         path: Dict[str, JointTolerance] = {t.name: t for t in goal.path_tolerance}
