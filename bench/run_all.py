@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ['cycle.py', 'trajectory.py', 'safety.py', 'ik.py', 'paper_path.py', 'retime.py']
+BENCHMARKS = ['cycle.py', 'trajectory.py', 'safety.py', 'ik.py', 'paper_path.py', 'retime.py',
+              'servo_bus.py']
 
 
 def main():
