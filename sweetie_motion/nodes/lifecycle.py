@@ -10,7 +10,7 @@ transition fails; the process never dies of bad parameters or bad requests.
 import traceback
 from typing import Any, Callable, List, Optional, Sequence
 
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
@@ -64,9 +64,10 @@ class ManagedNode(LifecycleNode):
             service.callback = self._guard_change_state(service.callback)
         self._declare_parameters(empty)
         self.values: dict = {}
-        #: topic inputs need no mutual exclusion (they hand data over through LatestValue),
-        #: and a reentrant group keeps the MultiThreadedExecutor from re-polling them
-        self.input_group = ReentrantCallbackGroup()
+        #: topic inputs are streams whose newest message wins: they run one at a time, in the
+        #: order they arrived (in a reentrant group two callbacks of one topic overlapped, and
+        #: an older pose could reach the cycle after the newest one and stay the target)
+        self.input_group = MutuallyExclusiveCallbackGroup()
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -206,7 +207,7 @@ class ManagedNode(LifecycleNode):
         return self.create_publisher(msg_type, topic, qos, event_callbacks=callbacks)
 
     def make_subscription(self, msg_type, topic: str, callback, qos) -> Subscription:
-        """Create a subscription in a reentrant group with one QoS event handler."""
+        """Create a subscription in the ordered input group with one QoS event handler."""
         callbacks = SubscriptionEventCallbacks(
             incompatible_qos=self._incompatible_qos(topic), use_default_callbacks=False)
         return self.create_subscription(msg_type, topic, callback, qos,

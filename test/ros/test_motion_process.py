@@ -69,6 +69,20 @@ def test_streamed_joint_states_are_followed(pony):
     wait_for(lambda: abs(pony.position('joint12')) < 0.01, 10, message='back at zero')
 
 
+def test_the_newest_pose_of_a_burst_wins(pony):
+    # poses sent faster than the cycle: each one is obeyed in order, never an older one last
+    # (two callbacks of one topic used to overlap and a stale pose stayed the target)
+    for burst in range(20):
+        values = [0.05 * (i % 7) for i in range(40)] + [0.1 * (burst % 2)]
+        for value in values:
+            pony.publish('joint_states_set', ['joint12', 'joint23'], [value, -value])
+        wait_for(lambda: abs(pony.position('joint12') - values[-1]) < 0.005 and
+                 abs(pony.position('joint23') + values[-1]) < 0.005, 10,
+                 message=f'burst {burst}: the last pose')
+    pony.publish('joint_states_set', ['joint12', 'joint23'], [0.0, 0.0])
+    wait_for(lambda: abs(pony.position('joint12')) < 0.005, 10, message='back at zero')
+
+
 def test_a_second_controller_takes_the_head_and_the_first_stops_driving_it(pony):
     # head_control owns the head since start-up (the later requester won)
     for _ in range(20):
