@@ -4,7 +4,7 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Dict, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 from lifecycle_msgs.srv import GetState
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -92,6 +92,15 @@ class MotionClient(RosPeer):
             self.publishers[topic] = self.node.create_publisher(JointState,
                                                                 f'{self.ns}/{topic}', 10)
         self.publishers[topic].publish(JointState(name=names, position=positions))
+
+    def stream(self, topic: str, names: List[str], positions: List[float],
+               until: Callable[[], bool], message: str, timeout: float = 10.0,
+               period: float = 0.05) -> None:
+        """Publish the pose every ``period`` (as a GUI streams it) until ``until()`` holds."""
+        def published_and_reached() -> bool:
+            self.publish(topic, names, positions)
+            return until()
+        wait_for(published_and_reached, timeout, period, message=message)
 
     def call_bool(self, service: str, value: bool, timeout: float = 15.0):
         """Call a std_srvs/SetBool service; return the response."""

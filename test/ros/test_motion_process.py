@@ -12,6 +12,7 @@ from lifecycle_msgs.srv import ChangeState, GetState
 from motion_process import motion_process, MotionClient
 import pytest
 from ros_util import wait_for, wait_future
+from waiting import stays
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -85,33 +86,25 @@ def test_the_newest_pose_of_a_burst_wins(pony):
 
 def test_a_second_controller_takes_the_head_and_the_first_stops_driving_it(pony):
     # head_control owns the head since start-up (the later requester won)
-    for _ in range(20):
-        pony.publish('joint_states_set', ['joint51', 'joint12'], [-0.7, 0.3])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint12') - 0.3) < 0.01, 10, message='leg follows')
+    pony.stream('joint_states_set', ['joint51', 'joint12'], [-0.7, 0.3],
+                lambda: abs(pony.position('joint12') - 0.3) < 0.01, 'leg follows')
     assert abs(pony.position('joint51')) < 0.01, 'follow_joint_state drove a lost chain'
-    for _ in range(30):
-        pony.publish('head_control/in_joints_ref', ['joint51'], [-0.3])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint51') + 0.3) < 0.01, 10, message='head follows')
+    pony.stream('head_control/in_joints_ref', ['joint51'], [-0.3],
+                lambda: abs(pony.position('joint51') + 0.3) < 0.01, 'head follows')
 
     # head_control switched off: the head returns to follow_joint_state (stay_operational)
     response = pony.call_bool('head_control/set_operational', False)
     assert response.success, response.message
     wait_for(lambda: pony.owners.get('head') == 'follow_joint_state', 10, message='head back')
-    for _ in range(30):
-        pony.publish('joint_states_set', ['joint51'], [-0.1])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint51') + 0.1) < 0.01, 10, message='fjs drives head')
+    pony.stream('joint_states_set', ['joint51'], [-0.1],
+                lambda: abs(pony.position('joint51') + 0.1) < 0.01, 'fjs drives head')
 
     # and back on: it takes the head again, the first controller stops driving it
     response = pony.call_bool('head_control/set_operational', True)
     assert response.success, response.message
     wait_for(lambda: pony.owners.get('head') == 'head_control', 10, message='head taken')
-    for _ in range(20):
-        pony.publish('joint_states_set', ['joint51', 'joint12'], [-0.6, 0.0])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint12')) < 0.01, 10, message='leg back at zero')
+    pony.stream('joint_states_set', ['joint51', 'joint12'], [-0.6, 0.0],
+                lambda: abs(pony.position('joint12')) < 0.01, 'leg back at zero')
     assert pony.position('joint51') == pytest.approx(-0.1, abs=0.01)
     pony.publish('head_control/in_joints_ref', ['joint51'], [0.0])
     wait_for(lambda: abs(pony.position('joint51')) < 0.01, 10, message='head at zero')
@@ -121,7 +114,7 @@ def test_torque_off_lets_the_reference_follow_the_measured_pose(pony):
     response = pony.call_bool('set_torque_off', True)
     assert response.success and 'torque off' in response.message
     wait_for(lambda: pony.owners.get('leg2') == 'torque_main_switch', 10, message='switch owns')
-    for k in range(40):   # a person bends leg 2
+    for k in range(40):   # a person bends leg 2, slowly: the pace is the scenario
         pony.publish('virtual_robot/move_by_hand', ['joint22'], [0.01 * k])
         time.sleep(0.025)
     wait_for(lambda: abs(pony.position('joint22', 'reference') - 0.39) < 0.011, 10,
@@ -129,8 +122,8 @@ def test_torque_off_lets_the_reference_follow_the_measured_pose(pony):
     assert pony.position('joint22') == pytest.approx(0.39, abs=0.011)
     # commands are not obeyed while the torque is off
     pony.publish('joint_states_set', ['joint22'], [-0.5])
-    time.sleep(0.3)
-    assert pony.position('joint22') == pytest.approx(0.39, abs=0.011)
+    assert stays(lambda: abs(pony.position('joint22') - 0.39) < 0.011, 0.5), \
+        'a command moved a leg whose torque is off'
 
     # head_control lost everything and is not stay_operational: it deactivated itself
     state = pony.node.create_client(GetState, f'/{NS}/head_control/get_state')
@@ -143,16 +136,14 @@ def test_torque_off_lets_the_reference_follow_the_measured_pose(pony):
     # ... and does not get the head back (it left); the background controller does
     assert pony.owners['head'] == 'follow_joint_state'
     held = pony.position('joint22', 'reference')
-    time.sleep(0.5)
-    assert pony.position('joint22', 'reference') == pytest.approx(held, abs=1e-3)
+    assert stays(lambda: abs(pony.position('joint22', 'reference') - held) < 1e-3, 0.5), \
+        'the reference drifted after torque on'
     assert held == pytest.approx(0.39, abs=0.011)  # holds the pose the person left
     pony.publish('virtual_robot/move_by_hand', ['joint22'], [1.0])  # torque on: resists
-    time.sleep(0.2)
-    assert pony.position('joint22') == pytest.approx(held, abs=1e-3)
-    for _ in range(20):
-        pony.publish('joint_states_set', ['joint22'], [0.0])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint22')) < 0.01, 10, message='leg back at zero')
+    assert stays(lambda: abs(pony.position('joint22') - held) < 1e-3, 0.3), \
+        'the hand moved a leg whose torque is on'
+    pony.stream('joint_states_set', ['joint22'], [0.0],
+                lambda: abs(pony.position('joint22')) < 0.01, 'leg back at zero')
     assert pony.call_bool('head_control/set_operational', True).success
     wait_for(lambda: pony.owners.get('head') == 'head_control', 10, message='head_control on')
 
@@ -185,9 +176,14 @@ def test_bad_input_is_ignored_and_the_process_survives(pony):
     publisher.publish(JointState(name=['joint12', 'joint13'], position=[0.1]))   # sizes
     publisher.publish(JointState(name=['no_such_joint'], position=[3.0]))
     publisher.publish(JointState(name=['joint12'], position=[float('nan')]))
-    time.sleep(0.5)
+    # a good pose after them is obeyed (inputs are taken in order): the bad ones were seen
+    # and changed nothing else
+    publisher.publish(JointState(name=['joint13'], position=[0.05]))
+    wait_for(lambda: abs(pony.position('joint13') - 0.05) < 0.005, 10, message='good pose')
     assert pony.process.alive()
     assert abs(pony.position('joint12')) < 0.01
+    pony.stream('joint_states_set', ['joint13'], [0.0],
+                lambda: abs(pony.position('joint13')) < 0.005, 'back at zero')
     response = pony.call_bool('follow_joint_state/set_operational', True)
     assert response.success
 
