@@ -17,7 +17,6 @@ import argparse
 from dataclasses import dataclass
 import gc
 import os
-from pathlib import Path
 import subprocess
 import sys
 from typing import List, NamedTuple, Optional
@@ -189,7 +188,7 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    from PyQt5.QtCore import QTimer
+    from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(['sweetie-motion console'])
     from sweetie_motion.nodes.background import BackgroundNode
@@ -207,13 +206,7 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         gc.collect()
         gc.freeze()
         if quit_after is not None:
-            def finish() -> None:
-                if screenshot:
-                    Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
-                    window.grab().save(screenshot)
-                    print(f'screenshot: {screenshot}')
-                window.close()
-            QTimer.singleShot(int(quit_after * 1000), finish)
+            close_after(window, quit_after, screenshot)
         return app.exec_()
     finally:
         if console is not None:

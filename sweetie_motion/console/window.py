@@ -13,27 +13,19 @@ from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
     QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-    QPlainTextEdit, QPushButton, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
+    QPlainTextEdit, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
     QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
-from sweetie_motion.editor.widgets import MessageArea
+from sweetie_motion.editor.widgets import MessageArea, push_button
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50
 #: how often the robot view may redraw [ms] (a frame takes about 10 ms of the GUI thread)
 VIEW_MS = 100
-
-
-def _button(text: str, name: str, tip: str = '') -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    if tip:
-        button.setToolTip(tip)
-    return button
 
 
 class ConsoleWindow(QMainWindow):
@@ -84,7 +76,7 @@ class ConsoleWindow(QMainWindow):
         self.parts_label = QLabel()
         self.parts_label.setObjectName('parts_label')
         top.addWidget(self.parts_label, 1)
-        self.stop_button = _button('STOP', 'stop_button', 'stop every motion (Esc)')
+        self.stop_button = push_button('STOP', 'stop_button', 'stop every motion (Esc)')
         self.stop_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
                                        'font-weight: bold; padding: 4px 18px; }')
         self.stop_button.clicked.connect(p.stop)
@@ -126,9 +118,9 @@ class ConsoleWindow(QMainWindow):
         self.gripper_label = QLabel()
         self.gripper_label.setObjectName('gripper_state')
         row.addWidget(self.gripper_label, 1)
-        self.clamp_button = _button('Clamp', 'gripper_clamp')
+        self.clamp_button = push_button('Clamp', 'gripper_clamp')
         self.clamp_button.clicked.connect(lambda: p.gripper('clamp'))
-        self.release_button = _button('Release', 'gripper_release')
+        self.release_button = push_button('Release', 'gripper_release')
         self.release_button.clicked.connect(lambda: p.gripper('release'))
         row.addWidget(self.clamp_button)
         row.addWidget(self.release_button)
@@ -141,22 +133,22 @@ class ConsoleWindow(QMainWindow):
         box = QGroupBox('Program')
         layout = QVBoxLayout(box)
         buttons = QHBoxLayout()
-        self.open_button = _button('Open...', 'open_button', 'read a program file')
+        self.open_button = push_button('Open...', 'open_button', 'read a program file')
         self.open_button.clicked.connect(self.open_program)
-        self.save_button = _button('Save...', 'save_button', 'write the program to a file')
+        self.save_button = push_button('Save...', 'save_button', 'write the program to a file')
         self.save_button.clicked.connect(self.save_program)
-        self.check_button = _button('Check', 'check_button',
-                                    'plan every step offline, within the limits and zones')
+        self.check_button = push_button('Check', 'check_button',
+                                        'plan every step offline, within the limits and zones')
         self.check_button.clicked.connect(p.check)
-        self.run_button = _button('Run', 'run_button', 'run the program on the robot')
+        self.run_button = push_button('Run', 'run_button', 'run the program on the robot')
         self.run_button.clicked.connect(p.run)
-        self.step_button = _button('Step', 'step_button', 'run the next step only')
+        self.step_button = push_button('Step', 'step_button', 'run the next step only')
         self.step_button.clicked.connect(p.step)
-        self.program_stop_button = _button('Stop', 'program_stop_button',
-                                           'stop the program: the motion decelerates and holds')
+        self.program_stop_button = push_button(
+            'Stop', 'program_stop_button', 'stop the program: the motion decelerates and holds')
         self.program_stop_button.clicked.connect(p.stop)
-        self.home_button = _button('Home', 'home_button', "the chain's home pose, at the "
-                                   'joint speed')
+        self.home_button = push_button('Home', 'home_button', "the chain's home pose, at the "
+                                       'joint speed')
         self.home_button.clicked.connect(p.go_home)
         for button in (self.open_button, self.save_button, self.check_button, self.run_button,
                        self.step_button, self.program_stop_button, self.home_button):
@@ -175,7 +167,7 @@ class ConsoleWindow(QMainWindow):
         self.command_line.setPlaceholderText('one command, e.g. MOVL Z800 F100, then Enter')
         self.command_line.returnPressed.connect(self.run_command)
         command.addWidget(self.command_line, 1)
-        self.command_button = _button('Do', 'command_button', 'run the typed command now')
+        self.command_button = push_button('Do', 'command_button', 'run the typed command now')
         self.command_button.clicked.connect(self.run_command)
         command.addWidget(self.command_button)
         layout.addLayout(command)

@@ -10,7 +10,6 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 
 import argparse
 import os
-from pathlib import Path
 import subprocess
 import sys
 from typing import List, NamedTuple, Optional
@@ -109,7 +108,7 @@ def load_model(description: str):
 def run(ros_args: List[str], screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the editor; run the Qt loop."""
-    from PyQt5.QtCore import QTimer
+    from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(['trajectory_editor'])
     from sweetie_motion.nodes.background import BackgroundNode
@@ -120,13 +119,7 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
         window = editor.window
         window.show()
         if quit_after is not None:
-            def finish() -> None:
-                if screenshot:
-                    Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
-                    window.grab().save(screenshot)
-                    print(f'screenshot: {screenshot}')
-                window.close()
-            QTimer.singleShot(int(quit_after * 1000), finish)
+            close_after(window, quit_after, screenshot)
         return app.exec_()
     finally:
         ros.close(editor.bridge.close if editor is not None else None)

@@ -1,16 +1,17 @@
 """
-Widgets of the editor window that are more than one Qt class: sliders, links, messages.
+Widgets of the editor and the console windows: sliders, links, messages, buttons.
 
 Layout only: they show what they are given and report what a person does through callables.
 """
 
+from pathlib import Path
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from PyQt5.QtCore import Qt
+from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import (
-    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QSlider, QVBoxLayout,
-    QWidget,
+    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSlider,
+    QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.presenter import PART_NAMES, PARTS
 
@@ -177,3 +178,29 @@ def fixed_width_label(name: str, text: str = '', width: Optional[int] = None) ->
 def checked(items: Sequence[Tuple[str, bool]]) -> List[str]:
     """Return the names whose flag is set."""
     return [name for name, on in items if on]
+
+
+def push_button(text: str, name: str, tip: str = '') -> QPushButton:
+    """Return a push button with an object name (tests and style sheets find it by name)."""
+    button = QPushButton(text)
+    button.setObjectName(name)
+    if tip:
+        button.setToolTip(tip)
+    return button
+
+
+def close_after(window: QWidget, seconds: float, screenshot: Optional[str] = None) -> None:
+    """
+    Close ``window`` after ``seconds`` of the Qt loop, saving a screenshot of it first.
+
+    The ``--quit-after`` and ``--screenshot`` options of the editor and the console.
+
+    :param screenshot: a PNG file to write (its folder is created), or None.
+    """
+    def finish() -> None:
+        if screenshot:
+            Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+            window.grab().save(screenshot)
+            print(f'screenshot: {screenshot}')
+        window.close()
+    QTimer.singleShot(int(seconds * 1000), finish)

@@ -13,7 +13,7 @@ from PyQt5.QtCore import QItemSelectionModel, Qt, QTimer
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
     QAbstractItemView, QAction, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-    QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox, QPushButton,
+    QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
     QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem, QTabWidget, QTreeWidget,
     QTreeWidgetItem, QVBoxLayout, QWidget,
 )
@@ -21,7 +21,7 @@ from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.presenter import EditorPresenter, RECORD_SMOOTHING, SPEED_RANGE
 from sweetie_motion.editor.views import RobotView, TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea,
+    fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea, push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -30,14 +30,6 @@ from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
 PUMP_MS = 50
 #: the robot view of the current pose is redrawn at most this often [s] (a 3D plot is slow)
 ROBOT_VIEW_PERIOD = 1.0
-
-
-def _button(text: str, name: str, tip: str = '') -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    if tip:
-        button.setToolTip(tip)
-    return button
 
 
 class EditorWindow(QMainWindow):
@@ -116,15 +108,15 @@ class EditorWindow(QMainWindow):
         self.name_combo.setMinimumWidth(180)
         self.name_combo.setInsertPolicy(QComboBox.NoInsert)
         top.addWidget(self.name_combo)
-        self.new_button = _button('New', 'new_button', 'start an empty trajectory (Ctrl+N)')
-        self.load_button = _button('Load', 'load_button', 'load from the storage node')
-        self.save_button = _button('Save', 'save_button', 'save to the storage node (Ctrl+S)')
-        self.refresh_button = _button('Refresh', 'refresh_button', 'list the stored names')
-        self.dump_button = _button('Dump...', 'dump_button', 'write the table to a file')
-        self.load_file_button = _button('Load file...', 'load_file_button',
-                                        'read a table or trajectory file')
-        self.undo_button = _button('Undo', 'undo_button', 'Ctrl+Z')
-        self.redo_button = _button('Redo', 'redo_button', 'Ctrl+Y')
+        self.new_button = push_button('New', 'new_button', 'start an empty trajectory (Ctrl+N)')
+        self.load_button = push_button('Load', 'load_button', 'load from the storage node')
+        self.save_button = push_button('Save', 'save_button', 'save to the storage node (Ctrl+S)')
+        self.refresh_button = push_button('Refresh', 'refresh_button', 'list the stored names')
+        self.dump_button = push_button('Dump...', 'dump_button', 'write the table to a file')
+        self.load_file_button = push_button('Load file...', 'load_file_button',
+                                            'read a table or trajectory file')
+        self.undo_button = push_button('Undo', 'undo_button', 'Ctrl+Z')
+        self.redo_button = push_button('Redo', 'redo_button', 'Ctrl+Y')
         for widget in (self.new_button, self.load_button, self.save_button,
                        self.refresh_button, self.dump_button, self.load_file_button,
                        self.undo_button, self.redo_button):
@@ -181,17 +173,18 @@ class EditorWindow(QMainWindow):
         self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
         layout.addWidget(self.table, 1)
         row = QHBoxLayout()
-        self.add_pose_button = _button('Add pose', 'add_pose_button',
-                                       "add the current pose of the trajectory's joints after "
-                                       'the selected row')
-        self.delete_button = _button('Delete', 'delete_button', 'delete the selected rows (Del)')
-        self.duplicate_button = _button('Duplicate', 'duplicate_button')
-        self.start_button = _button('Set start', 'start_button')
-        self.end_button = _button('Set end', 'end_button')
-        self.update_pose_button = _button('Update pose', 'update_pose_button',
-                                          'replace the selected rows by the current pose')
-        self.set_pose_button = _button('Set robot pose', 'set_pose_button',
-                                       'move the robot to the selected row')
+        self.add_pose_button = push_button('Add pose', 'add_pose_button',
+                                           "add the current pose of the trajectory's joints after "
+                                           'the selected row')
+        self.delete_button = push_button('Delete', 'delete_button',
+                                         'delete the selected rows (Del)')
+        self.duplicate_button = push_button('Duplicate', 'duplicate_button')
+        self.start_button = push_button('Set start', 'start_button')
+        self.end_button = push_button('Set end', 'end_button')
+        self.update_pose_button = push_button('Update pose', 'update_pose_button',
+                                              'replace the selected rows by the current pose')
+        self.set_pose_button = push_button('Set robot pose', 'set_pose_button',
+                                           'move the robot to the selected row')
         for widget in (self.add_pose_button, self.delete_button, self.duplicate_button,
                        self.start_button, self.end_button, self.update_pose_button,
                        self.set_pose_button):
@@ -207,12 +200,12 @@ class EditorWindow(QMainWindow):
         self.shift_spin.setSuffix(' s')
         self.shift_spin.setValue(0.5)
         times.addWidget(self.shift_spin)
-        self.shift_button = _button('Shift times', 'shift_button',
-                                    'move the selected rows and all after them in time')
+        self.shift_button = push_button('Shift times', 'shift_button',
+                                        'move the selected rows and all after them in time')
         times.addWidget(self.shift_button)
-        self.fit_button = _button('Fit to limits', 'fit_button',
-                                  'the fastest times within the velocity and acceleration '
-                                  'limits (of the selected rows, or of all)')
+        self.fit_button = push_button('Fit to limits', 'fit_button',
+                                      'the fastest times within the velocity and acceleration '
+                                      'limits (of the selected rows, or of all)')
         times.addWidget(self.fit_button)
         self.keep_pauses_check = QCheckBox('keep pauses')
         self.keep_pauses_check.setObjectName('keep_pauses_check')
@@ -225,7 +218,7 @@ class EditorWindow(QMainWindow):
         self.named_pose_combo.setObjectName('named_pose_combo')
         self.named_pose_combo.addItems(sorted(self.poses))
         named.addWidget(self.named_pose_combo)
-        self.add_named_pose_button = _button('Add named pose', 'add_named_pose_button')
+        self.add_named_pose_button = push_button('Add named pose', 'add_named_pose_button')
         named.addWidget(self.add_named_pose_button)
         named.addStretch(1)
         layout.addLayout(named)
@@ -240,8 +233,9 @@ class EditorWindow(QMainWindow):
         self.joint_tree.setObjectName('setup_joints')
         self.joint_tree.setHeaderHidden(True)
         joints.addWidget(self.joint_tree, 1)
-        self.apply_joints_button = _button('Apply joints', 'apply_joints_button',
-                                           'new joints get their current position in every row')
+        self.apply_joints_button = push_button(
+            'Apply joints', 'apply_joints_button',
+            'new joints get their current position in every row')
         joints.addWidget(self.apply_joints_button)
         layout.addLayout(joints, 1)
         tolerances = QVBoxLayout()
@@ -262,8 +256,8 @@ class EditorWindow(QMainWindow):
             spin.setRange(-1.0, 10.0)
             spin.setDecimals(3)
             spin.setSingleStep(0.05)
-        self.path_all_button = _button('Set for all', 'path_all_button')
-        self.goal_all_button = _button('Set for all', 'goal_all_button')
+        self.path_all_button = push_button('Set for all', 'path_all_button')
+        self.goal_all_button = push_button('Set for all', 'goal_all_button')
         path_row, goal_row = QHBoxLayout(), QHBoxLayout()
         path_row.addWidget(self.path_all)
         path_row.addWidget(self.path_all_button)
@@ -320,11 +314,11 @@ class EditorWindow(QMainWindow):
         form.addRow('', self.record_free_check)
         layout.addLayout(form)
         buttons = QHBoxLayout()
-        self.record_button = _button('Record', 'record_button')
-        self.stop_record_button = _button('Stop recording', 'stop_record_button')
-        self.accept_record_button = _button('Accept keyframes', 'accept_record_button',
-                                            'replace the table by the keyframes (undoable)')
-        self.discard_record_button = _button('Discard', 'discard_record_button')
+        self.record_button = push_button('Record', 'record_button')
+        self.stop_record_button = push_button('Stop recording', 'stop_record_button')
+        self.accept_record_button = push_button('Accept keyframes', 'accept_record_button',
+                                                'replace the table by the keyframes (undoable)')
+        self.discard_record_button = push_button('Discard', 'discard_record_button')
         for widget in (self.record_button, self.stop_record_button, self.accept_record_button,
                        self.discard_record_button):
             buttons.addWidget(widget)
@@ -346,12 +340,13 @@ class EditorWindow(QMainWindow):
         bar = QHBoxLayout()
         run = QGroupBox('Execute')
         run_layout = QHBoxLayout(run)
-        self.execute_button = _button('Execute', 'execute_button',
-                                      'play the start..end range on the robot')
-        self.stop_button = _button('Stop', 'stop_button')
+        self.execute_button = push_button('Execute', 'execute_button',
+                                          'play the start..end range on the robot')
+        self.stop_button = push_button('Stop', 'stop_button')
         self.backward_check = QCheckBox('backward')
         self.backward_check.setObjectName('backward_check')
-        self.reverse_button = _button('Reverse', 'reverse_button', 'reverse the table (undoable)')
+        self.reverse_button = push_button('Reverse', 'reverse_button',
+                                          'reverse the table (undoable)')
         self.speed_slider = QSlider(Qt.Horizontal)
         self.speed_slider.setObjectName('speed_slider')
         self.speed_slider.setRange(*SPEED_RANGE)
@@ -360,8 +355,8 @@ class EditorWindow(QMainWindow):
         self.speed_slider.setMaximumWidth(180)
         self.speed_label = QLabel('speed 100 %')
         self.speed_label.setObjectName('speed_label')
-        self.apply_scale_button = _button('Apply scale', 'apply_scale_button',
-                                          'rewrite the times with this speed')
+        self.apply_scale_button = push_button('Apply scale', 'apply_scale_button',
+                                              'rewrite the times with this speed')
         # short states only ("running 1.2 / 4.0 s"); the full result goes to the message area
         self.result_label = fixed_width_label('result_label', '', 150)
         for widget in (self.execute_button, self.stop_button, self.backward_check,
@@ -371,8 +366,8 @@ class EditorWindow(QMainWindow):
         bar.addWidget(run, 3)
         servos = QGroupBox('Servos')
         servo_layout = QHBoxLayout(servos)
-        self.servos_button = _button('Servos off', 'servos_button',
-                                     'free the servos to pose the robot by hand')
+        self.servos_button = push_button('Servos off', 'servos_button',
+                                         'free the servos to pose the robot by hand')
         self.servos_button.setCheckable(True)
         self.servo_indicator = fixed_width_label('servo_indicator', 'servos: ?', 120)
         servo_layout.addWidget(self.servos_button)

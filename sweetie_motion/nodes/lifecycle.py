@@ -8,7 +8,7 @@ transition fails; the process never dies of bad parameters or bad requests.
 """
 
 import traceback
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
@@ -20,6 +20,7 @@ from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
+from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.params import declare_table, read_table
 from sweetie_motion.nodes.rclpy_private import change_state_service, RCLError
@@ -213,6 +214,19 @@ class ManagedNode(LifecycleNode):
         return self.create_subscription(msg_type, topic, callback, qos,
                                         callback_group=self.input_group,
                                         event_callbacks=callbacks)
+
+    def hand_pose(self, msg: Any) -> Optional[Dict[str, float]]:
+        """
+        Return a move_by_hand JointState as {joint: position}, or None (a warning) if malformed.
+
+        :param msg: a sensor_msgs/JointState.
+        """
+        try:
+            return dict(zip(msg.name, joint_state_positions(msg)))
+        except ValueError as error:
+            self.get_logger().warning(f'move_by_hand ignored: {error}',
+                                      throttle_duration_sec=5.0)
+            return None
 
     def destroy_entities(self, entities: List[Any]) -> None:
         """Destroy the publishers, subscriptions, services, timers, action servers given."""

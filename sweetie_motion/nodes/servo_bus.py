@@ -26,7 +26,6 @@ from typing import Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
-from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import SerialBusSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
@@ -236,10 +235,8 @@ class ServoBusNode(ComponentNode):
         return response
 
     def _move_by_hand(self, msg: JointState) -> None:
-        try:
-            positions = dict(zip(msg.name, joint_state_positions(msg)))
-        except ValueError as error:
-            self.get_logger().warning(f'move_by_hand ignored: {error}')
+        positions = self.hand_pose(msg)
+        if positions is None:
             return
         by_bus: Dict[str, Dict[int, float]] = {}
         for joint, position in positions.items():

@@ -8,7 +8,6 @@ jams servos to make tolerance violations real.
 
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
-from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.components import VirtualRobotSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
@@ -46,10 +45,8 @@ class VirtualRobotNode(ComponentNode):
                                                  self._move_by_hand, 10)]
 
     def _move_by_hand(self, msg: JointState) -> None:
-        try:
-            positions = dict(zip(msg.name, joint_state_positions(msg)))
-        except ValueError as error:
-            self.get_logger().warning(f'move_by_hand ignored: {error}')
+        positions = self.hand_pose(msg)
+        if positions is None:
             return
         if self._created:
             self.host.cast(self.get_name(), 'move_by_hand', positions)
