@@ -127,6 +127,24 @@ def until(qtbot, condition, timeout: float = 15.0, message='condition') -> None:
         raise AssertionError(f'timed out after {timeout} s waiting for {text}') from None
 
 
+def steady(qtbot, value, hold: float = 0.5, timeout: float = 15.0, message='a steady value'):
+    """
+    Wait (processing Qt events) until ``value()`` stayed the same for ``hold`` s; return it.
+
+    For what settles asynchronously (a window manager placing a frame, a layout after a
+    change): the value is taken once it stopped changing, not after a fixed time.
+    """
+    seen = [(time.monotonic(), value())]
+
+    def settled() -> bool:
+        now, current = time.monotonic(), value()
+        if current != seen[-1][1]:
+            seen.append((now, current))
+        return now - seen[-1][0] >= hold
+    until(qtbot, settled, timeout, lambda: f'{message} (it went {[v for _, v in seen]})')
+    return seen[-1][1]
+
+
 def click(qtbot, widget) -> None:
     """Click a button with the mouse."""
     from PyQt5.QtCore import Qt

@@ -10,7 +10,7 @@ import time
 
 from editor_helpers import (
     add_poses, choose_joints, click, edit_cell, JOINTS, POSES, require_window_manager,
-    screenshot, set_robot_pose, until,
+    screenshot, set_robot_pose, steady, until,
 )
 import numpy as np
 from PyQt5.QtCore import Qt
@@ -18,12 +18,17 @@ from PyQt5.QtTest import QTest
 from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QSlider
 import pytest
 from sweetie_motion.editor.models import FIXED, TIME
+from sweetie_motion.editor.widgets import HOLD
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 def rows(editor):
     return editor.presenter.waypoints.waypoints
+
+
+def stamp(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
 
 def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts_dir):
@@ -33,8 +38,7 @@ def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts
     window.resize(1400, 860)
     until(qtbot, lambda: window.frameGeometry().width() <= screen.width(), 5, 'placed')
     add_poses(qtbot, robot, editor, POSES[:3])
-    qtbot.wait(300)   # the window manager settles the frame
-    width = window.frameGeometry().width()
+    width = steady(qtbot, lambda: window.frameGeometry().width(), message='the frame settled')
     minimum = window.minimumSizeHint().width()
     assert width <= screen.width() and minimum <= screen.width()
     for attempt in range(3):
@@ -44,9 +48,11 @@ def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts
         assert window.message_label.text().startswith('succeeded'), window.message_label.text()
     editor.presenter.set_active(0, False)
     editor.presenter.say('a very long message ' * 30, 'error')
-    qtbot.wait(300)
-    assert window.frameGeometry().width() == pytest.approx(width, abs=2), \
-        f'the window grew from {width} to {window.frameGeometry().width()} px'
+    until(qtbot, lambda: window.message_label.text().startswith('a very long message'), 5,
+          'the long message shown')
+    # whatever the layout and the window manager do with it has settled half a second later
+    grown = steady(qtbot, lambda: window.frameGeometry().width(), message='the frame settled')
+    assert grown == pytest.approx(width, abs=2), f'the window grew from {width} to {grown} px'
     assert window.minimumSizeHint().width() <= minimum + 2
     plot = window.trajectory_plot
     right = plot.mapToGlobal(plot.rect().topRight()).x()
@@ -67,9 +73,14 @@ def test_sliders_pose_the_robot_grouped_within_the_limits(qtbot, robot, editor):
     window.sliders.set_position('joint53', 0.35)
     until(qtbot, lambda: abs(robot.position('joint51') + 0.4) < 0.02 and
           abs(robot.position('joint53') - 0.35) < 0.02, 10, 'the robot at the sliders')
-    qtbot.wait(2000)   # the sliders follow the robot again after a person's move
-    robot.publish('joint_states_set', ['joint51'], [-0.1])
-    until(qtbot, lambda: abs(slider.value() + 100) < 15, 10, 'the slider following the robot')
+    # someone else moves the robot: the slider shows its target for HOLD s after the person's
+    # move, then follows the robot again (the deadline is well beyond HOLD)
+
+    def following():
+        robot.publish('joint_states_set', ['joint51'], [-0.1])
+        return abs(slider.value() + 100) < 15
+    until(qtbot, following, HOLD + 15, lambda: f'the slider following the robot (at '
+          f'{slider.value()})')
 
 
 def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
@@ -136,7 +147,7 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
         window.sliders.set_position('joint51', -0.5 * np.sin(np.pi * phase) ** 2)
         window.sliders.set_position('joint53', 0.3 * np.sin(2 * np.pi * phase) ** 2)
         qtbot.wait(10)
-    qtbot.wait(300)
+    qtbot.wait(300)   # part of the demonstration: the head rests a moment before Stop
     click(qtbot, window.stop_record_button)
     until(qtbot, lambda: presenter.recording is not None and
           presenter.recording.fit is not None, 20, 'the keyframes')
@@ -174,9 +185,9 @@ def test_row_selection_publishes_the_marker_and_set_robot_pose_moves_the_robot(
     from sensor_msgs.msg import JointState
     add_poses(qtbot, robot, editor, POSES[:3])
     markers = []
-    robot.node.create_subscription(JointState, '/pony_editor/joint_states_marker_set',
-                                   markers.append, 10)
-    qtbot.wait(500)
+    subscription = robot.node.create_subscription(
+        JointState, '/pony_editor/joint_states_marker_set', markers.append, 10)
+    until(qtbot, lambda: subscription.get_publisher_count() > 0, 20, 'the marker publisher')
     set_robot_pose(qtbot, robot, editor, POSES[0])
     editor.window.table.selectRow(1)
     until(qtbot, lambda: markers, 5, 'the marker')
@@ -203,16 +214,22 @@ def test_servos_off_pose_by_hand_and_add_pose(qtbot, robot, editor):
     assert editor.presenter.waypoints.pose(1)['joint12'] == pytest.approx(-0.58, abs=0.01)
     click(qtbot, window.servos_button)
     until(qtbot, lambda: window.servo_indicator.text() == 'servos: ON', 10, 'servos on')
-    qtbot.wait(500)
-    assert robot.position('joint12') == pytest.approx(-0.58, abs=0.02)   # holds the pose
+    # it holds the pose: nothing moves for half a second of the motion process's stamps
+    since = robot.node.get_clock().now().nanoseconds * 1e-9
+    until(qtbot, lambda: stamp(robot.reference) >= since + 0.5, 20, '0.5 s of references')
+    with robot.lock:
+        held = [dict(zip(m.name, m.position))['joint12'] for m in robot.history
+                if stamp(m) >= since]
+    assert held and max(abs(q + 0.58) for q in held) < 0.02, f'joint12 went {held}'
+    assert robot.position('joint12') == pytest.approx(-0.58, abs=0.02)
 
 
 def test_support_legs_are_published(qtbot, robot, editor):
     from sweetie_motion_msgs.msg import SupportState
     seen = []
-    robot.node.create_subscription(SupportState, '/pony_editor/support_state_override',
-                                   seen.append, 10)
-    qtbot.wait(500)
+    subscription = robot.node.create_subscription(
+        SupportState, '/pony_editor/support_state_override', seen.append, 10)
+    until(qtbot, lambda: subscription.get_publisher_count() > 0, 20, 'the support publisher')
     editor.window.findChild(QCheckBox, 'leg_leg1').setChecked(False)
     editor.window.publish_support_check.setChecked(True)
     until(qtbot, lambda: any(dict(zip(m.name, m.support)).get('leg1') == 0.0 for m in seen),

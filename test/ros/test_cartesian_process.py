@@ -10,7 +10,6 @@ the path with the robot model's forward kinematics.
 import os
 import subprocess
 import sys
-import time
 
 from motion_process import motion_process, MotionClient
 import numpy as np
@@ -33,17 +32,22 @@ def tool(arm, msg) -> Pose:
     return Pose.from_matrix(arm.forward_kinematics('arm', q))
 
 
-def cartesian_goal(peer, goal, timeout=60.0, cancel_after=None):
+def cartesian_goal(peer, goal, timeout=60.0, cancel_when=None):
+    """Send ``goal``; cancel it once ``cancel_when()`` is true (if given); return the result."""
     from rclpy.action import ActionClient
     from sweetie_motion_msgs.action import CartesianMotion
     client = ActionClient(peer.node, CartesianMotion, f'/{NS}/cartesian/cartesian_motion')
     assert client.wait_for_server(timeout_sec=15)
     handle = wait_future(client.send_goal_async(goal), 15)
     assert handle.accepted
-    if cancel_after is not None:
-        time.sleep(cancel_after)  # a person pressing Stop mid-path
+    if cancel_when is not None:
+        wait_for(cancel_when, 30, message='the moment to cancel')  # a person pressing Stop
         wait_future(handle.cancel_goal_async(), 15)
     return wait_future(handle.get_result_async(), timeout).result
+
+
+def stamp(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
 
 def paper_waypoints():
@@ -84,6 +88,7 @@ def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, do
             peer.wait_ready(NODES)
             with peer.lock:
                 before = tool(arm, peer.reference)
+                first = len(peer.history)
             # straight down through the floor (z < 0.05 m in the world frame)
             down = Pose(before.position * [1, 1, 0] + [0, 0, 0.02], before.rotation)
             goal = CartesianMotion.Goal(start_from_current=True,
@@ -105,10 +110,13 @@ def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, do
                 start_from_current=True, waypoints=[pose_to_msg(up)], plan_only=True))
             assert result.error_code == 0 and result.samples > 10, result
             assert 'not executed' in result.error_string
-            time.sleep(0.3)
+            # nothing may move for a while after the plan: 0.3 s of the process's own stamps
+            end = peer.node.get_clock().now().nanoseconds * 1e-9 + 0.3
+            wait_for(lambda: stamp(peer.reference) >= end, 20, message='0.3 s more of references')
             with peer.lock:
-                assert np.linalg.norm(tool(arm, peer.reference).position -
-                                      before.position) < 1e-6
+                since = list(peer.history[first:])
+            moved = max(np.linalg.norm(tool(arm, m).position - before.position) for m in since)
+            assert moved < 1e-6, f'the tool moved {moved * 1e3:.3f} mm without a motion'
 
 
 def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id):
@@ -122,7 +130,12 @@ def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id
             far = Pose(start.position + [0.0, 0.3, -0.3], start.rotation)
             goal = CartesianMotion.Goal(start_from_current=True, waypoints=[pose_to_msg(far)],
                                         max_velocity=0.1)
-            result = cartesian_goal(peer, goal, cancel_after=3.0)
+
+            def mid_path():
+                with peer.lock:
+                    now = tool(arm, peer.reference).position
+                return np.linalg.norm(now - start.position) > 0.1   # of 0.42 m
+            result = cartesian_goal(peer, goal, cancel_when=mid_path)
             assert result.error_code == CartesianMotion.Result.CANCELED, result
             # the arm decelerates (within its limits) and holds somewhere on the way
 

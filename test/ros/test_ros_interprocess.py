@@ -78,6 +78,11 @@ def _state(peer, node_name):
     return wait_future(client.call_async(GetState.Request()), 10).current_state.id
 
 
+def numbers(heard):
+    """Return the counters of the talker's messages ('lc_talker 17' -> 17), in order."""
+    return [int(text.rsplit(' ', 1)[1]) for text in list(heard)]
+
+
 def test_lifecycle_node_driven_from_another_process(domain_id):
     talker = os.path.join(HERE, 'helpers', 'lifecycle_talker.py')
     with python_process(talker, 'lc_talker', name='lc_talker'):
@@ -92,9 +97,17 @@ def test_lifecycle_node_driven_from_another_process(domain_id):
             assert _state(peer, 'lc_talker') == State.PRIMARY_STATE_ACTIVE
             wait_for(lambda: len(heard) >= 3, 10, message='messages while active')
             assert _change(peer, 'lc_talker', Transition.TRANSITION_DEACTIVATE)
-            count = len(heard)
-            time.sleep(0.6)  # 12 timer periods
-            assert len(heard) <= count + 1, 'an inactive lifecycle publisher kept talking'
+            # Something that must not happen for a while: the talker's timer keeps counting
+            # while it is inactive (12 periods here), and none of those messages may arrive.
+            time.sleep(0.6)
+            before = numbers(heard)
+            assert _change(peer, 'lc_talker', Transition.TRANSITION_ACTIVATE)
+            wait_for(lambda: len(heard) > len(before), 10, message='messages once active again')
+            after = numbers(heard)[len(before):]
+            # the numbers skip the ticks while inactive: a gap, not a stream
+            assert after[0] - before[-1] > 1, \
+                f'an inactive lifecycle publisher kept talking: {before[-3:]} then {after[:3]}'
+            assert _change(peer, 'lc_talker', Transition.TRANSITION_DEACTIVATE)
             # A transition that is not valid from this state is refused, not crashed on.
             assert not _change(peer, 'lc_talker', Transition.TRANSITION_DEACTIVATE)
             assert _change(peer, 'lc_talker', Transition.TRANSITION_CLEANUP)

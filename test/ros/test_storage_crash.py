@@ -62,11 +62,18 @@ def test_sigkill_during_saves_loses_no_acknowledged_trajectory(domain_id, tmp_pa
         with motion_process(path, NS) as process:
             assert client.wait_for_service(timeout_sec=20)
             stop = threading.Event()
-            killer = threading.Timer(random.uniform(1.5, 3.0),
+            # the kill comes at a random moment once the saves stream (a fixed time after the
+            # start could fall before the first save on a loaded machine)
+            killer = threading.Timer(random.uniform(0.0, 1.5),
                                      lambda: os.kill(process.popen.pid, signal.SIGKILL))
-            killer.start()
+            armed = False
+            give_up = time.monotonic() + 60
             k = 0
             while process.alive() and k < 10_000:
+                if not armed and len(acknowledged) >= 5:
+                    killer.start()
+                    armed = True
+                assert armed or time.monotonic() < give_up, 'the saves did not get going'
                 name = f'take_{k}'
                 value = ParameterValue(type=ParameterType.PARAMETER_BYTE_ARRAY,
                                        byte_array_value=byte_array_value(
@@ -80,6 +87,7 @@ def test_sigkill_during_saves_loses_no_acknowledged_trajectory(domain_id, tmp_pa
                     acknowledged.append(name)   # the node answered: it claims it is on disk
                 k += 1
             stop.set()
+            assert armed, f'the motion process died by itself after {k} saves'
             killer.join()
             process.popen.wait(10)
             assert process.popen.returncode == -signal.SIGKILL

@@ -117,6 +117,30 @@ def ros_now(pony):
     return pony.node.get_clock().now().nanoseconds * 1e-9
 
 
+def stamp(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def observe(pony, since, joint, window, timeout=20.0):
+    """Wait until joint_states_ref covers ``window`` s after ``since``; return its samples."""
+    # the window is counted in the motion process's stamps: a late delivery does not shorten it
+    wait_for(lambda: stamp(pony.reference) >= since + window, timeout,
+             message=f'{window} s of joint_states_ref')
+    return references(pony, since, joint)
+
+
+def at_rest(pony, joint, window=0.2, tolerance=1e-4):
+    """Return whether the reference of ``joint`` stayed within ``tolerance`` over ``window`` s."""
+    with pony.lock:
+        recent = list(pony.history[-200:])
+    if not recent or stamp(recent[-1]) - stamp(recent[0]) < window:
+        return False
+    newest = stamp(recent[-1])
+    positions = [m.position[list(m.name).index(joint)] for m in recent
+                 if stamp(m) >= newest - window]
+    return len(positions) >= 5 and np.ptp(positions) < tolerance
+
+
 # --- validation: every rule gets its code and a precise message ---------------------------------
 
 BAD_GOALS = [
@@ -253,7 +277,9 @@ def test_blocked_joint_aborts_with_path_tolerance_violated(pony):
 def test_preemption_switches_without_a_jump(pony):
     since = ros_now(pony)
     first = send(pony, pony.fjt, fjt_goal(['joint12'], [[1.0], [0.0]], [1.5, 3.0]))
-    time.sleep(0.8)
+    # preempt mid-motion: once the first motion is well under way, whatever the machine's load
+    wait_for(lambda: pony.position('joint12', 'reference') > 0.35, 20,
+             message='the first motion under way')
     second = run(pony, pony.fjt, fjt_goal(['joint12'], [[-0.4]], [1.2]))
     old = wait_future(first.get_result_async(), 10)
     assert old.status == GoalStatus.STATUS_ABORTED
@@ -272,14 +298,17 @@ def test_preemption_switches_without_a_jump(pony):
 
 def test_cancel_decelerates_and_holds(pony):
     handle = send(pony, pony.fjt, fjt_goal(['joint13'], [[1.4]], [2.5]))
-    time.sleep(1.0)
+    # cancel mid-motion: once the joint is well under way, whatever the machine's load
+    wait_for(lambda: pony.position('joint13', 'reference') > 0.3, 20,
+             message='joint13 under way')
     wait_future(handle.cancel_goal_async(), 10)
     result = wait_future(handle.get_result_async(), 10)
     assert result.status == GoalStatus.STATUS_CANCELED
-    time.sleep(0.6)
+    wait_for(lambda: at_rest(pony, 'joint13'), 20, message='joint13 at rest after the cancel')
+    since = ros_now(pony)
     held = pony.position('joint13', 'reference')
-    time.sleep(0.5)
-    assert pony.position('joint13', 'reference') == pytest.approx(held, abs=1e-3)
+    _, positions, _ = observe(pony, since, 'joint13', 0.5)   # it holds: nothing moves for a while
+    assert np.abs(positions - held).max() < 1e-3, f'joint13 drifted from {held}'
     assert 0.2 < held < 1.3
     back_to_zero(pony, ['joint13'])
 
@@ -382,10 +411,9 @@ def test_play_unknown_name_is_not_found(pony):
 
 
 def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
-    for _ in range(30):
-        pony.publish('joint_states_set', ['joint51', 'joint53'], [-0.9, 0.8])
-        time.sleep(0.05)
-    wait_for(lambda: abs(pony.position('joint53') - 0.8) < 0.02, 10, message='head posed')
+    pony.stream('joint_states_set', ['joint51', 'joint53'], [-0.9, 0.8],
+                until=lambda: abs(pony.position('joint53') - 0.8) < 0.02 and
+                abs(pony.position('joint51') + 0.9) < 0.02, message='head posed', timeout=20)
     since = ros_now(pony)
     result = run(pony, pony.play, PlayTrajectory.Goal(name='nod'))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
@@ -396,13 +424,17 @@ def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
 
 def test_support_flags_of_a_trajectory_are_published(pony):
     seen = []
-    pony.node.create_subscription(SupportState, f'/{NS}/support_state', seen.append, 10)
-    time.sleep(0.5)
+    subscription = pony.node.create_subscription(SupportState, f'/{NS}/support_state',
+                                                 seen.append, 10)
+    # support_state is published on change only: the subscription must be matched first
+    wait_for(lambda: subscription.get_publisher_count() > 0, 20,
+             message='the support_state publisher')
     result = run(pony, pony.play, PlayTrajectory.Goal(name='greeting', speed_scale=2.0))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
-    wait_for(lambda: seen, 5, message='SupportState')
-    states = [dict(zip(m.name, m.support)) for m in seen]
-    assert {'leg1': 0.0, 'leg2': 1.0, 'leg3': 1.0, 'leg4': 1.0} in states
+    lifted = {'leg1': 0.0, 'leg2': 1.0, 'leg3': 1.0, 'leg4': 1.0}
+    wait_for(lambda: lifted in [dict(zip(m.name, m.support)) for m in list(seen)], 10,
+             message=lambda: f'SupportState {lifted} (seen: '
+             f'{[dict(zip(m.name, m.support)) for m in list(seen)]})')
 
 
 def test_record_as_stores_the_executed_goal(pony):
@@ -461,19 +493,24 @@ def test_the_old_robots_animations_import_and_play(pony):
 
 def test_a_trajectory_controller_survives_cleanup_and_comes_back(pony):
     from lifecycle_msgs.msg import Transition
-    from lifecycle_msgs.srv import ChangeState
+    from lifecycle_msgs.srv import ChangeState, GetState
     change = pony.node.create_client(ChangeState, f'/{NS}/head_trajectory/change_state')
-    assert change.wait_for_service(timeout_sec=10)
-    for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP,
-                       Transition.TRANSITION_CONFIGURE, Transition.TRANSITION_ACTIVATE):
+    get = pony.node.create_client(GetState, f'/{NS}/head_trajectory/get_state')
+    assert change.wait_for_service(timeout_sec=10) and get.wait_for_service(timeout_sec=10)
+    for transition, label in ((Transition.TRANSITION_DEACTIVATE, 'inactive'),
+                              (Transition.TRANSITION_CLEANUP, 'unconfigured'),
+                              (Transition.TRANSITION_CONFIGURE, 'inactive'),
+                              (Transition.TRANSITION_ACTIVATE, 'active')):
         response = wait_future(change.call_async(
             ChangeState.Request(transition=Transition(id=transition))), 10)
         assert response.success
-        time.sleep(0.2)
-    assert pony.process.alive()
+        wait_for(lambda: wait_future(get.call_async(GetState.Request()), 10)
+                 .current_state.label == label, 20, period=0.1, message=f'head_trajectory {label}')
+        assert pony.process.alive()
     assert pony.head.wait_for_server(timeout_sec=10)
     result = run(pony, pony.head, fjt_goal(['joint52'], [[0.3], [0.0]], [0.5, 1.0]))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    assert pony.process.alive()
 
 
 def test_support_flags_of_another_controllers_chain_are_invalid_joints(pony):

@@ -8,7 +8,6 @@ arm (pinocchio, the Cartesian planner).
 
 import math
 import os
-import time
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ from sweetie_motion.console.presenter import (
 )
 from sweetie_motion.console.stream import JointStream, MAX_STEP
 from sweetie_motion.model import load_robot_description
+from waiting import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAPER = os.path.join(ROOT, 'config', 'programs', 'paper_path.txt')
@@ -438,12 +438,9 @@ def test_the_papers_program_plans_offline_to_its_last_waypoint(model):
         # through the thread: the newest request wins, the answer comes by poll
         planner.submit(PlanProgram(2, steps[:1], tuple(np.zeros(6))))
         planner.submit(PlanProgram(3, steps[:1], tuple(np.zeros(6))))
-        deadline = time.monotonic() + 30
         plans = []
-        while not any(p.plan_id == 3 for p in plans) and time.monotonic() < deadline:
-            plans += planner.poll()
-            time.sleep(0.02)
-        assert any(p.plan_id == 3 for p in plans)
+        wait_for(lambda: plans.extend(planner.poll()) or any(p.plan_id == 3 for p in plans), 30,
+                 message='plan 3')
     finally:
         planner.close()
 

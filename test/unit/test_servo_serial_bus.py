@@ -249,7 +249,11 @@ def test_disconnect_applies_the_shutdown_torque(rig, policy, register):
     seen = [received()]
     wait_for(lambda: seen.append(received()) or seen[-1] == seen[-2])
     bus.send(time.monotonic(), np.zeros(2), np.zeros(2))     # ignored, never raises
-    time.sleep(0.05)
+    # nothing may arrive: the simulator has read its line for a while after the send (its own
+    # clock went on by 0.1 s), and counted no byte
+    after = rig.sims[0].control.state()['time']
+    wait_for(lambda: rig.sims[0].control.state()['time'] >= after + 0.1, 10,
+             message='the simulator running on')
     assert received() == seen[-1]
 
 
@@ -258,6 +262,7 @@ def test_disconnect_applies_the_shutdown_torque(rig, policy, register):
 def test_error_flag_switches_the_servo_off_and_clear_errors(rig):
     bus = rig.start([(1, 0.0), (2, 0.0)])
     rig.sims[0].control.fault('error=2:overload+0.3')
+    injected = rig.sims[0].control.state()['time']   # the condition began before this
     wait_for(lambda: bus.active_faults())
     fault = bus.faults()[0]
     assert (fault.joint, fault.servo_id, fault.flags) == ('j2', 2, ['overload'])
@@ -265,7 +270,8 @@ def test_error_flag_switches_the_servo_off_and_clear_errors(rig):
     status = {s.joint: s for s in bus.status()}
     assert not status['j2'].ok and 'overload' in status['j2'].message and status['j1'].ok
     assert list(bus.torque()) == [True, False]
-    time.sleep(0.35)    # the condition is over
+    wait_for(lambda: rig.sims[0].control.state()['time'] > injected + 0.3, 10,
+             message='the end of the overload condition')
     statuses = bus.clear_errors(['j2']).result(2)
     assert statuses[0].error == 0 and not bus.active_faults()
     assert not bus.torque()[1]          # fact sheet 10.1: the torque stays off after clearing

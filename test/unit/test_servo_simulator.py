@@ -14,6 +14,7 @@ import serial
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo import simulator as sm
 from sweetie_motion.servo.servo_model import ServoModelParams
+from waiting import wait_for
 import yaml
 
 BT = 10 / 115200
@@ -426,12 +427,9 @@ def test_program_control_channel_and_port_reopening(tmp_path):
         state = client.state()
         assert state['servos']['1']['position'] == pytest.approx(0.2)
         assert client.move({1: -0.3}) == [1]
-        deadline = time.monotonic() + 5
-        while client.state()['port_open'] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: not client.state()['port_open'], 10, message='the port closed')
         assert not os.path.exists(link)
-        while not client.state()['port_open'] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: client.state()['port_open'], 10, message='the port reopened')
         with serial.Serial(link, 115200, timeout=0) as port:
             reply = _ask(port, hx.read_register(1, 'calibrated_position'))
         assert reply.value('calibrated_position') == \
