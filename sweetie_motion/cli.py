@@ -152,10 +152,13 @@ def import_trajectories(args: argparse.Namespace) -> int:
         print('--name needs exactly one file', file=sys.stderr)
         return 2
     target = TrajectoryStore(args.dir) if args.dir else None
+    client = None
     if target is not None:
         target.load()
-    client = None if target is not None else _client(args)
-    existing = set(target.names() if target is not None else client.names())
+        existing = set(target.names())
+    else:
+        client = _client(args)
+        existing = set(client.names())
     stored = failed = 0
     try:
         for path in args.paths:
@@ -176,6 +179,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
                 if target is not None:
                     target.save(name, goal)
                 else:
+                    assert client is not None  # no --dir: the motion process stores it
                     client.save(name, goal)
             except GoalError as error:
                 hint = ' (use --clamp to move them into the limits)' if isinstance(

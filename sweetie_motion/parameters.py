@@ -78,6 +78,7 @@ class ParameterSpec:
             if not isinstance(value, (list, tuple)):
                 raise ParameterError(f'{self.name}: expected a list, got {value!r}')
             element = self.element
+            assert element is not None  # an array parameter always has an element type
             converted = []
             for item in value:
                 if element is float and isinstance(item, int) and not isinstance(item, bool):

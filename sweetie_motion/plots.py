@@ -5,9 +5,10 @@ matplotlib with the Agg backend, imported lazily: nothing here is needed by the 
 """
 
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -86,10 +87,10 @@ def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],
     return path
 
 
-def plot_joint_series(path: Union[str, Path], time: Sequence[float],
-                      series: Mapping[str, Mapping[str, Sequence[float]]], title: str,
+def plot_joint_series(path: Union[str, Path], time: ArrayLike,
+                      series: Mapping[str, Mapping[str, ArrayLike]], title: str,
                       ylabel: str = 'position [rad]',
-                      keyframes: Optional[Mapping[str, Sequence[Sequence[float]]]] = None
+                      keyframes: Optional[Mapping[str, Tuple[ArrayLike, ArrayLike]]] = None
                       ) -> Path:
     """
     Plot several curves per joint (e.g. reference and measured) in one PNG.
@@ -244,11 +245,11 @@ def plot_identification(path: Union[str, Path], history: Sequence[tuple],
             else:
                 rows.append([np.nan] * 4)
                 errors.append(np.nan)
-        rows = np.array(rows, dtype=float)
-        final = rows[-1]
+        table = np.array(rows, dtype=float)
+        final = table[-1]
         for a in range(4):
             scale = final[a] if abs(final[a]) > 1e-12 else 1.0
-            top.plot(t, rows[:, a] / scale, color=color, alpha=0.4 + 0.15 * a,
+            top.plot(t, table[:, a] / scale, color=color, alpha=0.4 + 0.15 * a,
                      label=name if a == 0 else None)
         bottom.plot(t, errors, color=color, label=name)
     top.set_ylabel('alpha / final alpha')

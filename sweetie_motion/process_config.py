@@ -148,7 +148,7 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
         raise ConfigError(f'{where}period must be a number of seconds') from None
     if not 0.0005 <= period <= 1.0:
         raise ConfigError(f'{where}period must be within 0.0005..1 s, got {period}')
-    components = []
+    components: List[ComponentConfig] = []
     for index, entry in enumerate(section.get('components') or []):
         if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
             raise ConfigError(f'{where}component #{index + 1} needs "name" and "type"')

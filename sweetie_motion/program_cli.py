@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     from sweetie_motion.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
-    with ArmClient(args.namespace, model, args.chain, timeout=args.timeout) as robot:
+    # MotionClient.__enter__ is typed as returning a MotionClient: keep the ArmClient's type
+    robot = ArmClient(args.namespace, model, args.chain, timeout=args.timeout)
+    with robot:
         runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
                                chain_home(model, args.chain))
 
@@ -121,7 +123,8 @@ def from_path(args: argparse.Namespace) -> int:
                 all(isinstance(v, (int, float)) and math.isfinite(v) for v in entry)):
             raise SweetieMotionError(f'{args.path}: waypoint {number} must be six numbers '
                                      f'[x, y, z, a, b, c], got {entry!r}')
-        poses.append(Pose.from_mm_zyz(*entry, degrees=True))
+        x, y, z, a, b, c = entry
+        poses.append(Pose.from_mm_zyz(x, y, z, a, b, c, degrees=True))
     radius = float(args.radius if args.radius is not None else document.get('radius', 0.0))
     feed = float(args.feed if args.feed is not None else document.get('feed', 0.0))
     path = CartesianPath(poses, radius * 1e-3)

@@ -21,7 +21,7 @@ import argparse
 import sys
 import threading
 import time
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from sweetie_motion.errors import SweetieMotionError
 
@@ -56,14 +56,14 @@ class ServoClient:
                                      'sim-serial)?')
         return wait_future(client.call_async(request), timeout, what)
 
-    def command(self, command: str, joints: List[str] = (), register: str = '',
+    def command(self, command: str, joints: Sequence[str] = (), register: str = '',
                 value: int = 0, timeout: float = 70.0):
         """Run a servo command; return the response (success, message, joints, values)."""
         request = self._command_type.Request(command=command, joints=list(joints),
                                              register_name=register, value=int(value))
         return self._call(self._command, request, command, timeout)
 
-    def identification(self, command: str, servos: List[str] = ()):
+    def identification(self, command: str, servos: Sequence[str] = ()):
         """Call start / status / end / abort of the identification; return the response."""
         request = self._ident_type.Request(command=command, servos=list(servos))
         return self._call(self._ident, request, f'identification {command}', self.timeout)

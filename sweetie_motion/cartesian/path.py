@@ -209,7 +209,7 @@ def _as_pose(waypoint: Any, index: int) -> Pose:
 
 def _radii(radius: Union[float, Sequence[float]], count: int) -> np.ndarray:
     if not isinstance(radius, Sequence) and np.ndim(radius) == 0:
-        values = np.full(count, float(radius))  # type: ignore[arg-type]
+        values = np.full(count, float(radius))
         if not math.isfinite(values[0]) or values[0] < 0:
             raise PathError(f'blend radius must be a finite number >= 0 [m], got {radius}')
         return values

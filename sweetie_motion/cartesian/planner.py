@@ -43,9 +43,10 @@ are. Pure: no rclpy.
 from dataclasses import dataclass
 from enum import IntEnum
 import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
@@ -206,7 +207,8 @@ class CartesianPlan:
     @property
     def prelude_duration(self) -> float:
         """Return how long the wrist reconfiguration before the path takes [s]."""
-        return float(self.times[self.prelude]) if self.prelude else 0.0
+        return float(self.times[self.prelude]) if self.prelude and self.times is not None \
+            else 0.0
 
     def describe(self) -> str:
         """Say what was planned, in one line."""
@@ -279,11 +281,11 @@ class CartesianPlanner:
         self.end_ik = ChainIK(model, chain, task=self.task, time_budget=0.05,
                               fixed_joints=virtual, random_seed=0)
 
-    def tip_pose(self, position: Sequence[float]) -> Pose:
+    def tip_pose(self, position: ArrayLike) -> Pose:
         """Return the pose of the chain's tip at joint ``position`` (chain order)."""
         return Pose.from_matrix(self.model.forward_kinematics(self.chain, position))
 
-    def plan(self, request: CartesianRequest, start: Sequence[float]) -> CartesianPlan:
+    def plan(self, request: CartesianRequest, start: ArrayLike) -> CartesianPlan:
         """
         Plan ``request`` from the joint positions ``start`` (chain order).
 
@@ -490,7 +492,7 @@ class CartesianPlanner:
         goal = target if self.task == 'pose' else target[:3, 3]
         rng = np.random.default_rng(0)
         seeds = [forward[-1]] + [self.end_ik.random_position(rng) for _ in range(END_SEEDS)]
-        tried = []
+        tried: List[np.ndarray] = []
         for seed in seeds:
             result = self.end_ik.solve(goal, seed)
             if not result.success or any(np.allclose(result.position, t, atol=1e-3)

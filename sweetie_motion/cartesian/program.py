@@ -123,7 +123,15 @@ class JointMove:
     def radians(self) -> Union[Tuple[float, ...], Tuple[Tuple[str, float], ...]]:
         """Return the positions (or the (name, value) pairs) in radians."""
         if self.positions:
-            return tuple(self._rad(v) for v in self.positions)
+            return self.position_radians()
+        return self.joint_radians()
+
+    def position_radians(self) -> Tuple[float, ...]:
+        """Return the positions in radians, chain order (empty when joints are named)."""
+        return tuple(self._rad(v) for v in self.positions)
+
+    def joint_radians(self) -> Tuple[Tuple[str, float], ...]:
+        """Return the (name, value) pairs, values in radians (empty when positional)."""
         return tuple((name, self._rad(v)) for name, v in self.joints)
 
     def speed_radians(self) -> Optional[float]:

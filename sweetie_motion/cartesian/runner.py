@@ -14,9 +14,10 @@ the program's line number. Pure: no rclpy.
 from dataclasses import dataclass, field
 import math
 import threading
-from typing import Callable, List, Optional, Protocol, Sequence, Tuple
+from typing import Callable, cast, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest,
@@ -61,14 +62,15 @@ class ProgramStep:
 
     def describe(self) -> str:
         """Say what the step does, in a few words."""
+        # program_steps gives each kind its command type: the isinstance checks follow kind
         first = self.commands[0]
         if self.kind == 'linear':
             return f'line {self.line}: {len(self.commands)} linear move(s)'
-        if self.kind == 'wait':
+        if isinstance(first, Wait):
             return f'line {self.line}: wait {first.seconds:g} s'
-        if self.kind == 'gripper':
+        if isinstance(first, Gripper):
             return f'line {self.line}: gripper {first.action.lower()}'
-        if self.kind == 'speed':
+        if isinstance(first, SpeedOverride):
             return f'line {self.line}: speed {first.percent:g} %'
         return f'line {self.line}: {"home" if self.kind == "home" else "joint move"}'
 
@@ -125,18 +127,21 @@ def joint_target(command: Command, joints: Sequence[str], current: np.ndarray,
     Return the joint target and speeds [rad/s] (None: the joints' own) of a MOVJ or HOME.
 
     :raises ProgramRunError: a value count that does not match the chain, an unknown joint.
+    :raises TypeError: a command that is neither MOVJ nor HOME.
     """
     if isinstance(command, Home):
         return np.array(home, dtype=float), None
+    if not isinstance(command, JointMove):
+        raise TypeError(f'joint_target takes MOVJ or HOME, got {command!r}')
     target = np.array(current, dtype=float)
-    values = command.radians()
     if command.positions:
+        values = command.position_radians()
         if len(values) != len(joints):
             raise ProgramRunError(command.line, f'MOVJ gives {len(values)} values for the '
                                                 f'{len(joints)} joints {", ".join(joints)}')
         target[:] = values
     else:
-        for name, value in values:
+        for name, value in command.joint_radians():
             if name not in joints:
                 raise ProgramRunError(command.line, f'MOVJ: unknown joint {name!r} (joints: '
                                                     f'{", ".join(joints)})')
@@ -181,7 +186,7 @@ class ProgramRunner:
     """
 
     def __init__(self, steps: Sequence[ProgramStep], backend: MotionBackend,
-                 joints: Sequence[str], home: Sequence[float]) -> None:
+                 joints: Sequence[str], home: ArrayLike) -> None:
         self.steps = list(steps)
         self.backend = backend
         self.joints = list(joints)
@@ -240,20 +245,23 @@ class ProgramRunner:
         return StepReport(step, message, time.monotonic() - started)
 
     def _execute(self, step: ProgramStep) -> str:
+        # program_steps gives each kind its command type: the isinstance checks follow kind
         first = step.commands[0]
         backend = self.backend
-        if step.kind == 'speed':
+        if isinstance(first, SpeedOverride):
             self.override = first.factor
             return f'speed override {first.percent:g} %'
-        if step.kind == 'wait':
+        if isinstance(first, Wait):
             return backend.wait(first.seconds)
-        if step.kind == 'gripper':
+        if isinstance(first, Gripper):
             return backend.gripper(first.action.lower())
         if step.kind in ('joint', 'home'):
             target, speed = joint_target(first, self.joints, backend.joint_positions(),
                                          self.home)
             return backend.move_joints(target, speed, self.override)
-        waypoints, radii, speeds = linear_run(list(step.commands), backend.tool_pose())
+        # a linear step holds only MOVL (program_steps); linear_run checks each command
+        moves = cast(List[LinearMove], list(step.commands))
+        waypoints, radii, speeds = linear_run(moves, backend.tool_pose())
         # a first move to where the tool already is (the program's numbers rounded) adds no
         # segment: the path starts at the tool
         while len(waypoints) > 1 and waypoints[1].is_close(
@@ -292,7 +300,7 @@ class OfflineBackend:
         of moves without a feed (the motion process's ``cartesian`` parameters).
     """
 
-    def __init__(self, model: RobotModel, chain: str, start: Sequence[float],
+    def __init__(self, model: RobotModel, chain: str, start: ArrayLike,
                  period: float = 0.01, max_velocity: float = 0.25,
                  max_acceleration: float = 0.1, lateral_acceleration: Optional[float] = 0.5,
                  workspace=None) -> None:
@@ -310,7 +318,7 @@ class OfflineBackend:
         self._t = 0.0
         self._append([0.0], [self._q])
 
-    def _append(self, times: Sequence[float], positions: Sequence[np.ndarray]) -> None:
+    def _append(self, times: Iterable[float], positions: Iterable[np.ndarray]) -> None:
         for t, q in zip(times, positions):
             if self.record.times and float(t) <= 0.0:
                 continue  # a move of no time (already there) adds no sample
@@ -357,6 +365,7 @@ class OfflineBackend:
             waypoints, radii, self.max_velocity, self.max_acceleration, None,
             self.lateral_acceleration, None,
             speeds if any(v is not None for v in speeds) else None, override), self._q)
+        assert plan.times is not None  # CartesianPlanner.plan times every sample
         self._append(plan.times[1:], plan.positions[1:])
         self.record.steps.append(('linear', len(self.record.times) - 1, plan.describe()))
         self.record.waypoints += [pose.position for pose in plan.path.waypoints]

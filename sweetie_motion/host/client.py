@@ -162,7 +162,7 @@ class _Pending:
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.ok = False
+        self.ok: Optional[bool] = False  # None: the cycle process exited before replying
         self.value: Any = None
 
 

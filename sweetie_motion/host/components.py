@@ -10,7 +10,8 @@ ask the arbiter, start goals.
 
 from dataclasses import dataclass
 from typing import (
-    Callable, Dict, Hashable, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+    Any, Callable, Dict, Hashable, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
+    TYPE_CHECKING,
 )
 
 import numpy as np
@@ -29,6 +30,10 @@ from sweetie_motion.servo.bus import BusInput, BusOutput, ServoStatus
 from sweetie_motion.servo.virtual import VirtualServoBus
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import ResultCode
+
+if TYPE_CHECKING:  # annotations only: the identification is imported when a component needs it
+    from sweetie_motion.servo.ident import IdentConfig
+    from sweetie_motion.servo.servo_model import ServoModelParams
 
 #: an event for the ROS side: a tuple whose first item names it
 Emit = Callable[[tuple], None]
@@ -218,6 +223,8 @@ class SerialBusComponent(BusComponent):
         targets = list(joints) or list(bus.joints)
         self._commands += 1
         ident = self._commands
+        # the operation's result -> (success, message, joints, values) of the event
+        done: Callable[[Any], Tuple[bool, str, List[str], List[int]]]
         if command in ('torque_on', 'torque_off'):
             future = bus.set_torque_async(targets, command == 'torque_on')
             done = (lambda result: (True, f'torque {"on" if command == "torque_on" else "off"}'
@@ -289,8 +296,8 @@ class ServoIdentSpec:
     :param models: the known servo models (ServoModelParams).
     """
 
-    config: object
-    models: Tuple[object, ...] = ()
+    config: 'IdentConfig'
+    models: Tuple['ServoModelParams', ...] = ()
 
 
 class ServoIdentComponent(Component):
@@ -383,7 +390,7 @@ class ControllerComponent(Component):
     :param order: place among the controllers of a tick (lower first).
     """
 
-    REMOTE = ('acquire',)
+    REMOTE: Tuple[str, ...] = ('acquire',)
 
     def __init__(self, resources: CycleResources, name: str, emit: Emit, core: ControllerCore,
                  order: int) -> None:
@@ -435,6 +442,7 @@ class FollowJointStateComponent(ControllerComponent):
     """FollowJointState in the cycle; targets arrive already checked by the node."""
 
     REMOTE = ('acquire', 'set_targets', 'src_reset')
+    core: FollowJointStateCore
 
     def __init__(self, resources: CycleResources, name: str, emit: Emit,
                  spec: FollowJointStateSpec) -> None:
@@ -477,6 +485,7 @@ class TorqueSwitchComponent(ControllerComponent):
     """The torque main switch; it needs the servo bus (create the bus component first)."""
 
     REMOTE = ('set_torque_off', 'status')
+    core: TorqueMainSwitchCore
 
     def __init__(self, resources: CycleResources, name: str, emit: Emit,
                  spec: TorqueSwitchSpec) -> None:
@@ -533,6 +542,7 @@ class JointTrajectoryComponent(ControllerComponent):
     """
 
     REMOTE = ('start_goal', 'cancel_goal', 'poll', 'running')
+    core: JointTrajectoryCore
 
     def __init__(self, resources: CycleResources, name: str, emit: Emit,
                  spec: JointTrajectorySpec) -> None:

@@ -5,7 +5,7 @@ One RobotModel, one arbiter, one sync cycle with its aggregator and safety stage
 bus a bus component installs. Components never create these.
 """
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -40,7 +40,9 @@ class CycleResources:
         self.safety = SafetyStage(model.list_all_joints(), model.joint_limits(), period,
                                   lambda: self.aggregator.joint_owners, self.servos_off,
                                   self._safety_event)
-        self._bus_indices = (None, np.zeros(0, dtype=np.intp))
+        # the bus the indices were looked up for, and its joints' canonical indices
+        self._bus_indices: Tuple[Optional[ServoBus], np.ndarray] = (None,
+                                                                    np.zeros(0, dtype=np.intp))
 
     @property
     def period(self) -> float:

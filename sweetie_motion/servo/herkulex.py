@@ -625,7 +625,7 @@ def factory_eep(model_no: int = 0x01, version: Tuple[int, int] = (0x01, 0x00)) -
     return eep
 
 
-def ram_from_eep(eep: bytes) -> bytearray:
+def ram_from_eep(eep: Union[bytes, bytearray]) -> bytearray:
     """Return the RAM of a servo that just booted from ``eep`` (RAM 0..47 = EEP 6..53)."""
     ram = bytearray(RAM_SIZE)
     ram[:MIRRORED_RAM_SIZE] = eep[EEP_RAM_OFFSET:EEP_RAM_OFFSET + MIRRORED_RAM_SIZE]

@@ -49,6 +49,7 @@ import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import SweetieMotionError, UnknownJointError
 from sweetie_motion.servo.servo_model import ServoModelParams, sign
@@ -302,9 +303,9 @@ class ServoIdentification:
         self.history.push(p, v, e)
         self._stamp = self.history.count * self.config.period if stamp is None else float(stamp)
 
-    def add_measurement(self, names: Sequence[str], position: Sequence[float],
-                        velocity: Optional[Sequence[float]] = None,
-                        stamp: Optional[Sequence[float]] = None) -> int:
+    def add_measurement(self, names: Sequence[str], position: ArrayLike,
+                        velocity: Optional[ArrayLike] = None,
+                        stamp: Optional[ArrayLike] = None) -> int:
         """
         Add measured positions of some joints (joints_measured).
 
@@ -363,6 +364,7 @@ class ServoIdentification:
             q = float(position[k])
             taken += 1
             if config.velocity_source == 'measured':
+                assert velocity is not None  # checked above: measured velocity is required
                 self._process(index, q, float(velocity[k]), desired, effort, t)
                 continue
             samples = self._samples[index]
@@ -487,14 +489,16 @@ class ServoIdentification:
         unknown = [s for s in servos if s not in self._index]
         if unknown:
             raise UnknownJointError(unknown, 'servo identification')
-        missing = [s for s in servos if self._models[self._index[s]] is None
-                   or self._models[self._index[s]].kp <= 0]
+        missing = [s for s in servos
+                   if (known := self._models[self._index[s]]) is None or known.kp <= 0]
         if missing:
             raise IdentificationError(f'no servo model (kp > 0) for {", ".join(missing)}: the '
                                       'identification needs kp, kgear and qs', missing)
         for name in servos:
             index = self._index[name]
-            self._rls[index] = _Rls(self._models[index].alpha, self.config.initial_covariance)
+            model = self._models[index]
+            assert model is not None  # servos without a model are refused above
+            self._rls[index] = _Rls(model.alpha, self.config.initial_covariance)
 
     def progress(self) -> Dict[str, IdentProgress]:
         """Return the progress of every servo under identification."""
@@ -505,9 +509,9 @@ class ServoIdentification:
             converged = (rls.samples > 0 and error <= self.config.threshold
                          and duration >= self.config.error_averaging_time)
             name = self.joints[index]
-            out[name] = IdentProgress(name, rls.samples, rls.seen,
-                                      tuple(float(a) for a in rls.alpha), error, duration,
-                                      converged)
+            a0, a1, a2, a3 = (float(a) for a in rls.alpha)
+            out[name] = IdentProgress(name, rls.samples, rls.seen, (a0, a1, a2, a3), error,
+                                      duration, converged)
         return out
 
     def end(self) -> IdentResult:
@@ -523,7 +527,9 @@ class ServoIdentification:
             name = self.joints[index]
             state = progress[name]
             if state.converged:
-                model = self._models[index].with_alpha(state.alpha)
+                identified = self._models[index]
+                assert identified is not None  # start() identifies only servos with a model
+                model = identified.with_alpha(state.alpha)
                 self._models[index] = model
                 models.append(model)
             else:

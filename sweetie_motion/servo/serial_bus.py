@@ -89,7 +89,7 @@ import select
 import threading
 import time
 from typing import (Any, Callable, Deque, Dict, Generator, Iterable, List, Mapping, Optional,
-                    Sequence, Tuple)
+                    Sequence, Tuple, TypeVar, Union)
 
 import numpy as np
 import serial
@@ -726,6 +726,11 @@ class _Wait:
 
 _SENT = object()   # what a request without reply gives back to its operation
 
+_T = TypeVar('_T')
+#: an operation: yields what it wants sent (or a pause), is sent back the reply (None: none in
+#: time, _SENT: sent, no reply expected) and returns the operation's result
+_Steps = Generator[Union[_Req, _Wait], Any, _T]
+
 
 @dataclass
 class _Pending:
@@ -749,7 +754,7 @@ class _Pending:
 class _Op:
     """A running operation: a generator yielding _Req/_Wait, its future, its priority."""
 
-    def __init__(self, gen: Generator, future: concurrent.futures.Future, urgent: bool,
+    def __init__(self, gen: _Steps[Any], future: concurrent.futures.Future, urgent: bool,
                  name: str) -> None:
         self.gen = gen
         self.future = future
@@ -936,7 +941,7 @@ class BusWorker(threading.Thread):
             self._goal_new = True
         self.wake()
 
-    def submit(self, gen: Generator, urgent: bool = False,
+    def submit(self, gen: _Steps[Any], urgent: bool = False,
                name: str = '') -> concurrent.futures.Future:
         """Queue an operation; return its future."""
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -1221,7 +1226,8 @@ class BusWorker(threading.Thread):
                 frame = hx.ReadRequest(hx.Memory.RAM, span[2], span[3]).frame(servo.servo_id)
                 self.stats.reads += 1
                 return self._send(frame, servo.servo_id, span, size, now)
-        if op is not None:
+        # _ready_op returns only an operation with a request
+        if op is not None and op.request is not None:
             tx_end, _ = self._line_slot(now, op.request.frame.size, op.request.reply_size)
             if tx_end <= next_jog:
                 return self._send_op(op, now)
@@ -1241,6 +1247,7 @@ class BusWorker(threading.Thread):
         if not self._write(frame.encode(), now):
             return False
         if expect is not None:
+            assert servo_id is not None  # only a request to one servo expects a reply
             self._rx_free = rx_end
             self._in_flight[servo_id] = _Pending(servo_id, expect, now,
                                                  rx_end + self.driver.timeout, reply_size, op)
@@ -1248,6 +1255,7 @@ class BusWorker(threading.Thread):
 
     def _send_op(self, op: _Op, now: float) -> bool:
         request = op.request
+        assert request is not None  # _ready_op returns only an operation with a request
         op.request = None
         if not self._send(request.frame, request.servo_id, request.expect, request.reply_size,
                           now, op):
@@ -1333,7 +1341,7 @@ class BusWorker(threading.Thread):
     def _measurement(self, servo: _Servo, reply: hx.ReadReply, now: float) -> None:
         try:
             counts = reply.value('calibrated_position') & 0x3FF
-            velocity = reply.value('differential_position')
+            differential = reply.value('differential_position')
             pwm = reply.value('pwm')
         except hx.UnknownRegisterError:
             return
@@ -1342,7 +1350,7 @@ class BusWorker(threading.Thread):
         servo.counts = float(counts)
         servo.measured = True
         position = config.servo_to_joint(kind.position_to_rad(counts))
-        velocity = config.direction * kind.velocity_to_rad_s(velocity)
+        velocity = config.direction * kind.velocity_to_rad_s(differential)
         effort = config.direction * kind.pwm_to_torque(pwm)
         self.shared.store(servo.index, position, velocity, effort, now)
 
@@ -1415,7 +1423,7 @@ class BusWorker(threading.Thread):
             self._ops.remove(op)
 
     def _transact(self, frame: hx.Frame, servo_id: int, expect: Tuple, reply_size: int,
-                  what: str, retries: Optional[int] = None) -> Generator:
+                  what: str, retries: Optional[int] = None) -> _Steps[hx.Reply]:
         tries = self.driver.retries if retries is None else retries
         for _ in range(tries):
             reply = yield _Req(frame, servo_id, expect, reply_size)
@@ -1425,14 +1433,16 @@ class BusWorker(threading.Thread):
         raise ServoTimeoutError(servo.config.joint if servo else '', servo_id, what)
 
     def _read_span(self, servo_id: int, memory: hx.Memory, address: int, length: int,
-                   what: str, retries: Optional[int] = None) -> Generator:
+                   what: str, retries: Optional[int] = None) -> _Steps[hx.ReadReply]:
         request = hx.ReadRequest(memory, address, length)
-        return (yield from self._transact(request.frame(servo_id), servo_id,
+        reply = yield from self._transact(request.frame(servo_id), servo_id,
                                           ('read', memory, address, length),
-                                          request.reply_size, what, retries))
+                                          request.reply_size, what, retries)
+        assert isinstance(reply, hx.ReadReply)  # a read's pending request takes only these
+        return reply
 
     def _write_span(self, servo: _Servo, memory: hx.Memory, address: int, data: bytes,
-                    what: str, retries: Optional[int] = None) -> Generator:
+                    what: str, retries: Optional[int] = None) -> _Steps[Optional[hx.Reply]]:
         frame = hx.WriteRequest(memory, address, data).frame(servo.servo_id)
         if servo.ack_policy >= 2:
             command = hx.Command.EEP_WRITE if memory is hx.Memory.EEP else hx.Command.RAM_WRITE
@@ -1442,18 +1452,19 @@ class BusWorker(threading.Thread):
         return None
 
     def _write_reg(self, servo: _Servo, name: str, value: int,
-                   memory: hx.Memory = hx.Memory.RAM, retries: Optional[int] = None) -> Generator:
+                   memory: hx.Memory = hx.Memory.RAM, retries: Optional[int] = None
+                   ) -> _Steps[Optional[hx.Reply]]:
         reg = hx.register(name)
         return (yield from self._write_span(servo, memory, reg.address(memory),
                                             reg.encode(value), f'write {name} = {value}',
                                             retries))
 
-    def _read_position(self, servo: _Servo) -> Generator:
+    def _read_position(self, servo: _Servo) -> _Steps[hx.ReadReply]:
         reply = yield from self._read_span(servo.servo_id, hx.Memory.RAM, READ_ADDRESS,
                                            READ_LENGTH, 'a position read')
         return reply
 
-    def _op_init(self, servo: _Servo, torque: Optional[bool]) -> Generator:
+    def _op_init(self, servo: _Servo, torque: Optional[bool]) -> _Steps[hx.Status]:
         """Read the position, set the init registers, optionally switch the torque."""
         yield from self._read_position(servo)
         for name, value in self.driver.ram_init.items():
@@ -1462,7 +1473,8 @@ class BusWorker(threading.Thread):
                 frame = hx.write_register(servo.servo_id, name, value)
                 yield _Req(frame, servo.servo_id, None)
                 reg = hx.register(name)
-                reply = yield from self._read_span(servo.servo_id, hx.Memory.RAM, reg.ram, 1,
+                reply = yield from self._read_span(servo.servo_id, hx.Memory.RAM,
+                                                   reg.address(hx.Memory.RAM), 1,
                                                    'the ACK policy read-back')
                 servo.ack_policy = reply.data[0]
                 if servo.ack_policy != value:
@@ -1475,7 +1487,7 @@ class BusWorker(threading.Thread):
         reply = yield from self._read_position(servo)
         return reply.status
 
-    def _op_init_all(self, torque: Optional[bool]) -> Generator:
+    def _op_init_all(self, torque: Optional[bool]) -> _Steps[List[_Servo]]:
         """Init every servo of the line (after a reconnection: torque untouched)."""
         failed = []
         for servo in self.servos:
@@ -1488,7 +1500,7 @@ class BusWorker(threading.Thread):
         return failed
 
     def _op_torque(self, servo: _Servo, on: bool, mode: Optional[int] = None,
-                   retries: Optional[int] = None) -> Generator:
+                   retries: Optional[int] = None) -> _Steps[bool]:
         value = (hx.TORQUE_ON if on else hx.TORQUE_FREE) if mode is None else mode
         servo.torque_ops += 1
         servo.torque_cmd = bool(on)
@@ -1506,7 +1518,7 @@ class BusWorker(threading.Thread):
         servo.torque_on = value == hx.TORQUE_ON
         return servo.torque_on
 
-    def _op_clear(self, servo: _Servo) -> Generator:
+    def _op_clear(self, servo: _Servo) -> _Steps[hx.Status]:
         """Clear errors (fact sheet 10.1); the torque stays as it is."""
         yield from self._write_span(servo, hx.Memory.RAM, 48, b'\x00\x00', 'clear errors')
         reply = yield from self._transact(hx.StatRequest().frame(servo.servo_id), servo.servo_id,
@@ -1520,7 +1532,7 @@ class BusWorker(threading.Thread):
         self.shared.clear_fault(servo.config.joint)
         return reply.status
 
-    def _op_reboot(self, servo: _Servo, reinit: bool) -> Generator:
+    def _op_reboot(self, servo: _Servo, reinit: bool) -> _Steps[hx.Status]:
         """Reboot (fact sheet 10.2): REBOOT, wait, re-init, restore the torque."""
         torque = servo.torque_cmd
         servo.paused += 1
@@ -1546,7 +1558,7 @@ class BusWorker(threading.Thread):
             servo.paused -= 1
         return status
 
-    def _op_mode(self, servo: _Servo, speed: bool) -> Generator:
+    def _op_mode(self, servo: _Servo, speed: bool) -> _Steps[str]:
         """Switch the control mode (fact sheet 10.3): torque off, JOG-invalid tag, torque."""
         torque = servo.torque_cmd
         servo.paused += 1
@@ -1562,7 +1574,8 @@ class BusWorker(threading.Thread):
                 yield _Req(frame, servo.servo_id, None)
             yield _Wait(2 * hx.TICK)   # a JOG acts at the servo's next tick
             reg = hx.register('current_control_mode')
-            reply = yield from self._read_span(servo.servo_id, hx.Memory.RAM, reg.ram, 1,
+            reply = yield from self._read_span(servo.servo_id, hx.Memory.RAM,
+                                               reg.address(hx.Memory.RAM), 1,
                                                'the control mode read')
             if torque:
                 yield from self._op_torque(servo, True)
@@ -1570,14 +1583,14 @@ class BusWorker(threading.Thread):
             servo.paused -= 1
         return 'speed' if reply.data[0] & 1 else 'position'
 
-    def _op_read_register(self, servo_id: int, name: str, memory: hx.Memory) -> Generator:
+    def _op_read_register(self, servo_id: int, name: str, memory: hx.Memory) -> _Steps[int]:
         reg = hx.register(name)
         reply = yield from self._read_span(servo_id, memory, reg.address(memory), reg.size,
                                            f'a read of {name}')
         return reg.decode(reply.data)
 
     def _op_write_register(self, servo: _Servo, name: str, value: int,
-                           memory: hx.Memory) -> Generator:
+                           memory: hx.Memory) -> _Steps[int]:
         reg = hx.register(name)
         if reg.read_only:
             raise hx.HerkulexError(f'register {name!r} is read-only')
@@ -1588,7 +1601,7 @@ class BusWorker(threading.Thread):
             servo.ack_policy = value
         return value
 
-    def _op_scan(self, ids: Sequence[int], tries: int) -> Generator:
+    def _op_scan(self, ids: Sequence[int], tries: int) -> _Steps[List[Tuple[int, str]]]:
         """STAT each ID; read the model byte of those that answer."""
         found = []
         for servo_id in ids:
@@ -1606,9 +1619,9 @@ class BusWorker(threading.Thread):
                 found.append((servo_id, 'unknown'))
         return found
 
-    def _op_shutdown(self, value: Optional[int]) -> Generator:
+    def _op_shutdown(self, value: Optional[int]) -> _Steps[List[str]]:
         """Apply the shutdown torque to every servo that answers."""
-        done = []
+        done: List[str] = []
         if value is None:
             return done
         for servo in self.servos:
@@ -1684,6 +1697,12 @@ def gather(futures: Sequence[concurrent.futures.Future]) -> concurrent.futures.F
     for future in futures:
         future.add_done_callback(done)
     return out
+
+
+def _torque_done(worker: BusWorker, servo: _Servo
+                 ) -> Callable[[concurrent.futures.Future], None]:
+    """Return the callback that counts a torque switch of ``servo`` as over once it is done."""
+    return lambda _: worker.torque_done(servo)
 
 
 # --- the driver ---------------------------------------------------------------------------------
@@ -1876,7 +1895,7 @@ class SerialServoBus(ServoBus):
             with worker._lock:
                 servo.torque_queued += 1     # torque() reports the command until it is done
             future = worker.submit(worker._op_torque(servo, bool(on)), name='torque')
-            future.add_done_callback(lambda _, w=worker, s=servo: w.torque_done(s))
+            future.add_done_callback(_torque_done(worker, servo))
             futures.append(future)
         return gather(futures)
 

@@ -48,7 +48,7 @@ reach ``q`` (:meth:`ServoModelParams.desired_for`), the prediction error as torq
 
 from dataclasses import dataclass, field, replace
 import math
-from typing import Any, Dict, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, Mapping, Tuple
 
 import numpy as np
 
@@ -169,9 +169,16 @@ class ServoModelParams:
                                       'must be a list of 4 numbers') from None
         return cls(**values)
 
-    def with_alpha(self, alpha: Sequence[float]) -> 'ServoModelParams':
-        """Return a copy with other alpha."""
-        return replace(self, alpha=tuple(float(a) for a in alpha))
+    def with_alpha(self, alpha: Iterable[float]) -> 'ServoModelParams':
+        """
+        Return a copy with other alpha.
+
+        :raises ServoModelError: not 4 values.
+        """
+        values = tuple(float(a) for a in alpha)
+        if len(values) != 4:
+            raise ServoModelError(self.name, 'alpha', values, 'must have 4 values')
+        return replace(self, alpha=(values[0], values[1], values[2], values[3]))
 
     def renamed(self, name: str) -> 'ServoModelParams':
         """Return a copy with another name."""

@@ -95,6 +95,7 @@ file itself with ``--bus NAME``.
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+import functools
 import heapq
 import json
 import math
@@ -394,7 +395,8 @@ def parse_fault(spec: str, offset: float = 0.0) -> FaultPlan:
         raise SimulatorConfigError(where, 'expected KIND=VALUE')
     kind, value = (s.strip() for s in spec.split('=', 1))
     if kind in ('corrupt', 'drop'):
-        return FaultPlan(**{kind: _number(where, value, 0.0, 1.0)})
+        probability = _number(where, value, 0.0, 1.0)
+        return FaultPlan(corrupt=probability) if kind == 'corrupt' else FaultPlan(drop=probability)
     if kind == 'late':
         rate, _, delay = value.partition(':')
         return FaultPlan(late=_number(where, rate, 0.0, 1.0),
@@ -781,9 +783,9 @@ class SimulatedServo:
             if memory is hx.Memory.RAM and request.address <= 49 < request.address \
                     + request.length:
                 status = self.status()
-                data = bytearray(data)
-                data[49 - request.address] = status.detail
-                data = bytes(data)
+                patched = bytearray(data)
+                patched[49 - request.address] = status.detail
+                data = bytes(patched)
             if not reply_to or policy < 1:
                 return None
             return hx.ReadReply(self.servo_id, memory, request.address, data,
@@ -1011,9 +1013,11 @@ class BusSimulator:
         if event.kind == 'random-errors':
             if event.rate > 0:
                 self._schedule(t + self.rng.expovariate(event.rate),
-                               lambda now, e=event: self._random_error(now, e.rate))
+                               lambda now: self._random_error(now, event.rate))
             return
         try:
+            if event.servo_id is None:  # error, jam and silent name their servo
+                raise KeyError(event.servo_id)
             servo = self.servo(event.servo_id)
         except KeyError:
             raise SimulatorConfigError(f'fault {event.kind}={event.servo_id}',
@@ -1069,7 +1073,7 @@ class BusSimulator:
         garbage = self._parser.counters.garbage_bytes
         for frame, offset in self._parser.feed_with_offsets(data):
             self._schedule(start + offset * self.byte_time,
-                           lambda t, f=frame: self._execute(f, t))
+                           functools.partial(self._execute, frame))
         self._in_free = start + len(data) * self.byte_time
         after = (self._parser.counters.checksum_errors, self._parser.counters.size_errors)
         if after != before:
@@ -1377,9 +1381,11 @@ class PtyServer:
             self._open_pty()
 
     def _serve_control(self, ready: Sequence[int]) -> None:
-        if self._listener.fileno() in ready:
+        listener = self._listener
+        assert listener is not None  # called only while the control socket is open
+        if listener.fileno() in ready:
             try:
-                client, _ = self._listener.accept()
+                client, _ = listener.accept()
                 client.setblocking(False)
                 self._clients[client.fileno()] = (client, bytearray())
             except BlockingIOError:
@@ -1458,8 +1464,9 @@ class PtyServer:
             self._listener.close()
             self._listener = None
             try:
-                os.unlink(self.control_path)
-            except (FileNotFoundError, TypeError):
+                if self.control_path is not None:
+                    os.unlink(self.control_path)
+            except FileNotFoundError:
                 pass
         if self.link:
             try:
@@ -1585,8 +1592,10 @@ class SimulatorProcess:
                    self.config_path, '--link', self.link, '--control', self.control_path]
         self.process = subprocess.Popen(command + self.args, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline().strip() if ready else ''
+        stdout = self.process.stdout
+        assert stdout is not None  # stdout=PIPE
+        ready, _, _ = select.select([stdout], [], [], timeout)
+        line = stdout.readline().strip() if ready else ''
         if not line:
             if self.process.poll() is None:
                 self.process.terminate()
