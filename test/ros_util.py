@@ -6,13 +6,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from typing import Iterator, List, Optional
 
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
+from sweetie_motion.nodes.background import BackgroundNode
 from waiting import wait_for  # noqa: F401 (the ROS tests' one way to wait)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,31 +63,11 @@ def python_process(script: str, *args: str, name: str = 'child') -> Iterator[Pro
         os.unlink(process.log.name)
 
 
-class RosPeer:
-    """An rclpy context + node + executor thread living in the test process."""
+class RosPeer(BackgroundNode):
+    """The package's background node (context, node, spinning thread) in a test's domain."""
 
     def __init__(self, name: str, domain_id: Optional[int] = None) -> None:
-        self.context = Context()
-        kwargs = {'domain_id': domain_id} if domain_id is not None else {}
-        rclpy.init(context=self.context, **kwargs)
-        self.node = Node(name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: B902 -- the context shuts down under the executor
-            pass
-
-    def close(self) -> None:
-        """Shut the node and context down."""
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        self._thread.join(5)
+        super().__init__(name, domain_id=domain_id)
 
     def __enter__(self) -> 'RosPeer':
         return self

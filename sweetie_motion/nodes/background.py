@@ -20,15 +20,18 @@ class BackgroundNode:
     :param name: the node's name.
     :param args: command line arguments for rclpy.init (``--ros-args ...`` remaps and
         parameters), None for none.
+    :param domain_id: the ROS domain, None for ROS_DOMAIN_ID (or 0).
     """
 
-    def __init__(self, name: str, args: Optional[List[str]] = None) -> None:
+    def __init__(self, name: str, args: Optional[List[str]] = None,
+                 domain_id: Optional[int] = None) -> None:
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
         self._rclpy = rclpy
         self.context = Context()
-        rclpy.init(args=args, context=self.context)
+        extra = {} if domain_id is None else {'domain_id': domain_id}
+        rclpy.init(args=args, context=self.context, **extra)
         self.node = rclpy.create_node(name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
