@@ -8,6 +8,10 @@ position and velocity and brakes within the acceleration and jerk limits; once a
 servos hold there and the resources go back to their previous owners, which continue from that
 pose. If another controller takes a resource
 while its servos are free, the switch turns them on first: nobody drives limp servos.
+
+The switch acts on all its chains or on some of them (teach a leg by hand while the others
+stand): chains switched off later join those already free; switching some on brakes and hands
+back only theirs, the others stay free.
 """
 
 import threading
@@ -41,7 +45,11 @@ class TorqueMainSwitchCore(ControllerCore):
         # torque on: 1 = brake from the measured state (starts next tick), 3 = braking,
         # 2 = at rest, release (the next owner starts from rest)
         self._handover = 0
+        #: the resources whose servos went on and which are handed back when the brake ends
+        self._releasing: FrozenSet[str] = frozenset()
         self._brake: Optional[Brake] = None   # made at the first torque on (needs the period)
+        self._last: Optional[Tuple[np.ndarray, np.ndarray]] = None  # the brake's last output
+        self._braking: FrozenSet[str] = frozenset()  # the resources the brake drives
         self._abandoned: FrozenSet[str] = frozenset()
         self._switch_lock_free = threading.Lock()  # taken inside arbiter callbacks
         self.on_ownership = self._ownership_changed
@@ -49,34 +57,55 @@ class TorqueMainSwitchCore(ControllerCore):
     @property
     def torque_off(self) -> bool:
         """Return whether this switch holds servos free now."""
-        return self.operational and bool(self.owned) and not self._handover
+        return self.operational and bool(self.owned - self._releasing)
 
     def servo_joints(self, resources=None) -> List[str]:
         """Return the bus joints of ``resources`` (default: all of this switch's)."""
         resources = self.resources if resources is None else resources
         return [j for r in sorted(resources) for j in self._servo_joints.get(r, [])]
 
-    def set_torque_off(self, off: bool) -> Tuple[bool, str]:
+    def _chosen(self, chains: Optional[Sequence[str]]) -> FrozenSet[str]:
+        if not chains:
+            return frozenset(self.resources)
+        chosen = frozenset(chains)
+        unknown = chosen - frozenset(self.resources)
+        if unknown:
+            raise ValueError(f'unknown chain(s) {", ".join(sorted(unknown))}: this switch has '
+                             f'{", ".join(sorted(self.resources))}')
+        return chosen
+
+    def set_torque_off(self, off: bool, chains: Optional[Sequence[str]] = None
+                       ) -> Tuple[bool, str]:
         """
         Switch the servos of this controller's chains off (True) or back on (False).
 
-        :return: (success, message) for the service response.
+        :param chains: only these chains (None or empty: all of the switch's).
+        :return: (success, message) for the service response; an unknown chain is refused
+            and changes nothing.
         """
+        try:
+            chosen = self._chosen(chains)
+        except ValueError as error:
+            return False, str(error)
         with self._switch_lock:
-            joints = self.servo_joints()
+            joints = self.servo_joints(chosen)
+            names = ', '.join(sorted(chosen))
             if off:
-                self._handover = 0
+                self._releasing -= chosen
+                if not self._releasing:
+                    self._handover = 0
                 with self._switch_lock_free:
                     self._abandoned = frozenset()
-                self.acquire()
+                self.acquire(chosen)
                 self.bus.set_torque(joints, False)
-                return True, (f'torque off: {len(joints)} servos of '
-                              f'{", ".join(sorted(self.resources))} are free')
+                return True, f'torque off: {len(joints)} servos of {names} are free'
             self.bus.set_torque(joints, True)
-            if not self.operational:
-                return True, 'torque was already on'
+            going = chosen & (self.owned - self._releasing)
+            if not self.operational or not going:
+                return True, 'torque was already on' + ('' if chains is None else f' for {names}')
+            self._releasing |= going
             self._handover = 1
-            return True, f'torque on: {len(joints)} servos hold their pose'
+            return True, f'torque on: {len(joints)} servos of {names} hold their pose'
 
     def _ownership_changed(self, lost: FrozenSet[str], gained: FrozenSet[str]) -> None:
         if lost:
@@ -92,29 +121,55 @@ class TorqueMainSwitchCore(ControllerCore):
         with self._switch_lock_free:
             abandoned, self._abandoned = self._abandoned, frozenset()
         if abandoned and self.operational:
-            self.arbiter.release(self, abandoned)
+            self._releasing -= abandoned
+            self._release(abandoned)
         if not self.operational:
             return
+        measured_p, measured_v = tick.measured.position, tick.measured.velocity
         if self._handover == 2:
             self._handover = 0
-            self.release()
-            return
-        if self._handover == 1:
+            releasing, self._releasing = self._releasing, frozenset()
+            self._last, self._braking = None, frozenset()
+            self._release(releasing)
+            if not self.operational:
+                return
+        elif self._handover == 1:
             if self._brake is None or self._brake.period != tick.period:
                 self._brake = Brake(self.model.joint_limits(), tick.period)
-            # this tick still sends the measured state; the brake continues from it
-            self._brake.start(tick.measured.position, tick.measured.velocity)
+            start_p, start_v = measured_p.copy(), measured_v.copy()
+            if self._last is not None and self._braking & self._releasing:
+                # more chains went on while others brake: those continue where they are
+                braking = self.owned_indices(self._braking & self._releasing)
+                start_p[braking], start_v[braking] = (self._last[0][braking],
+                                                      self._last[1][braking])
+            self._braking = self._releasing
+            # this tick still sends that state; the brake continues from it
+            self._brake.start(start_p, start_v)
             self._handover = 3
-            self.emit(tick, tick.measured.position.copy(), tick.measured.velocity.copy())
+            self._last = (start_p, start_v)
+            self.emit(tick, start_p.copy(), start_v.copy())
             return
-        if self._handover == 3:
+        elif self._handover == 3:
             assert self._brake is not None  # handover step 1 made it
             position, velocity = self._brake.step()
             if not self._brake.active:
                 self._handover = 2
-            self.emit(tick, position, velocity)
+            self._last = (position, velocity)
+            out_p, out_v = measured_p.copy(), measured_v.copy()
+            braking = self.owned_indices(self._braking & self._releasing)
+            out_p[braking], out_v[braking] = position[braking], velocity[braking]
+            self.emit(tick, out_p, out_v)
             return
-        self.emit(tick, tick.measured.position.copy(), tick.measured.velocity.copy())
+        self.emit(tick, measured_p.copy(), measured_v.copy())
+
+    def _release(self, resources: FrozenSet[str]) -> None:
+        # giving back everything ends the switch's requests; a part leaves the rest free
+        if not resources:
+            return
+        if resources >= self.owned:
+            self.release()
+        else:
+            self.arbiter.release(self, resources)
 
     def status(self) -> List[ServoStatus]:
         """Return the status of the servos of this switch's chains."""

@@ -71,6 +71,8 @@ class EditorBridge:
         ParameterSpec('marker_topic', 'joint_states_marker_set', 'The selected row.'),
         ParameterSpec('support_topic', 'support_state_override', 'Support legs (SupportState).'),
         ParameterSpec('torque_service', 'set_torque_off', 'The TorqueMainSwitch service.'),
+        ParameterSpec('chains_torque_service', 'set_chains_torque', "The TorqueMainSwitch's "
+                      'service for some chains (a recording frees only its chains).'),
         ParameterSpec('controller', 'joint_trajectory', 'The trajectory controller Execute '
                       'uses.'),
         ParameterSpec('virtual_robot', 'virtual_robot', 'The virtual robot node, whose '
@@ -96,6 +98,7 @@ class EditorBridge:
         from std_srvs.srv import SetBool
         from sweetie_motion.nodes.params import declare_table, read_table
         from sweetie_motion_msgs.msg import SupportState
+        from sweetie_motion_msgs.srv import SetChainsTorque
         self.node = node
         declare_table(node, self.PARAMETERS)
         self.values: Dict[str, Any] = read_table(node, self.PARAMETERS)
@@ -116,6 +119,7 @@ class EditorBridge:
         self._links_time = -math.inf
         self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
         self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
+        self._SetChainsTorque = SetChainsTorque
         self._subscriptions = [
             node.create_subscription(JointState, self.name(values['joint_states_topic']),
                                      self._on_joint_states, 50),
@@ -130,6 +134,8 @@ class EditorBridge:
         self._support_pub = node.create_publisher(SupportState,
                                                   self.name(values['support_topic']), 10)
         self._torque_client = node.create_client(SetBool, self.name(values['torque_service']))
+        self._chains_torque_client = node.create_client(
+            SetChainsTorque, self.name(values['chains_torque_service']))
         self._action = ActionClient(node, FollowJointTrajectory, self.name(
             f'{values["controller"]}/follow_joint_trajectory'))
         self.storage = TrajectoryStorageClient(node, self.name(values['storage_node']),
@@ -277,10 +283,15 @@ class EditorBridge:
         self._support_pub.publish(msg)
 
     def _do_SetTorqueOff(self, request: SetTorqueOff) -> None:  # noqa: N802
-        if not self._torque_client.service_is_ready():
-            self._report_servos(None, 'the torque switch is not available')
+        client = self._chains_torque_client if request.chains else self._torque_client
+        if not client.service_is_ready():
+            self._report_servos(None, f'the torque switch is not available ({client.srv_name})')
             return
-        future = self._torque_client.call_async(self._SetBool.Request(data=request.off))
+        if request.chains:
+            future = client.call_async(self._SetChainsTorque.Request(
+                chains=list(request.chains), off=request.off))
+        else:
+            future = client.call_async(self._SetBool.Request(data=request.off))
         with self._lock:
             self._torque = (future, time.monotonic() + self.timeout, request.off)
 

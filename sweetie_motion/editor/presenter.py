@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import math
 import re
 import time as _time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -116,9 +116,14 @@ class PublishSupport:
 
 @dataclass(frozen=True)
 class SetTorqueOff:
-    """Free (True) or hold (False) the servos; the outcome comes as :class:`ServoState`."""
+    """
+    Free (True) or hold (False) the servos; the outcome comes as :class:`ServoState`.
+
+    :param chains: only the servos of these chains (empty: all of the torque switch's).
+    """
 
     off: bool
+    chains: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,6 +315,8 @@ class Recording:
     tolerance: float
     freed_servos: bool
     smoothing: float = 0.0
+    #: the chains whose servos the recording freed (empty: all)
+    freed_chains: Tuple[str, ...] = ()
     fit: Optional[KeyframeFit] = None
     waypoints: Optional[WaypointsList] = None
     samples: int = 0
@@ -425,6 +432,8 @@ class EditorPresenter:
         self.execution: Optional[Execution] = None
         self.last_outcome = ''
         self.servos_off: Optional[bool] = None
+        #: the chains whose servos this editor freed (None: all of them, when any are off)
+        self.free_chains: Optional[FrozenSet[str]] = None
         self.servo_message = ''
         self._servo_report = ServoState(None, '')
         self.message = Message('')
@@ -855,13 +864,21 @@ class EditorPresenter:
         problem = self.outside_limits(joint, value)
         if problem:
             return self._refused(EditorError(problem))
-        if self.servos_off:
+        if self.servos_off and self.joint_is_free(joint):
             if not self.virtual_robot:
                 return self._refused(EditorError('the servos are off: move the robot by hand'))
             self.send(MoveByHand((joint,), (float(value),)))
         else:
             self.send(SetPose((joint,), (float(value),)))
         return True
+
+    def joint_is_free(self, joint: str) -> bool:
+        """Return whether ``joint``'s servo is one this editor freed (servos off)."""
+        if not self.servos_off:
+            return False
+        if self.free_chains is None or self.model is None:
+            return True
+        return self.model.get_joint_chain(joint) in self.free_chains
 
     def set_backward(self, backward: bool) -> None:
         """Play the range backward (end marker to start marker)."""
@@ -916,14 +933,28 @@ class EditorPresenter:
         self._notify('execution')
         return True
 
-    def set_servos_off(self, off: bool) -> None:
-        """Free (True) or hold (False) the servos; the indicator follows the answer."""
+    def set_servos_off(self, off: bool, chains: Sequence[str] = ()) -> None:
+        """
+        Free (True) or hold (False) the servos; the indicator follows the answer.
+
+        :param chains: only the servos of these chains (empty: all).
+        """
         if not self.links.get('servos'):
             self._refused(EditorError('the torque switch is not connected'))
             self._notify('servos')
             return
-        self.send(SetTorqueOff(bool(off)))
-        self.say('freeing the servos...' if off else 'holding the servos...')
+        self.send(SetTorqueOff(bool(off), tuple(chains)))
+        if not chains:
+            self.free_chains = None
+        elif off:
+            if not (self.servos_off and self.free_chains is None):  # all free stays all free
+                self.free_chains = (self.free_chains or frozenset()) | frozenset(chains)
+        elif self.free_chains is not None or self.model is not None:
+            known = self.free_chains if self.free_chains is not None else frozenset(
+                self.model.list_chains() if self.model is not None else ())
+            self.free_chains = known - frozenset(chains)
+        which = f' of {", ".join(chains)}' if chains else ''
+        self.say(f'freeing the servos{which}...' if off else f'holding the servos{which}...')
 
     def set_support(self, publish: bool, legs: Optional[Mapping[str, bool]] = None) -> None:
         """Turn the publication of the support legs on or off; choose the supporting legs."""
@@ -966,13 +997,23 @@ class EditorPresenter:
         except EditorError as error:
             return self._refused(error)
         freed = bool(free_servos and not self.servos_off)
+        # only the recorded chains go limp: the rest of the robot keeps standing
+        chains = self._chains_of(joints) if freed else ()
         if freed:
-            self.set_servos_off(True)
-        self.recording = Recording(list(joints), float(tolerance), freed, float(smoothing))
+            self.set_servos_off(True, chains)
+        self.recording = Recording(list(joints), float(tolerance), freed, float(smoothing),
+                                   freed_chains=chains)
         self.send(StartRecording(tuple(joints)))
         self.say(f'recording {len(joints)} joints: move the robot, then Stop recording')
         self._notify('recording')
         return True
+
+    def _chains_of(self, joints: Sequence[str]) -> Tuple[str, ...]:
+        # the chains of the joints, in the model's order (no model: all, as before)
+        if self.model is None:
+            return ()
+        chains = {self.model.get_joint_chain(j) for j in joints} - {''}
+        return tuple(c for c in self.model.list_chains() if c in chains)
 
     def stop_recording(self) -> bool:
         """Stop recording; the keyframes are fitted and shown for accepting."""
@@ -987,7 +1028,7 @@ class EditorPresenter:
         if recording is None:
             return
         if recording.freed_servos:
-            self.set_servos_off(False)
+            self.set_servos_off(False, recording.freed_chains)
         if event.error or not event.times:
             self.recording = None
             self._refused(EditorError(f'nothing recorded: {event.error or "no samples"}'))

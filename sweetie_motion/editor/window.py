@@ -562,7 +562,8 @@ class EditorWindow(QMainWindow):
         if off is None:
             text, color = 'servos: ?', 'gray'
         else:
-            text, color = ('servos: OFF (pose by hand)', 'red') if off else \
+            which = '' if p.free_chains is None else f' ({", ".join(sorted(p.free_chains))})'
+            text, color = (f'servos{which}: OFF (pose by hand)', 'red') if off else \
                 ('servos: ON', 'green')
         self.servo_indicator.setText(text)
         self.servo_indicator.setStyleSheet(f'color: {color}')

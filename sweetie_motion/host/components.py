@@ -501,9 +501,10 @@ class TorqueSwitchComponent(ControllerComponent):
         """Join the cycle; resources are requested only when the torque goes off."""
         self.resources.cycle.add_stage('controller', self.core, self.order)
 
-    def set_torque_off(self, off: bool) -> Tuple[bool, str]:
-        """Switch the servos off (True) or on; return (success, message)."""
-        return self.core.set_torque_off(off)
+    def set_torque_off(self, off: bool, chains: Optional[Sequence[str]] = None
+                       ) -> Tuple[bool, str]:
+        """Switch the servos (of ``chains``, default all) off (True) or on; (success, message)."""
+        return self.core.set_torque_off(off, chains)
 
     def status(self) -> List[ServoStatus]:
         """Return the status of the switch's servos."""

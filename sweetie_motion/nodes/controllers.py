@@ -8,7 +8,7 @@ lifecycle policy: active = in the cycle and owning resources; losing every resou
 the node unless ``stay_operational``.
 """
 
-from typing import List, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
@@ -27,6 +27,7 @@ from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
     nested_overrides, non_empty, one_of, ParameterError, ParameterSpec, unique,
 )
+from sweetie_motion_msgs.srv import SetChainsTorque
 
 SMOOTHING_PARAMETERS = (
     ParameterSpec('smoothing.type', 'critically_damped',
@@ -280,6 +281,8 @@ class TorqueMainSwitchNode(ControllerNode):
     """
     TorqueMainSwitch (R-SYS-6): ``set_torque_off`` (std_srvs/SetBool, true = servos free).
 
+    ``set_chains_torque`` (SetChainsTorque) does the same for some of its chains.
+
     Servo status goes to ``/diagnostics`` once a second. The node is active while it can
     serve; whether it holds resources depends only on the torque state.
     """
@@ -290,6 +293,9 @@ class TorqueMainSwitchNode(ControllerNode):
         ParameterSpec('service_name', 'set_torque_off',
                       'Name of the SetBool service (true = torque off), relative to the '
                       'robot namespace.', read_only=True),
+        ParameterSpec('chains_service_name', 'set_chains_torque',
+                      'Name of the SetChainsTorque service (torque of some chains), relative '
+                      'to the robot namespace.', read_only=True),
     ]
 
     def __init__(self, process: MotionProcess, name: str = 'torque_main_switch',
@@ -304,20 +310,32 @@ class TorqueMainSwitchNode(ControllerNode):
         self._entities = [
             self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
                                 callback_group=self._service_group),
+            self.create_service(SetChainsTorque, self.values['chains_service_name'],
+                                self._set_chains_torque, callback_group=self._service_group),
             self._diag_pub, self.create_timer(1.0, self._publish_status)]
 
     def _set_torque_off(self, request, response):
-        if not self._created or self.lifecycle_state != 'active':
-            response.success = False
-            response.message = f'torque main switch is not active (state {self.lifecycle_state})'
-            return response
-        try:
-            response.success, response.message = self.host.call(
-                self.get_name(), 'set_torque_off', bool(request.data))
-        except SweetieMotionError as error:
-            response.success, response.message = False, str(error)
-        self.get_logger().info(response.message)
+        response.success, response.message = self._switch(bool(request.data), None)
         return response
+
+    def _set_chains_torque(self, request, response):
+        response.success, response.message = self._switch(bool(request.off),
+                                                          list(request.chains))
+        return response
+
+    def _switch(self, off: bool, chains: Optional[List[str]]) -> Tuple[bool, str]:
+        if not self._created or self.lifecycle_state != 'active':
+            return False, f'torque main switch is not active (state {self.lifecycle_state})'
+        try:
+            success, message = self.host.call(self.get_name(), 'set_torque_off', off, chains)
+        except SweetieMotionError as error:
+            success, message = False, str(error)
+        # one severity per call site: rclpy refuses a logging line that changes it
+        if success:
+            self.get_logger().info(message)
+        else:
+            self.get_logger().warning(message)
+        return success, message
 
     def _publish_status(self) -> None:
         if not self._created:

@@ -148,6 +148,38 @@ def test_torque_off_lets_the_reference_follow_the_measured_pose(pony):
     wait_for(lambda: pony.owners.get('head') == 'head_control', 10, message='head_control on')
 
 
+def test_torque_off_for_one_chain_leaves_the_rest_standing_and_obeying(pony):
+    from sweetie_motion_msgs.srv import SetChainsTorque
+    client = pony.node.create_client(SetChainsTorque, f'/{NS}/set_chains_torque')
+    assert client.wait_for_service(timeout_sec=10)
+
+    def switch(chains, off):
+        return wait_future(client.call_async(SetChainsTorque.Request(chains=chains, off=off)),
+                           15)
+
+    refused = switch(['leg9'], True)
+    assert not refused.success and 'leg9' in refused.message
+    response = switch(['leg2'], True)
+    assert response.success and 'leg2' in response.message, response.message
+    wait_for(lambda: pony.owners.get('leg2') == 'torque_main_switch', 10, message='leg2 free')
+    assert pony.owners['leg1'] == 'follow_joint_state'
+    for k in range(30):   # a person bends leg 2, slowly: the pace is the scenario
+        pony.publish('virtual_robot/move_by_hand', ['joint22'], [0.01 * k])
+        time.sleep(0.025)
+    wait_for(lambda: abs(pony.position('joint22', 'reference') - 0.29) < 0.011, 10,
+             message='the reference of leg2 follows the hand')
+    # meanwhile leg 1 still obeys its controller
+    pony.stream('joint_states_set', ['joint12'], [0.2],
+                lambda: abs(pony.position('joint12') - 0.2) < 0.01, 'leg1 follows')
+    response = switch(['leg2'], False)
+    assert response.success and 'torque on' in response.message, response.message
+    wait_for(lambda: pony.owners.get('leg2') == 'follow_joint_state', 10, message='leg2 back')
+    assert pony.position('joint22', 'reference') == pytest.approx(0.29, abs=0.011)
+    pony.stream('joint_states_set', ['joint12', 'joint22'], [0.0, 0.0],
+                lambda: abs(pony.position('joint12')) < 0.01 and
+                abs(pony.position('joint22')) < 0.01, 'legs back at zero')
+
+
 def test_lifecycle_services_work_from_another_process(pony):
     node = pony.node
     get = node.create_client(GetState, f'/{NS}/head_control/get_state')

@@ -345,7 +345,8 @@ def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, 
     with_rows(presenter, 1)
     presenter.handle(ServoState(False, 'on'))
     assert presenter.start_recording(['joint12', 'joint13'], 0.01)
-    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True)
+    # only the recorded chain goes limp: the rest of the robot keeps standing
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True, ('leg1',))
     assert of(sent, StartRecording)[-1] == StartRecording(('joint12', 'joint13'))
     presenter.handle(ServoState(True, 'off'))
     presenter.stop_recording()
@@ -354,7 +355,7 @@ def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, 
     times = list(t[:10]) + [t[9]] + list(t[10:])   # a stamp twice
     rows = [tuple(r) for r in y[:10]] + [tuple(y[9])] + [tuple(r) for r in y[10:]]
     presenter.handle(RecordingFinished(tuple(times), ('joint12', 'joint13'), tuple(rows)))
-    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False)   # held again
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False, ('leg1',))   # held again
     fit = presenter.recording.fit
     assert fit.samples == len(t)
     assert 2 < len(fit.indices) < 20
@@ -367,6 +368,24 @@ def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, 
     assert len(waypoints) == len(fit.indices)
     presenter.undo()
     assert presenter.waypoints.joints == JOINTS
+
+
+def test_a_recording_frees_only_its_chains_and_the_sliders_of_the_others_still_drive(
+        presenter, sent):
+    presenter.handle(ServoState(False, 'on'))
+    assert presenter.start_recording(['joint51', 'joint52'], 0.01)
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True, ('head',))
+    presenter.handle(ServoState(True, 'torque off: 6 servos of head are free'))
+    assert presenter.joint_is_free('joint51') and not presenter.joint_is_free('joint12')
+    presenter.move_joint('joint51', -0.2)     # the freed head: as a hand moves it
+    presenter.move_joint('joint12', 0.3)      # a held leg: through FollowJointState
+    assert of(sent, MoveByHand)[-1] == MoveByHand(('joint51',), (-0.2,))
+    assert of(sent, SetPose)[-1] == SetPose(('joint12',), (0.3,))
+    # Servos on (the button) holds everything again
+    presenter.set_servos_off(False)
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False, ())
+    presenter.handle(ServoState(False, 'torque on'))
+    assert not presenter.joint_is_free('joint51')
 
 
 def test_clean_recording_keeps_strictly_increasing_stamps():

@@ -225,6 +225,45 @@ def test_torque_off_feeds_the_measured_pose_and_torque_on_resumes_without_a_jump
     assert sim.process.arbiter.owners()['leg1'] == 'fjs'
 
 
+def test_torque_off_for_some_chains_frees_only_theirs_and_hands_back_only_theirs(model):
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0, chains=('leg1', 'leg2', 'head', 'nose'))
+    switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
+                                  ['leg1', 'leg2', 'head', 'nose'], sim.bus)
+    sim.process.cycle.add_stage('controller', switch, 5)
+    torque = lambda j: sim.bus.torque()[sim.bus.joints.index(j)]  # noqa: E731
+    ok, message = switch.set_torque_off(True, ['leg1'])
+    assert ok and 'leg1' in message and switch.torque_off
+    assert not torque('joint12') and torque('joint22') and torque('joint51')
+    owners = sim.process.arbiter.owners()
+    assert owners['leg1'] == 'torque' and owners['leg2'] == 'fjs'
+    # the other legs still obey: a leg is taught by hand while the rest stands and moves
+    fjs.set_input(['joint22'], [0.3])
+    for k in range(40):
+        sim.bus.move_by_hand({'joint12': 0.01 * k})
+        sim.step(1)
+    sim.step(60)
+    assert sim.refs[-1][sim.idx('joint22')] == pytest.approx(0.3, abs=1e-3)
+    assert sim.refs[-1][sim.idx('joint12')] == pytest.approx(0.39, abs=0.011)
+    # more chains join those already free; switching one on hands back only that one
+    assert switch.set_torque_off(True, ['head'])[0]
+    assert not torque('joint51') and not torque('joint12')
+    ok, message = switch.set_torque_off(False, ['leg1'])
+    assert ok and 'torque on' in message
+    sim.step(60)
+    owners = sim.process.arbiter.owners()
+    assert owners['leg1'] == 'fjs' and owners['head'] == 'torque'
+    assert torque('joint12') and not torque('joint51') and switch.torque_off
+    # unknown chains are refused and change nothing
+    ok, message = switch.set_torque_off(True, ['leg9'])
+    assert not ok and 'leg9' in message and 'leg1' in message
+    assert torque('joint12')
+    assert switch.set_torque_off(False)[0]
+    sim.step(60)
+    assert not switch.torque_off and sim.process.arbiter.owners()['head'] == 'fjs'
+    assert torque('joint51')
+
+
 def test_follow_joint_state_applies_every_partial_pose_received_within_a_tick(model):
     sim = Sim(model)
     fjs = sim.fjs(delay=0.0)
