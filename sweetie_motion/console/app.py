@@ -151,11 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the console until its window closes."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ros_args: List[str] = []
-    if '--ros-args' in argv:
-        split = argv.index('--ros-args')
-        argv, ros_args = argv[:split], argv[split:]
+    from sweetie_motion.nodes.background import split_ros_args
+    argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         settings = console_settings(args.config, args.namespace, args.robot, args.chain)

@@ -31,11 +31,8 @@ def load_poses(path: Optional[str] = None) -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the editor until its window closes."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ros_args: List[str] = []
-    if '--ros-args' in argv:
-        split = argv.index('--ros-args')
-        argv, ros_args = argv[:split], argv[split:]
+    from sweetie_motion.nodes.background import split_ros_args
+    argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog='sweetie-motion editor', description=__doc__)
     parser.add_argument('--with-robot', action='store_true',
                         help='also start the motion process on the virtual robot')

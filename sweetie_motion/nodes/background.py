@@ -8,9 +8,22 @@ node and a thread spinning it; calls block on futures that this thread completes
 
 import threading
 import time
-from typing import Any, Callable, List, Optional, Type
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Type
 
 from sweetie_motion.errors import SweetieMotionError
+
+
+def split_ros_args(argv: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """
+    Split a command line into the program's own arguments and ``--ros-args ...``.
+
+    :return: (own arguments, the ROS arguments from ``--ros-args`` on; empty if none).
+    """
+    argv = list(argv)
+    if '--ros-args' not in argv:
+        return argv, []
+    split = argv.index('--ros-args')
+    return argv[:split], argv[split:]
 
 
 class BackgroundNode:

@@ -22,6 +22,7 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostSettings, LocalHost, RemoteHost
 from sweetie_motion.host.host import HOST
 from sweetie_motion.model.description import load_robot_description
+from sweetie_motion.nodes.background import split_ros_args
 from sweetie_motion.nodes.cartesian import CartesianMotionNode
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
@@ -249,11 +250,7 @@ def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the motion process until SIGINT/SIGTERM."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ros_args = []
-    if '--ros-args' in argv:
-        split = argv.index('--ros-args')
-        argv, ros_args = argv[:split], argv[split:]
+    argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     try:

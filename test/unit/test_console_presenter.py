@@ -39,25 +39,6 @@ def model():
     return model
 
 
-class Clock:
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def sent():
-    return []
-
-
 def connect(presenter, up=PARTS):
     presenter.handle(LinksChanged(tuple((part, part in up) for part in PARTS)))
 

@@ -21,25 +21,6 @@ from sweetie_motion.editor.workspace import Workspace
 JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
 
 
-class Clock:
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def sent():
-    return []
-
-
 @pytest.fixture
 def presenter(model, tmp_path, sent, clock):
     p = EditorPresenter(sent.append, model, Workspace(tmp_path / 'ws', keep=3),
