@@ -35,6 +35,10 @@ from sweetie_motion.trajectory.validation import check_structure, GoalError
 
 #: how long the blocking calls wait for the services and for an answer by default [s]
 DEFAULT_TIMEOUT = 15.0
+#: a request that may be repeated (list, load) is sent again after this long without an
+#: answer [s]: Fast DDS drops a response whose reader it has not matched yet ("failed to send
+#: response (timeout)"), and the client would otherwise wait out the whole timeout
+ASK_AGAIN_AFTER = 2.0
 
 
 class StorageError(SweetieMotionError):
@@ -154,7 +158,7 @@ class TrajectoryStorageClient:
             names = response.result.names
             return sorted(n[len(self.prefix):] for n in names if n.startswith(self.prefix))
         return self._request('list trajectories', '', lambda: self._parameters.list_parameters(
-            prefixes=[self.prefix.rstrip('.')], depth=0), decode, timeout)
+            prefixes=[self.prefix.rstrip('.')], depth=0), decode, timeout, repeatable=True)
 
     def load_async(self, name: str, timeout: Optional[float] = None) -> Future:
         """
@@ -168,7 +172,7 @@ class TrajectoryStorageClient:
             value = response.values[0] if response.values else None
             return decode_value(value, name)
         return self._request(f'load {name!r}', name, lambda: self._parameters.get_parameters(
-            [self.prefix + check_name(name)]), decode, timeout)
+            [self.prefix + check_name(name)]), decode, timeout, repeatable=True)
 
     def save_async(self, name: str, goal: TrajectoryGoal,
                    timeout: Optional[float] = None) -> Future:
@@ -213,8 +217,15 @@ class TrajectoryStorageClient:
                                       result.reason)
 
     def _request(self, what: str, name: str, send: Callable[[], Future],
-                 decode: Callable[[Any], Any], timeout: Optional[float]) -> Future:
-        """Send a request; return a future of its decoded answer (or of the error)."""
+                 decode: Callable[[Any], Any], timeout: Optional[float],
+                 repeatable: bool = False) -> Future:
+        """
+        Send a request; return a future of its decoded answer (or of the error).
+
+        :param repeatable: the request may be sent again (every ``ASK_AGAIN_AFTER`` without
+            an answer; the first answer counts): reads only. A save sent again could undo
+            another client's save in between, a delete would answer "unknown name".
+        """
         executor = getattr(self.node, 'executor', None)
         outer = Future(executor=executor)
         if not self.ready():
@@ -228,22 +239,26 @@ class TrajectoryStorageClient:
             outer.set_exception(StorageError(f'{what}: {error}', name, str(error)))
             return outer
         lock = threading.Lock()
-        timer = None
+        timers: List[Any] = []
+        sent = [inner]
 
         def settle(result: Any = None, error: Optional[Exception] = None) -> bool:
-            nonlocal timer
             with lock:
                 if outer.done():
                     return False
-                if timer is not None:
+                for timer in timers:
                     timer.cancel()
                     self.node.destroy_timer(timer)
-                    timer = None
+                timers.clear()
                 if error is not None:
                     outer.set_exception(error)
                 else:
                     outer.set_result(result)
-                return True
+                pending = list(sent)
+            for request in pending:
+                if not request.done():
+                    request.cancel()
+            return True
 
         def answered(future: Future) -> None:
             if future.cancelled():
@@ -262,12 +277,21 @@ class TrajectoryStorageClient:
         timeout = self.timeout if timeout is None else timeout
         if timeout is not None:
             def expired() -> None:
-                if settle(error=StorageTimeoutError(
-                        f'{what}: the trajectory storage did not answer within {timeout:g} s',
-                        name)):
-                    inner.cancel()
+                settle(error=StorageTimeoutError(
+                    f'{what}: the trajectory storage did not answer within {timeout:g} s',
+                    name))
             with lock:
-                timer = self.node.create_timer(timeout, expired)
+                timers.append(self.node.create_timer(timeout, expired))
+        if repeatable and (timeout is None or timeout > ASK_AGAIN_AFTER):
+            def ask_again() -> None:
+                with lock:
+                    if outer.done():
+                        return
+                    again = send()
+                    sent.append(again)
+                again.add_done_callback(answered)
+            with lock:
+                timers.append(self.node.create_timer(ASK_AGAIN_AFTER, ask_again))
         inner.add_done_callback(answered)
         return outer
 
