@@ -8,7 +8,7 @@ from typing import Callable, Dict, Iterator, List, Optional
 
 from lifecycle_msgs.srv import GetState
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from ros_util import HERE, Process, RosPeer, wait_for, wait_future
+from ros_util import call_idempotent, HERE, Process, RosPeer, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from sweetie_motion_msgs.msg import ResourceOwnership
@@ -114,7 +114,7 @@ class MotionClient(RosPeer):
         """Call a std_srvs/SetBool service; return the response."""
         client = self.node.create_client(SetBool, f'{self.ns}/{service}')
         assert client.wait_for_service(timeout_sec=timeout), f'{service} not available'
-        return wait_future(client.call_async(SetBool.Request(data=value)), timeout)
+        return call_idempotent(client, SetBool.Request(data=value), timeout)
 
     def position(self, joint: str, which: str = 'measured') -> float:
         """Return the newest position of ``joint`` in joint_states or joint_states_ref."""

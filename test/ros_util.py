@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Iterator, List, Optional
 
 from sweetie_motion.nodes.background import BackgroundNode
@@ -80,3 +81,23 @@ def wait_future(future, timeout: float, message: str = 'future'):
     """Wait for an rclpy future being completed by another thread's executor."""
     wait_for(future.done, timeout, message=message)
     return future.result()
+
+
+def call_idempotent(client, request, timeout: float, every: float = 3.0):
+    """
+    Call a service whose request may be repeated; ask again every ``every`` s without answer.
+
+    Fast DDS drops the answer to a client it has not matched yet ("failed to send response
+    (timeout)"); a request that does the same the second time (a query, set to a value) is
+    simply sent again.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(request)
+        end = min(deadline, time.monotonic() + every)
+        while not future.done() and time.monotonic() < end:
+            time.sleep(0.01)
+        if future.done():
+            return future.result()
+        client.remove_pending_request(future)
+        assert time.monotonic() < deadline, f'no answer from {client.srv_name} in {timeout} s'

@@ -14,7 +14,7 @@ from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import pytest
 from rclpy.action import ActionClient
-from ros_util import HERE, python_process, RosPeer, wait_for, wait_future
+from ros_util import call_idempotent, HERE, python_process, RosPeer, wait_for, wait_future
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -75,7 +75,7 @@ def _change(peer, node_name, transition_id):
 def _state(peer, node_name):
     client = peer.node.create_client(GetState, f'/{node_name}/get_state')
     assert client.wait_for_service(timeout_sec=20.0)
-    return wait_future(client.call_async(GetState.Request()), 10).current_state.id
+    return call_idempotent(client, GetState.Request(), 10).current_state.id
 
 
 def numbers(heard):
