@@ -15,7 +15,7 @@ plain ROS 2 interfaces any other tool uses.
 
 import threading
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, TypeVar
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
@@ -39,6 +39,10 @@ class MotionResult(NamedTuple):
 
 class ClientError(SweetieMotionError):
     """The motion process did not answer, or refused a request (the reason is the message)."""
+
+
+#: MotionClient or a subclass (``with ArmClient(...) as arm`` keeps the ArmClient type)
+_Client = TypeVar('_Client', bound='MotionClient')
 
 
 class MotionClient:
@@ -95,7 +99,7 @@ class MotionClient:
         """Let the client wait again after :meth:`interrupt`."""
         self._interrupt.clear()
 
-    def __enter__(self) -> 'MotionClient':
+    def __enter__(self: _Client) -> _Client:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -79,9 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from sweetie_motion.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
-    # MotionClient.__enter__ is typed as returning a MotionClient: keep the ArmClient's type
-    robot = ArmClient(args.namespace, model, args.chain, timeout=args.timeout)
-    with robot:
+    with ArmClient(args.namespace, model, args.chain, timeout=args.timeout) as robot:
         runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
                                chain_home(model, args.chain))
 
