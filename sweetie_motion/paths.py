@@ -8,7 +8,7 @@ directory of the ament index.
 
 import os
 from pathlib import Path
-from typing import Any, Type, Union
+from typing import Any, Callable, Union
 
 PACKAGE = 'sweetie_motion'
 
@@ -60,11 +60,12 @@ def describe_file_error(path: Union[str, Path], error: BaseException) -> str:
     return f'{path}: {" ".join(str(error).split())}'
 
 
-def load_yaml(path: Union[str, Path], error: Type[Exception]) -> Any:
+def load_yaml(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
     """
     Read a YAML file; raise ``error`` with a one-line reason when it cannot be read.
 
-    :param error: the exception class of the caller's layer (it takes the message).
+    :param error: the exception class of the caller's layer (it takes the message), or a
+        function making one from the message.
     """
     import yaml
     try:

@@ -494,13 +494,8 @@ def load_bus_config_file(path: str) -> DriverConfig:
 
     :raises BusConfigError: the file cannot be read or is wrong.
     """
-    import yaml
-    try:
-        with open(path, encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as error:
-        raise BusConfigError(path, f'cannot read: {error}') from None
-    return load_bus_config(data)
+    from sweetie_motion.paths import load_yaml
+    return load_bus_config(load_yaml(path, lambda reason: BusConfigError('bus config', reason)))
 
 
 # --- the wire budget ----------------------------------------------------------------------------

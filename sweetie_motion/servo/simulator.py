@@ -290,12 +290,8 @@ def load_sim_config_file(path: str, bus: Optional[str] = None) -> SimConfig:
 
     :raises SimulatorConfigError: the file cannot be read or is wrong.
     """
-    import yaml
-    try:
-        with open(path, encoding='utf-8') as stream:
-            data = yaml.safe_load(stream)
-    except (OSError, yaml.YAMLError) as error:
-        raise SimulatorConfigError(path, f'cannot read: {error}') from None
+    from sweetie_motion.paths import load_yaml
+    data = load_yaml(path, lambda reason: SimulatorConfigError('simulator config', reason))
     return load_sim_config(data, bus)
 
 

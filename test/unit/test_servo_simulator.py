@@ -367,6 +367,20 @@ def test_configuration_from_the_driver_file():
     assert config.servos[0].joint == 'joint51' and config.baud == 115200
 
 
+def test_an_unreadable_configuration_file_is_one_line_with_where(tmp_path):
+    from sweetie_motion.servo.serial_bus import BusConfigError, load_bus_config_file
+    bad = tmp_path / 'servos.yaml'
+    bad.write_text('servo_bus:\n  buses: [leg12\n  baud: 1\n')
+    for load, error in ((sm.load_sim_config_file, sm.SimulatorConfigError),
+                        (load_bus_config_file, BusConfigError)):
+        with pytest.raises(error) as info:
+            load(str(bad))
+        message = str(info.value)
+        assert f'{bad}:3:' in message and '\n' not in message, message
+        with pytest.raises(error, match='No such file'):
+            load(str(tmp_path / 'missing.yaml'))
+
+
 # --- the program on a real pty ------------------------------------------------------------------
 
 def _start(tmp_path, *args):
