@@ -591,9 +591,10 @@ def main():
             lost_target(targets, '100 Hz under load: lost cycles', loaded, note)
             # joint_states is stamped with the tick: a gap beyond 2 periods is lost ticks, and
             # it is the floor's when every lost tick fell into a stall and the gap is no longer
-            # than the ticks lost (plus the one period between two ticks)
+            # than the ticks lost (plus the one period between two ticks, and the lateness of
+            # the tick after the stall: a quarter period)
             lost, explained = loaded['lost'], loaded['explained']
-            gap_floor = 0 < lost <= explained and gap_periods <= lost + 1 + 1e-3
+            gap_floor = 0 < lost <= explained and gap_periods <= lost + 1.25
             targets.check('100 Hz under load: largest joint_states gap (stamps)',
                           f'{gap_periods:.2f} periods', '<= 2 periods', gap_periods <= 2.0 + 1e-3,
                           note + ('  [its ticks were lost in a stall of the machine: see the '
