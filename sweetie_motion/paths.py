@@ -1,5 +1,5 @@
 """
-Where sweetie_motion finds its shared files (config/, launch/).
+Where sweetie_motion finds its shared files (config/, launch/), and how config files are read.
 
 Run from a source checkout (the venv of `make setup` installs the package in editable mode)
 the files are those of the checkout; installed by colcon they are in the package's share
@@ -8,7 +8,7 @@ directory of the ament index.
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterable, Mapping, Union
 
 PACKAGE = 'sweetie_motion'
 
@@ -73,3 +73,18 @@ def load_yaml(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
             return yaml.safe_load(stream)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as problem:
         raise error(f'cannot read {describe_file_error(path, problem)}') from None
+
+
+def check_keys(where: str, section: Mapping, known: Iterable[str],
+               error: Callable[[str, str], Exception]) -> None:
+    """
+    Refuse a config section with a key outside ``known``, naming the first one.
+
+    :param where: the section's place in the document (e.g. 'servo_bus.buses.leg12').
+    :param error: makes the caller's exception from (key, reason).
+    """
+    known = set(known)
+    unknown = set(section) - known
+    if unknown:
+        raise error(f'{where}.{sorted(unknown)[0]}',
+                    f'unknown key (known: {", ".join(sorted(known))})')

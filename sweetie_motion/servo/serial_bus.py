@@ -95,6 +95,7 @@ import numpy as np
 import serial
 
 from sweetie_motion.errors import SweetieMotionError, UnknownJointError
+from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 
@@ -359,11 +360,8 @@ def _typed(key: str, value: Any, kind: type, low: float, high: float) -> Any:
 def _load_servo(key: str, item: Any) -> ServoConfig:
     if not isinstance(item, Mapping):
         raise BusConfigError(key, 'must be a mapping with id, joint, model, offset, direction')
-    allowed = {'id', 'joint', 'model', 'offset', 'direction', 'min_position', 'max_position'}
-    extra = set(item) - allowed
-    if extra:
-        raise BusConfigError(f'{key}.{sorted(extra)[0]}',
-                             f'unknown key (known: {", ".join(sorted(allowed))})')
+    check_keys(key, item, ('id', 'joint', 'model', 'offset', 'direction', 'min_position',
+                           'max_position'), BusConfigError)
     for required in ('id', 'joint'):
         if required not in item:
             raise BusConfigError(f'{key}.{required}', 'missing')
@@ -400,12 +398,9 @@ def load_bus_config(data: Mapping[str, Any]) -> DriverConfig:
     section = data.get('servo_bus', data)
     if not isinstance(section, Mapping):
         raise BusConfigError('servo_bus', 'must be a mapping')
-    known = set(_DRIVER_KEYS) | {'buses', 'shutdown_torque', 'torque_on_connect',
-                                 'require_all_servos', 'ram_init'}
-    extra = set(section) - known
-    if extra:
-        raise BusConfigError(f'servo_bus.{sorted(extra)[0]}',
-                             f'unknown key (known: {", ".join(sorted(known))})')
+    check_keys('servo_bus', section, set(_DRIVER_KEYS) | {
+        'buses', 'shutdown_torque', 'torque_on_connect', 'require_all_servos', 'ram_init'},
+        BusConfigError)
     values: Dict[str, Any] = {}
     for key, (kind, low, high) in _DRIVER_KEYS.items():
         if key in section:
@@ -447,10 +442,7 @@ def load_bus_config(data: Mapping[str, Any]) -> DriverConfig:
         key = f'servo_bus.buses.{name}'
         if not isinstance(bus, Mapping):
             raise BusConfigError(key, 'must be a mapping with port, baud, servos')
-        extra = set(bus) - {'port', 'baud', 'servos', 'latency'}
-        if extra:
-            raise BusConfigError(f'{key}.{sorted(extra)[0]}',
-                                 'unknown key (known: baud, latency, port, servos)')
+        check_keys(key, bus, ('port', 'baud', 'servos', 'latency'), BusConfigError)
         port = bus.get('port')
         if not isinstance(port, str) or not port:
             raise BusConfigError(f'{key}.port', 'missing (a serial port path)')
@@ -494,7 +486,6 @@ def load_bus_config_file(path: str) -> DriverConfig:
 
     :raises BusConfigError: the file cannot be read or is wrong.
     """
-    from sweetie_motion.paths import load_yaml
     return load_bus_config(load_yaml(path, lambda reason: BusConfigError('bus config', reason)))
 
 

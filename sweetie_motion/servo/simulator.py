@@ -111,6 +111,7 @@ import tty
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.servo_model import advance as model_advance
 from sweetie_motion.servo.servo_model import default_params, NOMINAL_VOLTAGE, ServoModelParams
@@ -223,11 +224,8 @@ def load_sim_config(data: Mapping[str, Any], bus: Optional[str] = None) -> SimCo
     section = data.get('servo_sim', data)
     if not isinstance(section, Mapping):
         raise SimulatorConfigError('servo_sim', 'must be a mapping')
-    known = {'servos', 'baud', 'latency', 'voltage', 'reboot_time'}
-    unknown = set(section) - known
-    if unknown:
-        raise SimulatorConfigError(f'servo_sim.{sorted(unknown)[0]}',
-                                   f'unknown key (known: {", ".join(sorted(known))})')
+    check_keys('servo_sim', section, ('servos', 'baud', 'latency', 'voltage', 'reboot_time'),
+               SimulatorConfigError)
     items = section.get('servos')
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
         raise SimulatorConfigError('servo_sim.servos', 'must be a non-empty list of servos')
@@ -237,11 +235,8 @@ def load_sim_config(data: Mapping[str, Any], bus: Optional[str] = None) -> SimCo
         where = f'servo_sim.servos[{k}]'
         if not isinstance(item, Mapping):
             raise SimulatorConfigError(where, 'must be a mapping')
-        allowed = {'id', 'model', 'joint', 'position', 'external_torque', 'params', 'eep'}
-        extra = set(item) - allowed
-        if extra:
-            raise SimulatorConfigError(f'{where}.{sorted(extra)[0]}',
-                                       f'unknown key (known: {", ".join(sorted(allowed))})')
+        check_keys(where, item, ('id', 'model', 'joint', 'position', 'external_torque',
+                                 'params', 'eep'), SimulatorConfigError)
         if 'id' not in item:
             raise SimulatorConfigError(f'{where}.id', 'missing')
         servo_id = int(_number(f'{where}.id', item['id'], 0, hx.MAX_ID))
@@ -290,7 +285,6 @@ def load_sim_config_file(path: str, bus: Optional[str] = None) -> SimConfig:
 
     :raises SimulatorConfigError: the file cannot be read or is wrong.
     """
-    from sweetie_motion.paths import load_yaml
     data = load_yaml(path, lambda reason: SimulatorConfigError('simulator config', reason))
     return load_sim_config(data, bus)
 
