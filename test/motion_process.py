@@ -12,7 +12,6 @@ from ros_util import call_idempotent, HERE, Process, RosPeer, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from sweetie_motion_msgs.msg import ResourceOwnership
-from waiting import poll_until
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -81,16 +80,9 @@ class MotionClient(RosPeer):
         for name in nodes:
             client = self.node.create_client(GetState, f'{self.ns}/{name}/get_state')
             assert client.wait_for_service(timeout_sec=timeout), f'{name} not discovered'
-
-            def active() -> bool:
-                # Fast DDS drops a response whose reader it has not matched yet ("failed to
-                # send response (timeout)"): a call without an answer is asked again
-                future = client.call_async(GetState.Request())
-                if not poll_until(future.done, 3.0):
-                    client.remove_pending_request(future)
-                    return False
-                return future.result().current_state.label == 'active'
-            wait_for(active, timeout, period=0.2, message=f'{name} active')
+            wait_for(lambda: call_idempotent(client, GetState.Request(), timeout)
+                     .current_state.label == 'active', timeout, period=0.2,
+                     message=f'{name} active')
         wait_for(lambda: self.joint_states is not None and self.reference is not None,
                  timeout, message='joint_states and joint_states_ref')
 
