@@ -949,10 +949,10 @@ class EditorPresenter:
         elif off:
             if not (self.servos_off and self.free_chains is None):  # all free stays all free
                 self.free_chains = (self.free_chains or frozenset()) | frozenset(chains)
-        elif self.free_chains is not None or self.model is not None:
-            known = self.free_chains if self.free_chains is not None else frozenset(
-                self.model.list_chains() if self.model is not None else ())
-            self.free_chains = known - frozenset(chains)
+        elif self.free_chains is not None:
+            self.free_chains -= frozenset(chains)
+        elif self.model is not None:   # all were free: all but these
+            self.free_chains = frozenset(self.model.list_chains()) - frozenset(chains)
         which = f' of {", ".join(chains)}' if chains else ''
         self.say(f'freeing the servos{which}...' if off else f'holding the servos{which}...')
 
