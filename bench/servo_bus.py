@@ -6,7 +6,7 @@ The HerkuleX driver against the bus simulator over ptys: goals, state refresh, w
 
 For the pony's 26 servos (``config/sweetie_bot_servos.yaml``) on one line and on the robot's
 three lines (10 + 10 + 6), at 115200 and 666666 Bd, it starts one ``servo-sim`` per line,
-connects :class:`sweetie_motion.servo.serial_bus.SerialServoBus` to them and drives it at
+connects :class:`sweetie_motion.servo.driver.SerialServoBus` to them and drives it at
 100 Hz with moving goals. It measures
 
 - the goal rate: S_JOG frames the simulators received per second (the slowest line);
@@ -15,7 +15,7 @@ connects :class:`sweetie_motion.servo.serial_bus.SerialServoBus` to them and dri
 - the CPU time of the driver's bus threads;
 
 and compares each with the wire-time limit computed in the same run from the frame sizes
-(:func:`sweetie_motion.servo.serial_bus.wire_budget`: the S_JOG of the line's servos, the 9-byte
+(:func:`sweetie_motion.servo.driver.wire_budget`: the S_JOG of the line's servos, the 9-byte
 read request and its 19-byte reply, 10 bits a byte, full duplex, at most one read per servo and
 cycle), and with the original robot's 17.9 Hz (its 56 ms control period).
 
@@ -45,8 +45,8 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
-from sweetie_motion.servo import serial_bus as sb  # noqa: E402
-from sweetie_motion.servo.simulator import sim_config_from_bus, SimulatorProcess  # noqa: E402
+from sweetie_motion.servo import driver as sb  # noqa: E402
+from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess  # noqa: E402
 
 PERIOD = 0.01
 ORIGINAL_RATE = 1 / 0.056     # the original robot: 17.9 Hz

@@ -351,7 +351,7 @@ def _servo(args: argparse.Namespace) -> int:
 
 
 def _servo_sim(args: argparse.Namespace) -> int:
-    from sweetie_motion.servo.simulator import main as simulator_main
+    from sweetie_motion.servo.sim import main as simulator_main
     return simulator_main(args.rest)
 
 

@@ -192,7 +192,7 @@ class SerialBusComponent(BusComponent):
     def __init__(self, resources: CycleResources, name: str, emit: Emit,
                  spec: SerialBusSpec) -> None:
         super().__init__(resources, name, emit)
-        from sweetie_motion.servo.serial_bus import load_bus_config, SerialServoBus
+        from sweetie_motion.servo.driver import load_bus_config, SerialServoBus
         section = dict(spec.config.get('servo_bus', spec.config))
         section['period'] = resources.period  # the goals go out once a cycle
         config = load_bus_config(section)
@@ -242,15 +242,14 @@ class SerialBusComponent(BusComponent):
                 raise ComponentError(f'{command} needs a register name')
             futures = [bus.read_register(j, register) if command == 'read' else
                        bus.write_register(j, register, int(value)) for j in targets]
-            from sweetie_motion.servo.serial_bus import gather
+            from sweetie_motion.servo.driver import gather
             future = gather(futures)
             done = (lambda result: (True, f'{command} {register}', targets,
                                     [int(v) for v in result] if command == 'read'
                                     else [int(value)] * len(targets)))
         elif command == 'scan':
             future = bus.scan()
-            done = (lambda result: (True, f'{len(result)} servo(s) answered',
-                                    [str(r) for r in result], []))
+            done = (lambda result: scan_report(bus.bus_names(), result))
         elif command == 'status':
             statuses = [s for s in bus.status() if s.joint in targets]
             bad = [s for s in statuses if not s.ok]
@@ -282,6 +281,22 @@ class SerialBusComponent(BusComponent):
     def status(self) -> List[ServoStatus]:
         """Return every servo's status."""
         return self.bus.status()
+
+
+def scan_report(lines: Sequence[str], found: Sequence[Sequence[Tuple[int, str]]]
+                ) -> Tuple[bool, str, List[str], List[int]]:
+    """
+    Return a scan's outcome: the servos that answered, counted per line and in total.
+
+    :param lines: the line names, in the order of ``found``.
+    :param found: per line, the (ID, model) that answered.
+    :return: (success, message, one entry per servo 'LINE: ID MODEL', no values).
+    """
+    total = sum(len(servos) for servos in found)
+    counts = ', '.join(f'{line} {len(servos)}' for line, servos in zip(lines, found))
+    entries = [f'{line}: ID {servo_id} {model}' for line, servos in zip(lines, found)
+               for servo_id, model in servos]
+    return True, f'{total} servo(s) answered ({counts})', entries, []
 
 
 # --- servo identification ------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """
 The HerkuleX servo bus node: the serial driver in the motion process (R-SERVO-1, R-SYS-5/6).
 
-Installs :class:`~sweetie_motion.servo.serial_bus.SerialServoBus` (servos of ``config``, by
+Installs :class:`~sweetie_motion.servo.driver.SerialServoBus` (servos of ``config``, by
 default ``sweetie_bot_servos.yaml``) as the servo bus of the cycle. With ``mode: sim-serial``
 it first starts one bus simulator per line behind a pseudo-terminal
-(:mod:`sweetie_motion.servo.simulator`) and drives them through the same driver: the bytes,
+(:mod:`sweetie_motion.servo.sim`) and drives them through the same driver: the bytes,
 timing and faults of real servos without hardware.
 
 Its services and its diagnostics run in a callback group of their own (the design card's
@@ -13,8 +13,10 @@ the other nodes' callbacks.
 
 - ``~/command`` (sweetie_motion_msgs/srv/ServoCommand): torque_on, torque_off, clear_errors,
   reboot, read, write (a register), scan, status; per servo or all;
-- ``/diagnostics``: per line (replies, timeouts, checksum errors, bytes, utilisation,
-  reconnections) and per servo (lost, last error flags, latency), WARN/ERROR where it matters;
+- ``/diagnostics``: per line (replies; lost replies, damaged or missing; late and unexpected
+  replies; the parser's checksum, size, command errors and garbage bytes; the age of the
+  measurements p50 / p99 / max; bytes, utilisation, reconnections) and per servo (lost, last
+  error flags, latency), WARN/ERROR where it matters;
 - ``~/move_by_hand`` (sensor_msgs/JointState, ``sim-serial`` only): moves simulated servos
   whose torque is off, as a person posing the robot would.
 """
@@ -85,7 +87,7 @@ class ServoBusNode(ComponentNode):
 
     def _driver_mapping(self, values: dict) -> dict:
         """Return the ``servo_bus`` mapping with the port overrides applied."""
-        from sweetie_motion.servo.serial_bus import BusConfigError, load_bus_config
+        from sweetie_motion.servo.driver import BusConfigError, load_bus_config
         path = config_path(values['config'])
         document = load_yaml(path, ParameterError)
         section = document.get('servo_bus') if isinstance(document, dict) else None
@@ -106,8 +108,8 @@ class ServoBusNode(ComponentNode):
 
     def _start_simulators(self, section: dict, values: dict) -> None:
         """Start one simulator per line; point the line's port at it."""
-        from sweetie_motion.servo.serial_bus import load_bus_config
-        from sweetie_motion.servo.simulator import sim_config_from_bus, SimulatorProcess
+        from sweetie_motion.servo.driver import load_bus_config
+        from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess
         driver = load_bus_config(section)
         self._sim_dir = tempfile.TemporaryDirectory(prefix='sweetie_motion_sim-')
         args: List[str] = ['--seed', str(values['sim.seed'])]
@@ -273,11 +275,16 @@ class ServoBusNode(ComponentNode):
             else:
                 status.level = DiagnosticStatus.WARN if bus.timeouts and \
                     bus.timeouts > 0.05 * max(bus.replies, 1) else DiagnosticStatus.OK
-                status.message = (f'{bus.replies} replies, {bus.timeouts} timeouts, '
-                                  f'{bus.checksum_errors} checksum errors')
+                status.message = (f'{bus.replies} replies, {bus.timeouts} lost '
+                                  f'({bus.damaged} damaged, {bus.missing} missing), '
+                                  f'measurement age p99 {bus.age_p99 * 1e3:.0f} ms')
             status.values = [KeyValue(key=k, value=str(getattr(bus, k))) for k in (
                 'port', 'connected', 'cycles', 'goals', 'reads', 'replies', 'timeouts',
-                'late_replies', 'checksum_errors', 'garbage_bytes', 'reconnects')] + [
+                'damaged', 'missing', 'late_replies', 'unexpected_replies', 'checksum_errors',
+                'size_errors', 'command_errors', 'garbage_bytes', 'reconnects')] + [
+                KeyValue(key=key, value=f'{value * 1e3:.1f}') for key, value in (
+                    ('age_p50_ms', bus.age_p50), ('age_p99_ms', bus.age_p99),
+                    ('age_max_ms', bus.age_max))] + [
                 KeyValue(key='tx_utilisation', value=f'{bus.tx_utilisation:.3f}'),
                 KeyValue(key='rx_utilisation', value=f'{bus.rx_utilisation:.3f}')]
             statuses.append(status)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from sweetie_motion.errors import UnknownJointError
+from sweetie_motion.servo import driver as sb
 from sweetie_motion.servo import herkulex as hx
-from sweetie_motion.servo import serial_bus as sb
-from sweetie_motion.servo import simulator as sm
+from sweetie_motion.servo import sim as sm
 from sweetie_motion.servo.ident import (IdentConfig, IdentificationError, MalformedInputError,
                                         ReferenceHistory, ServoIdentification)
 from sweetie_motion.servo.servo_model import ServoModelParams
@@ -50,7 +50,7 @@ class Bench:
     The simulator core in virtual time, commanded as the driver does it.
 
     Each cycle: one S_JOG with goal = reference + velocity * lead and the driver's playtime
-    (:func:`sweetie_motion.servo.serial_bus.goal_playtime`), then a position read of each servo;
+    (:func:`sweetie_motion.servo.driver.goal_playtime`), then a position read of each servo;
     the replies are the measurements of the next cycle, stamped when the servo executed the
     read (the end of its request on the wire).
     """
@@ -82,15 +82,17 @@ class Bench:
         tags = tuple(hx.JogTag(i, KIND.rad_to_position(q + v * self.lead))
                      for i, (q, v) in zip(IDS, reference))
         self.sim.receive(hx.SJogRequest(self.playtime, tags).frame().encode(), t)
-        start = t + 0.002
-        self.sim.receive(b''.join(hx.ReadRequest(hx.Memory.RAM, 58, 8).frame(i).encode()
-                                  for i in IDS), start)
-        self.sim.advance(t + PERIOD - 1e-4)
+        # each read once the previous reply is over (the servos share the reply wire)
+        starts = [t + 0.002 + k * ((9 + 19) * BT + 0.0005) for k in range(len(IDS))]
         replies = {}
+        for start, i in zip(starts, IDS):
+            self.sim.advance(start)
+            self.sim.receive(hx.ReadRequest(hx.Memory.RAM, 58, 8).frame(i).encode(), start)
+        self.sim.advance(t + PERIOD - 1e-4)
         for frame in self.parser.feed(self.sim.transmit(t + PERIOD - 1e-4)):
             reply = hx.decode_reply(frame)
             replies[reply.servo_id] = KIND.position_to_rad(reply.value('calibrated_position'))
-        stamps = [start + (k + 1) * 9 * BT for k in range(len(IDS))]
+        stamps = [start + 9 * BT for start in starts]
         self.measured = ([replies[i] for i in IDS], stamps)
 
 

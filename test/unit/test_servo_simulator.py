@@ -12,8 +12,9 @@ import pytest
 import serial
 
 from sweetie_motion.servo import herkulex as hx
-from sweetie_motion.servo import simulator as sm
+from sweetie_motion.servo import sim as sm
 from sweetie_motion.servo.servo_model import ServoModelParams
+from sweetie_motion.servo.sim.motion import TrajectoryProfile
 from waiting import wait_for
 import yaml
 
@@ -70,17 +71,18 @@ def test_stat_reply_bytes_and_timing():
     assert first + rest == hx.AckReply(253, hx.Command.STAT, hx.Status(0, 0x02)).frame().encode()
 
 
-def test_the_reply_wire_is_shared_and_paced():
-    def line_after(t):
+def test_replies_that_overlap_on_the_shared_wire_collide():
+    def replies(gap):
         line = Line([sm.SimServoConfig(1), sm.SimServoConfig(2)])
-        line.send(hx.StatRequest().frame(1).encode() + hx.StatRequest().frame(2).encode())
-        line.sim.advance(t)
-        return line.sim.transmit(t)
-    # the second request is in 7 byte times after the first, but its reply waits for the
-    # first reply to leave the wire: it ends 7 + 9 + 9 byte times (and the latency) after
-    end = 25 * BT + 0.0003
-    assert len(line_after(end - 2e-5)) == 17
-    assert len(line_after(end + 1e-6)) == 18
+        line.send(hx.StatRequest().frame(1))
+        line.t += gap
+        line.send(hx.StatRequest().frame(2))
+        return sorted(r.servo_id for r in line.run(0.02)), line.sim.counters.collisions
+    # the second request ends 7 byte times after the first: its servo starts talking while
+    # the first reply (9 bytes) is on the wire; neither reaches the master
+    assert replies(0.0) == ([], 2)
+    # asked once the first reply is over (its 9 bytes after the 7 of the request), both arrive
+    assert replies(16 * BT) == ([1, 2], 0)
 
 
 @pytest.mark.parametrize('policy, answered', [
@@ -108,8 +110,11 @@ def test_broadcast_executes_without_reply_except_stat():
     line = Line([sm.SimServoConfig(1, eep={'ack_policy': 2}), sm.SimServoConfig(2)])
     assert line.ask(hx.write_register(hx.BROADCAST_ID, 'led_control', 4)) == []
     assert [line.servo(i).ram[53] for i in (1, 2)] == [4, 4]
-    replies = line.ask(hx.StatRequest().frame(hx.BROADCAST_ID))
-    assert sorted(r.servo_id for r in replies) == [1, 2]
+    # every servo answers a broadcast STAT at once: on one wire the answers collide
+    assert line.ask(hx.StatRequest().frame(hx.BROADCAST_ID)) == []
+    assert line.sim.counters.collisions == 2
+    alone = Line([sm.SimServoConfig(7)])
+    assert [r.servo_id for r in alone.ask(hx.StatRequest().frame(hx.BROADCAST_ID))] == [7]
     # a request for another ID is not this servo's business
     assert line.ask(hx.read_register(3, 'voltage')) == []
 
@@ -126,7 +131,7 @@ def test_torque_on_holds_and_s_jog_moves_over_the_playtime():
     line.ask(hx.SJogRequest(45, (hx.JogTag(253, goal),)).frame(), wait=0.0)   # 0.504 s
     line.run(0.25)
     servo = line.servo()
-    assert 0.15 < servo.q < 0.35 and line.status().moving
+    assert 0.15 < servo.shaft.q < 0.35 and line.status().moving
     assert line.read(253, 'absolute_goal_position') == goal
     line.run(0.5)
     assert abs(line.read(253, 'calibrated_position') - goal) <= 2
@@ -149,7 +154,7 @@ def test_jog_with_torque_off_sets_only_the_mode():
     line.ask(hx.IJogRequest((hx.JogTag(253, 0, speed_mode=True, invalid=True),)).frame())
     assert line.read(253, 'current_control_mode') == 1
     line.ask(hx.SJogRequest(1, (hx.JogTag(253, 900),)).frame(), wait=0.3)
-    assert line.servo().q == pytest.approx(0.1)
+    assert line.servo().shaft.q == pytest.approx(0.1)
 
 
 def test_speed_mode_turns():
@@ -157,9 +162,9 @@ def test_speed_mode_turns():
     line.ask(hx.IJogRequest((hx.JogTag(253, 0, speed_mode=True, invalid=True),)).frame())
     line.write(253, 'torque_control', hx.TORQUE_ON)
     line.ask(hx.IJogRequest((hx.JogTag(253, -400, speed_mode=True, playtime=60),)).frame())
-    start = line.servo().q
+    start = line.servo().shaft.q
     line.run(0.2)
-    assert line.servo().v < -0.5 and line.servo().q < start
+    assert line.servo().shaft.v < -0.5 and line.servo().shaft.q < start
 
 
 def test_goal_outside_the_position_limits_is_clamped_and_flagged():
@@ -252,7 +257,7 @@ def test_external_torque_deflects_a_holding_servo():
     holds = line.servo().profile.goal        # torque on holds where the load had pushed it
     line.run(1.0)
     expected = (0.6 - 0.03) / (2.0 * 7.4)    # beyond the static friction band
-    assert line.servo().q - holds == pytest.approx(expected, rel=0.02)
+    assert line.servo().shaft.q - holds == pytest.approx(expected, rel=0.02)
 
 
 def test_moved_by_hand_only_with_torque_off():
@@ -260,7 +265,8 @@ def test_moved_by_hand_only_with_torque_off():
     line.write(2, 'torque_control', hx.TORQUE_ON)
     assert line.sim.move_by_hand({1: 0.4, 2: 0.4}) == [1]
     line.run(0.02)
-    assert line.servo(1).q == pytest.approx(0.4) and line.servo(2).q == pytest.approx(0.0)
+    assert line.servo(1).shaft.q == pytest.approx(0.4)
+    assert line.servo(2).shaft.q == pytest.approx(0.0)
     kind = hx.servo_type('DRS-0101')
     assert line.read(1, 'calibrated_position') == kind.rad_to_position(0.4)
 
@@ -271,7 +277,7 @@ def test_overload_from_a_jammed_servo():
     line.write(253, 'torque_control', hx.TORQUE_ON)
     line.run(0.2)
     line.ask(hx.SJogRequest(10, (hx.JogTag(253, 900),)).frame(), wait=1.0)
-    assert line.servo().q == pytest.approx(0.0) and line.status().error == 0
+    assert line.servo().shaft.q == pytest.approx(0.0) and line.status().error == 0
     line.run(1.0)   # overload detection period 1.68 s of saturated PWM
     status = line.status()
     assert status.errors & hx.StatusError.OVERLOAD and not status.motor_on
@@ -368,7 +374,7 @@ def test_configuration_from_the_driver_file():
 
 
 def test_an_unreadable_configuration_file_is_one_line_with_where(tmp_path):
-    from sweetie_motion.servo.serial_bus import BusConfigError, load_bus_config_file
+    from sweetie_motion.servo.driver import BusConfigError, load_bus_config_file
     bad = tmp_path / 'servos.yaml'
     bad.write_text('servo_bus:\n  buses: [leg12\n  baud: 1\n')
     for load, error in ((sm.load_sim_config_file, sm.SimulatorConfigError),
@@ -387,7 +393,7 @@ def _start(tmp_path, *args):
     config = tmp_path / 'servos.yaml'
     config.write_text(yaml.safe_dump({'servo_sim': {'servos': [{'id': 1, 'position': 0.2},
                                                                {'id': 2}]}}))
-    process = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.servo.simulator',
+    process = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.servo.sim',
                                 '--servos', str(config), *args], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     ready, _, _ = select.select([process.stdout], [], [], 20)
@@ -463,13 +469,13 @@ def test_program_control_channel_and_port_reopening(tmp_path):
 def test_program_refuses_a_bad_configuration(tmp_path):
     config = tmp_path / 'bad.yaml'
     config.write_text('servo_sim: {servos: [{id: 999}]}')
-    result = subprocess.run([sys.executable, '-m', 'sweetie_motion.servo.simulator', '--servos',
+    result = subprocess.run([sys.executable, '-m', 'sweetie_motion.servo.sim', '--servos',
                              str(config)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2 and 'servos[0].id' in result.stderr
 
 
 def test_math_of_the_trapezoid():
-    profile = sm._Profile(0.0, 0.0, 1.0, duration=1.0, ramp=0.25)
+    profile = TrajectoryProfile(0.0, 0.0, 1.0, duration=1.0, ramp=0.25)
     assert profile.at(0.5) == (pytest.approx(0.5), pytest.approx(1 / 0.75))
     assert profile.at(1.0) == (1.0, 0.0) and profile.at(-1) == (0.0, 0.0)
     assert profile.at(0.25)[0] == pytest.approx(0.5 * (1 / 0.75) * 0.25)

@@ -16,9 +16,9 @@ import time
 import numpy as np
 import pytest
 
+from sweetie_motion.servo import driver as sb
 from sweetie_motion.servo import herkulex as hx
-from sweetie_motion.servo import serial_bus as sb
-from sweetie_motion.servo.simulator import SimulatorProcess
+from sweetie_motion.servo.sim import SimulatorProcess
 from waiting import poll_until
 
 SOAK_SECONDS = float(os.environ.get('SERVO_SOAK_SECONDS', '125'))
@@ -105,14 +105,26 @@ def test_fault_soak(tmp_path):
     assert typical < goal_wire_time, \
         f'99 % of send/receive within {typical * 1e3:.2f} ms, the goal frame takes ' \
         f'{goal_wire_time * 1e3:.2f} ms on the wire'
-    # a reply lost to corruption or a drop is a timeout of the driver; a reply that only came
-    # after its timeout is a late (or, past the grace, unexpected) reply, not a loss
+    # every reply the driver asked for was answered or lost, and a lost one was damaged
+    # (corrupted: bytes came) or missing (dropped: nothing came): the counts add up to what the
+    # simulator injected. No two replies may overlap on the shared wire: the simulator only
+    # knows when a request arrived from when it read it, and on this VM its wake-ups come late
+    # by milliseconds now and then (it reports how often): a stall longer than the driver's
+    # delivery slack (5 ms) makes a reply look later than it was and may make two collide (at
+    # most two replies per stall). A driver that pipelined replies would garble a third of them.
     for stats, state in zip(bus_stats, states):
         counters = state['counters']
-        lost = counters['replies_dropped'] + counters['replies_corrupted']
         assert counters['replies_corrupted'] > 100 and counters['replies_dropped'] > 10
-        assert stats.timeouts - stats.late_replies - stats.unexpected_replies == lost, \
-            (stats, counters)
+        stalls = state['lateness']['over_5ms']
+        assert counters['collisions'] <= 2 * stalls, state['lateness']
+        assert stats.timeouts == stats.damaged + stats.missing
+        lost_injected = counters['replies_corrupted'] + counters['replies_dropped'] + \
+            counters['collisions']
+        assert stats.timeouts - stats.late_replies == lost_injected, (stats, counters)
+        # bytes came of every corrupted reply, none of a dropped one (a stall can make a reply
+        # that came look missing first)
+        assert abs(stats.damaged - counters['replies_corrupted'] - counters['collisions']) <= \
+            max(2, lost_injected // 200), (stats, counters)
         # a corrupted reply may trip several candidate headers while the parser rescans it
         assert stats.checksum_errors + stats.size_errors + stats.command_errors > 0
         assert stats.garbage_bytes > 0 and stats.cycles >= 0.9 * cycles

@@ -1,0 +1,525 @@
+"""
+The I/O thread of one servo line: goals out, replies in, paced by the cycle.
+
+Each :class:`BusLine` owns its port (:mod:`~sweetie_motion.servo.driver.port`), its servos
+(:class:`~sweetie_motion.servo.driver.servo_state.LineServo`), the requests in flight
+(:mod:`~sweetie_motion.servo.driver.matching`) and the wire scheduler
+(:mod:`~sweetie_motion.servo.driver.scheduler`). It waits in ``select`` on the port and a
+wake-up pipe, and each time it wakes:
+
+1. reads what arrived: each reply is matched to its request; a position reply becomes the
+   servo's measurement, stamped with the time the servo sampled it (when the request's last
+   byte reached it), every status goes to the fault policy
+   (:mod:`~sweetie_motion.servo.driver.health`);
+2. counts the requests whose deadline passed as lost;
+3. starts a cycle when the cycle handed over goals (:meth:`BusLine.set_goals`): one S_JOG
+   broadcast with every servo's goal and LED bits (every k-th cycle when the wire needs it);
+   without goals it runs idle cycles at the period, reads and operations only;
+4. writes what the scheduler picks, for as long as the wires allow.
+
+Operations (:mod:`~sweetie_motion.servo.driver.operations`) run on threads of their own and
+hand their requests over with :meth:`BusLine.submit`, each a future the thread resolves.
+"""
+
+from collections import deque
+import ctypes
+import ctypes.util
+from dataclasses import replace
+import math
+import os
+import select
+import threading
+import time
+from typing import Any, Callable, Deque, Dict, List, Optional
+
+import numpy as np
+
+from sweetie_motion.core.cycle import set_realtime_priority
+from sweetie_motion.servo import herkulex as hx
+from sweetie_motion.servo.driver.config import BusConfig, BusStoppedError, DriverConfig
+from sweetie_motion.servo.driver.health import BusStatistics
+from sweetie_motion.servo.driver.matching import (
+    FULL_READS, Match, Pending, POSITION_READS, ReplyMatcher, Request, SENT,
+)
+from sweetie_motion.servo.driver.port import LinePort, SerialFactory
+from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
+from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
+from sweetie_motion.servo.driver.wire import goal_playtime, LineTiming, wire_budget
+from sweetie_motion.servo.freshness import AgeHistogram
+
+#: a request whose write time comes within this much is written now [s]
+WRITE_AHEAD = 0.0001
+
+
+def _gil_keeping_write() -> Callable[[int, bytes], Any]:
+    """
+    Return write(fd, data) that does not release the GIL (libc through ctypes.PyDLL).
+
+    os.write releases the GIL: the line thread it wakes takes the GIL and the cycle's send()
+    waits for that thread's whole turn to get it back. Keeping the GIL, the woken thread runs
+    when the cycle thread next sleeps, as the cycle's own sleeper does
+    (:mod:`sweetie_motion.core.cycle`).
+    """
+    name = ctypes.util.find_library('c')
+    try:
+        libc = ctypes.PyDLL(name) if name else None
+        function = libc.write if libc is not None else None
+    except (OSError, AttributeError):
+        function = None
+    if function is None:
+        return os.write
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    function.restype = ctypes.c_ssize_t
+    return lambda fd, data: function(fd, data, len(data))
+
+
+_write_keeping_gil = _gil_keeping_write()
+
+
+class BusLine(threading.Thread):
+    """
+    The I/O thread of one line (see the module docstring).
+
+    :param config: the line.
+    :param driver: the driver's configuration.
+    :param indices: index of each of the line's servos in the bus joint arrays.
+    :param board: where measurements and faults go.
+    :param clock: the time source.
+    :param serial_factory: opens a port (default: pyserial).
+    """
+
+    def __init__(self, config: BusConfig, driver: DriverConfig, indices: np.ndarray,
+                 board: MeasurementBoard, clock: Callable[[], float] = time.monotonic,
+                 serial_factory: Optional[SerialFactory] = None) -> None:
+        super().__init__(name=f'servo-bus-{config.name}', daemon=True)
+        self.config = config
+        self.driver = driver
+        self.clock = clock
+        self.board = board
+        self.servos = [LineServo(s, i, k, config.name, driver)
+                       for k, (s, i) in enumerate(zip(config.servos, indices))]
+        self.by_id = {s.servo_id: s for s in self.servos}
+        self.port = LinePort(config.name, config.port, config.baud, driver.reconnect_interval,
+                             serial_factory)
+        self.stats = BusStatistics(config.name, config.port)
+        self.budget = wire_budget(len(self.servos), config.baud, driver.period,
+                                  driver.min_refresh_rate, driver.reply_gap)
+        self.stats.budget = self.budget
+        self.timing = LineTiming(config.baud, config.latency, driver.reply_gap,
+                                 driver.delivery_slack)
+        self.matcher = ReplyMatcher(driver.late_grace)
+        self.scheduler = WireScheduler(self.servos, self.matcher, self.timing)
+        self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
+        self.ages = AgeHistogram()
+        #: guards what callers hand over and the servos' counters
+        self.lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._incoming: Deque[Request] = deque()
+        self._goals: Optional[np.ndarray] = None
+        self._goal_new = False
+        self._playtime = goal_playtime(driver.period * self.budget.goal_every)[0]
+        self._stopping = False
+        self._goals_stopped = False
+        #: positions known and servos set up: goals may go out
+        self.ready = False
+        self._cycle_start = -math.inf
+        self._last_goals = -math.inf
+        self._write_at = math.inf      # the next request waits for the reply wire until then
+        self.connected_at = clock()
+        #: what happened (port lost, servo lost, faults), newest last
+        self.events: Deque[str] = deque(maxlen=100)
+        #: called with a servo whose fault wants its torque off (set by the operations)
+        self.on_fault: Callable[[LineServo], None] = lambda servo: None
+        #: called when the port came back (set by the operations: re-init the servos)
+        self.on_reopened: Callable[[], None] = lambda: None
+
+    # --- the callers' side ---------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Wake the thread up (never blocks; a full pipe already wakes it)."""
+        try:
+            _write_keeping_gil(self._wake_w, b'\0')
+        except (BlockingIOError, OSError):
+            pass
+
+    def set_goals(self, counts: np.ndarray) -> None:
+        """Hand over the goals of this line's servos [counts] (NaN: no goal)."""
+        with self.lock:
+            self._goals = counts
+            self._goal_new = True
+        self.wake()
+
+    def submit(self, request: Request) -> Request:
+        """Queue an operation's request; its future says what came of it."""
+        request.future.set_running_or_notify_cancel()
+        with self.lock:
+            if self._stopping:
+                request.future.set_exception(BusStoppedError(
+                    f'bus {self.config.name} is stopped'))
+                return request
+            self._incoming.append(request)
+        self.wake()
+        return request
+
+    def stop_goals(self) -> None:
+        """Send no more goals (disconnect)."""
+        with self.lock:
+            self._goals_stopped = True
+            self._goals = None
+
+    def stop(self) -> None:
+        """Ask the thread to end (after the requests on the wire are answered)."""
+        with self.lock:
+            self._stopping = True
+        self.wake()
+
+    def event(self, text: str) -> None:
+        """Record what happened: a port lost, a servo lost, a fault."""
+        self.events.append(f'{self.clock():.3f} {text}')
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve the line until it is stopped."""
+        if self.driver.priority:
+            set_realtime_priority(self.driver.priority)
+        try:
+            while True:
+                with self.lock:
+                    if self._stopping:
+                        break
+                try:
+                    self._once()
+                except Exception as error:   # noqa: B902 - the I/O thread must never die
+                    self.event(f'internal error: {error!r}')
+                    time.sleep(0.01)
+                self.stats.cpu_time = time.thread_time()
+        finally:
+            self._finish()
+
+    def _once(self) -> None:
+        now = self.clock()
+        readers = [self._wake_r] + ([self.port.fileno()] if self.port.is_open else [])
+        try:
+            ready, _, _ = select.select(readers, [], [], max(0.0, min(0.05, self._wake_time(now)
+                                                                      - now)))
+        except (OSError, ValueError) as error:
+            if self.port.is_open:
+                self._port_lost(self.clock(), error)
+            return
+        now = self.clock()
+        if self._wake_r in ready:
+            try:
+                while os.read(self._wake_r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+        if self.port.is_open:
+            # whatever select said: bytes that came since decide what is overdue and when the
+            # next request may go
+            self._read(now)
+        if not self.port.is_open and self.port.reopen(now):
+            self._port_reopened(now)
+        with self.lock:
+            incoming, self._incoming = self._incoming, deque()
+        for request in incoming:
+            self.scheduler.add(request)
+        self._lost(self.matcher.expire(now), now)
+        overdue = self.timing.overdue(now)
+        while overdue is not None:
+            pending = self.matcher.lose(overdue, now)
+            arrived = self.timing.settled(overdue)
+            if pending is not None:
+                self._lost([pending], now, arrived)
+            overdue = self.timing.overdue(now)
+        self._start_cycle(now)
+        self._issue(self.clock())
+
+    def _wake_time(self, now: float) -> float:
+        times = [now + 0.05, self.matcher.next_deadline(), self._write_at,
+                 self.timing.overdue_at()]
+        if not self.port.is_open:
+            times.append(self.port.reopen_at)
+        if self._last_goals < now - 2 * self.driver.period:
+            times.append(self._cycle_start + self.driver.period)   # idle cycles
+        return min(times)
+
+    def _finish(self) -> None:
+        """Wait for the replies of the requests on the wire, then close everything."""
+        deadline = self.clock() + 1.0
+        while self.matcher.in_flight and self.port.is_open and self.clock() < deadline:
+            now = self.clock()
+            try:
+                select.select([self.port.fileno()], [], [], 0.01)
+            except (OSError, ValueError) as error:
+                self._port_lost(now, error)
+                break
+            self._read(self.clock())
+            self._lost(self.matcher.expire(self.clock()), self.clock())
+        with self.lock:
+            requests = list(self._incoming) + self.scheduler.take_all()
+            self._incoming.clear()
+        requests += [p.request for p in self.matcher.drop_all() if p.request is not None]
+        for request in requests:
+            if not request.future.done():
+                request.future.set_exception(BusStoppedError(f'bus {self.config.name} '
+                                                             'stopped'))
+        self.port.close()
+        self.stats.connected = False
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # --- the port ------------------------------------------------------------------------------
+
+    def _port_lost(self, now: float, error: BaseException) -> None:
+        self.port.lose(now, error)
+        self.event(f'port lost: {self.port.error}')
+        self.ready = False
+        self.parser.reset()
+        self._write_at = math.inf
+        lost = self.matcher.drop_all()
+        for request in [p.request for p in lost if p.request is not None] + \
+                self.scheduler.take_all():
+            if not request.future.done():
+                request.future.set_result(None)
+
+    def _port_reopened(self, now: float) -> None:
+        self.event('port reopened')
+        self.timing.reset(now)
+        for servo in self.servos:
+            servo.resume = True
+        self.on_reopened()
+
+    def _read(self, now: float) -> None:
+        data = self.port.read(now)
+        if not self.port.is_open:
+            self._port_lost(now, OSError(self.port.error))
+            return
+        if not data:
+            return
+        start = self.timing.received(len(data), now) - len(data)
+        for frame, consumed in self.parser.feed_with_offsets(data):
+            self._on_frame(frame, now, start + consumed)
+
+    def _write(self, data: bytes) -> Optional[float]:
+        """
+        Write ``data``; return when the write returned (None: the port is lost).
+
+        The time is taken after the write: the bytes went out no earlier, so the wire model
+        built on it is never ahead of the wire (a thread waiting for the GIL between reading
+        the clock and writing would make it so).
+        """
+        now = self.clock()
+        if self.port.write(data, now):
+            return self.clock()
+        self._port_lost(now, OSError(self.port.error))
+        return None
+
+    # --- cycles and goals ----------------------------------------------------------------------
+
+    def _start_cycle(self, now: float) -> None:
+        with self.lock:
+            goals = self._goals if self._goal_new else None
+            self._goal_new = False
+            stopped = self._goals_stopped
+        period = self.driver.period
+        if goals is None and (now - self._last_goals < 2 * period
+                              or now < self._cycle_start + period):
+            return
+        self.scheduler.next_cycle()
+        self._cycle_start = now
+        self.stats.cycles += 1
+        self._sample_ages(now)
+        if goals is None:
+            return       # an idle cycle: reads and operations only
+        self._last_goals = now
+        if stopped or not self.port.is_open or not self.ready \
+                or self.scheduler.cycle % self.budget.goal_every:
+            return
+        tags = self._goal_tags(goals)
+        if tags:
+            frame = hx.SJogRequest(self._playtime, tuple(tags)).frame(hx.BROADCAST_ID)
+            written = self._write(frame.encode())
+            if written is not None:
+                self.timing.sent(written, frame.size, 0)
+                self.stats.goals += 1
+
+    def _goal_tags(self, goals: np.ndarray) -> List[hx.JogTag]:
+        """Return the S_JOG tags: each servo's goal (ramped after a reconnection) and LED."""
+        tags = []
+        step = self.driver.resume_speed * self.driver.period * self.budget.goal_every
+        for servo in self.servos:
+            goal = goals[servo.slot]
+            if not math.isfinite(goal) or servo.paused:
+                continue
+            if servo.resume:
+                base = servo.sent_goal if math.isfinite(servo.sent_goal) else servo.counts
+                if not math.isfinite(base):
+                    continue
+                limit = step / servo.kind.rad_per_count
+                if abs(goal - base) <= limit:
+                    servo.resume = False
+                else:
+                    goal = base + math.copysign(limit, goal - base)
+            servo.sent_goal = goal
+            tags.append(hx.JogTag(servo.servo_id, int(round(goal)),
+                                  led=servo.led(self.driver.status_led)))
+        return tags
+
+    def _sample_ages(self, now: float) -> None:
+        ages = [now - s.sampled for s in self.servos if not s.paused]
+        self.ages.add_many(np.array(ages))
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def _issue(self, now: float) -> None:
+        self._write_at = math.inf
+        while self.port.is_open:
+            outgoing = self.scheduler.choose(now)
+            if outgoing is None:
+                return
+            if outgoing.at > now + WRITE_AHEAD:
+                self._write_at = outgoing.at
+                return
+            if not self._send(outgoing):
+                return
+            now = self.clock()
+
+    def _send(self, outgoing: Outgoing) -> bool:
+        now = self._write(outgoing.frame.encode())
+        if now is None:
+            return False
+        self.scheduler.written(outgoing)
+        request = outgoing.request
+        if outgoing.expect is None or outgoing.servo is None:
+            self.timing.sent(now, outgoing.frame.size, 0)
+            if request is not None:
+                request.future.set_result(SENT)
+            return True
+        if request is None:
+            self.stats.reads += 1
+        tx_end, rx_end = self.timing.slot(now, outgoing.frame.size, outgoing.reply_size)
+        pending = self.matcher.sent(outgoing.servo.servo_id, outgoing.expect, now, tx_end,
+                                    rx_end + self.driver.timeout, request)
+        self.timing.sent(now, outgoing.frame.size, outgoing.reply_size, pending.sequence)
+        return True
+
+    # --- replies -------------------------------------------------------------------------------
+
+    def _on_frame(self, frame: hx.Frame, now: float, end: int) -> None:
+        """Take a valid frame that ended at byte position ``end``."""
+        try:
+            reply = hx.decode_reply(frame)
+        except hx.FrameError:
+            self.stats.unexpected_replies += 1
+            return
+        match: Match = self.matcher.match(reply, now)
+        arrived = self.timing.settled(match.answered.sequence, end) \
+            if match.answered is not None else {}
+        self._lost(match.lost, now, arrived)
+        servo = self.by_id.get(reply.servo_id)
+        if match.late:
+            self.stats.late_replies += 1
+            if servo is not None:
+                servo.stats.late_replies += 1
+            return
+        pending = match.answered
+        if pending is None:
+            self.stats.unexpected_replies += 1
+            return
+        self.stats.replies += 1
+        if servo is not None:
+            self._servo_reply(servo, reply, pending, now)
+        if pending.request is not None:
+            pending.request.future.set_result(reply)
+
+    def _servo_reply(self, servo: LineServo, reply: hx.Reply, pending: Pending,
+                     now: float) -> None:
+        stats = servo.stats
+        stats.replies += 1
+        latency = now - pending.sent
+        stats.latency_mean += (latency - stats.latency_mean) / stats.replies
+        stats.latency_max = max(stats.latency_max, latency)
+        stats.last_reply = now
+        if servo.health.answered():
+            self.event(f'{servo.describe()} answers again')
+        stats.lost = False
+        if isinstance(reply, hx.ReadReply) and (pending.expect in POSITION_READS
+                                                or pending.expect in FULL_READS):
+            stats.reads += 1
+            self._measurement(servo, reply, pending.sampled)
+        self._status(servo, reply.status, now)
+
+    def _measurement(self, servo: LineServo, reply: hx.ReadReply, sampled: float) -> None:
+        kind, config = servo.kind, servo.config
+        counts = reply.value('calibrated_position') & 0x3FF
+        velocity = effort = None
+        if len(reply.data) >= 8:
+            velocity = config.direction * kind.velocity_to_rad_s(
+                reply.value('differential_position'))
+            effort = config.direction * kind.pwm_to_torque(reply.value('pwm'))
+        velocity = servo.measured(counts, sampled, velocity)
+        self.board.store(servo.index, servo.position, velocity, effort, sampled)
+
+    def _status(self, servo: LineServo, status: hx.Status, now: float) -> None:
+        servo.status = status
+        servo.stats.last_error = status.error
+        servo.stats.last_detail = status.detail
+        if not servo.torque_pending:
+            servo.torque_on = status.motor_on
+        fault = servo.health.status(status.error, now, servo.joint, servo.servo_id,
+                                    self.config.name)
+        if fault is not None:
+            self.board.add_fault(fault)
+            self.event(fault.describe())
+            servo.torque_cmd = False
+            self.on_fault(servo)
+
+    def _lost(self, lost: List[Pending], now: float,
+              arrived: Optional[Dict[int, int]] = None) -> None:
+        """
+        Count lost requests: damaged when bytes of their reply came, else missing.
+
+        :param arrived: bytes that came of each reply, by request (None: settle them here).
+        """
+        for pending in lost:
+            came = arrived.get(pending.sequence, 0) if arrived is not None else \
+                self.timing.settled(pending.sequence).get(pending.sequence, 0)
+            self.stats.timeouts += 1
+            if came:
+                self.stats.damaged += 1
+            else:
+                self.stats.missing += 1
+            servo = self.by_id.get(pending.servo_id)
+            if servo is not None:
+                servo.stats.timeouts += 1
+                if servo.health.missed():
+                    servo.stats.lost = True
+                    self.event(f'{servo.describe()} lost')
+            if pending.request is not None:
+                pending.request.future.set_result(None)
+
+    def statistics(self) -> BusStatistics:
+        """Return a snapshot of the line's counters."""
+        stats = replace(self.stats)
+        counters = self.parser.counters
+        stats.checksum_errors = counters.checksum_errors
+        stats.size_errors = counters.size_errors
+        stats.command_errors = counters.command_errors
+        stats.garbage_bytes = counters.garbage_bytes
+        stats.bytes_in, stats.bytes_out = self.port.bytes_in, self.port.bytes_out
+        stats.reconnects = self.port.reopened
+        stats.connected = self.port.is_open
+        stats.elapsed = self.clock() - self.connected_at
+        if stats.elapsed > 0:
+            bt = self.timing.byte_time
+            stats.tx_utilisation = stats.bytes_out * bt / stats.elapsed
+            stats.rx_utilisation = stats.bytes_in * bt / stats.elapsed
+        ages = self.ages.summary()
+        stats.age_p50, stats.age_p99, stats.age_max = ages.p50, ages.p99, ages.largest
+        return stats
