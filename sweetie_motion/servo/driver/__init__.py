@@ -17,13 +17,14 @@ Its parts, each with one job:
 * :mod:`~sweetie_motion.servo.driver.operations`: torque, clear, reboot, mode, registers, scan.
 """
 
-from sweetie_motion.servo.driver.bus import gather, SerialServoBus
+from sweetie_motion.servo.driver.bus import SerialServoBus
 from sweetie_motion.servo.driver.config import (
     BusConfig, BusConfigError, BusPortError, BusStoppedError, DriverConfig, load_bus_config,
     load_bus_config_file, SerialBusError, ServoConfig, ServoNotFoundError, ServoStatusError,
     ServoTimeoutError, SHUTDOWN_TORQUE,
 )
 from sweetie_motion.servo.driver.health import BusStatistics, ServoFault, ServoStatistics
+from sweetie_motion.servo.driver.operations import gather
 from sweetie_motion.servo.driver.wire import (
     goal_playtime, jog_frame_size, read_frame_sizes, wire_budget, WireBudget,
 )

@@ -39,7 +39,6 @@ Safety:
 
 import concurrent.futures
 import math
-import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -54,41 +53,10 @@ from sweetie_motion.servo.driver.config import (
 )
 from sweetie_motion.servo.driver.health import BusStatistics, ServoFault, ServoStatistics
 from sweetie_motion.servo.driver.line import BusLine
-from sweetie_motion.servo.driver.operations import LineOperations
+from sweetie_motion.servo.driver.operations import gather, LineOperations
 from sweetie_motion.servo.driver.port import SerialFactory
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
 from sweetie_motion.servo.driver.wire import goal_playtime
-
-
-def gather(futures: Sequence[concurrent.futures.Future]) -> concurrent.futures.Future:
-    """
-    Return a future of the list of results of ``futures``.
-
-    It fails with the first exception (in order) once every one is done.
-    """
-    out: concurrent.futures.Future = concurrent.futures.Future()
-    out.set_running_or_notify_cancel()
-    futures = list(futures)
-    if not futures:
-        out.set_result([])
-        return out
-    lock = threading.Lock()
-    left = [len(futures)]
-
-    def done(_: concurrent.futures.Future) -> None:
-        with lock:
-            left[0] -= 1
-            if left[0]:
-                return
-        for future in futures:
-            if future.exception() is not None:
-                out.set_exception(future.exception())
-                return
-        out.set_result([f.result() for f in futures])
-
-    for future in futures:
-        future.add_done_callback(done)
-    return out
 
 
 class _Line:

@@ -22,15 +22,12 @@ hand their requests over with :meth:`BusLine.submit`, each a future the thread r
 """
 
 from collections import deque
-import ctypes
-import ctypes.util
 from dataclasses import replace
 import math
-import os
 import select
 import threading
 import time
-from typing import Any, Callable, Deque, Dict, List, Optional
+from typing import Callable, Deque, List, Optional
 
 import numpy as np
 
@@ -38,10 +35,9 @@ from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.config import BusConfig, BusStoppedError, DriverConfig
 from sweetie_motion.servo.driver.health import BusStatistics
-from sweetie_motion.servo.driver.matching import (
-    FULL_READS, Match, Pending, POSITION_READS, ReplyMatcher, Request, SENT,
-)
-from sweetie_motion.servo.driver.port import LinePort, SerialFactory
+from sweetie_motion.servo.driver.intake import ReplyIntake
+from sweetie_motion.servo.driver.matching import ReplyMatcher, Request, SENT
+from sweetie_motion.servo.driver.port import LinePort, SerialFactory, Waker
 from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
 from sweetie_motion.servo.driver.wire import goal_playtime, LineTiming, wire_budget
@@ -49,31 +45,6 @@ from sweetie_motion.servo.freshness import AgeHistogram
 
 #: a request whose write time comes within this much is written now [s]
 WRITE_AHEAD = 0.0001
-
-
-def _gil_keeping_write() -> Callable[[int, bytes], Any]:
-    """
-    Return write(fd, data) that does not release the GIL (libc through ctypes.PyDLL).
-
-    os.write releases the GIL: the line thread it wakes takes the GIL and the cycle's send()
-    waits for that thread's whole turn to get it back. Keeping the GIL, the woken thread runs
-    when the cycle thread next sleeps, as the cycle's own sleeper does
-    (:mod:`sweetie_motion.core.cycle`).
-    """
-    name = ctypes.util.find_library('c')
-    try:
-        libc = ctypes.PyDLL(name) if name else None
-        function = libc.write if libc is not None else None
-    except (OSError, AttributeError):
-        function = None
-    if function is None:
-        return os.write
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
-    function.restype = ctypes.c_ssize_t
-    return lambda fd, data: function(fd, data, len(data))
-
-
-_write_keeping_gil = _gil_keeping_write()
 
 
 class BusLine(threading.Thread):
@@ -113,9 +84,7 @@ class BusLine(threading.Thread):
         self.ages = AgeHistogram()
         #: guards what callers hand over and the servos' counters
         self.lock = threading.Lock()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self.waker = Waker()
         self._incoming: Deque[Request] = deque()
         self._goals: Optional[np.ndarray] = None
         self._goal_new = False
@@ -128,21 +97,18 @@ class BusLine(threading.Thread):
         self._last_goals = -math.inf
         self._write_at = math.inf      # the next request waits for the reply wire until then
         self.connected_at = clock()
+        self.intake = ReplyIntake(config.name, self.by_id, self.matcher, self.timing, board,
+                                  self.stats, self.event)
         #: what happened (port lost, servo lost, faults), newest last
         self.events: Deque[str] = deque(maxlen=100)
-        #: called with a servo whose fault wants its torque off (set by the operations)
-        self.on_fault: Callable[[LineServo], None] = lambda servo: None
         #: called when the port came back (set by the operations: re-init the servos)
         self.on_reopened: Callable[[], None] = lambda: None
 
     # --- the callers' side ---------------------------------------------------------------------
 
     def wake(self) -> None:
-        """Wake the thread up (never blocks; a full pipe already wakes it)."""
-        try:
-            _write_keeping_gil(self._wake_w, b'\0')
-        except (BlockingIOError, OSError):
-            pass
+        """Wake the thread up (never blocks)."""
+        self.waker.wake()
 
     def set_goals(self, counts: np.ndarray) -> None:
         """Hand over the goals of this line's servos [counts] (NaN: no goal)."""
@@ -201,7 +167,7 @@ class BusLine(threading.Thread):
 
     def _once(self) -> None:
         now = self.clock()
-        readers = [self._wake_r] + ([self.port.fileno()] if self.port.is_open else [])
+        readers = [self.waker.fileno()] + ([self.port.fileno()] if self.port.is_open else [])
         try:
             ready, _, _ = select.select(readers, [], [], max(0.0, min(0.05, self._wake_time(now)
                                                                       - now)))
@@ -210,12 +176,8 @@ class BusLine(threading.Thread):
                 self._port_lost(self.clock(), error)
             return
         now = self.clock()
-        if self._wake_r in ready:
-            try:
-                while os.read(self._wake_r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
+        if self.waker.fileno() in ready:
+            self.waker.drain()
         if self.port.is_open:
             # whatever select said: bytes that came since decide what is overdue and when the
             # next request may go
@@ -226,14 +188,7 @@ class BusLine(threading.Thread):
             incoming, self._incoming = self._incoming, deque()
         for request in incoming:
             self.scheduler.add(request)
-        self._lost(self.matcher.expire(now), now)
-        overdue = self.timing.overdue(now)
-        while overdue is not None:
-            pending = self.matcher.lose(overdue, now)
-            arrived = self.timing.settled(overdue)
-            if pending is not None:
-                self._lost([pending], now, arrived)
-            overdue = self.timing.overdue(now)
+        self.intake.expire(now)
         self._start_cycle(now)
         self._issue(self.clock())
 
@@ -257,7 +212,7 @@ class BusLine(threading.Thread):
                 self._port_lost(now, error)
                 break
             self._read(self.clock())
-            self._lost(self.matcher.expire(self.clock()), self.clock())
+            self.intake.expire(self.clock())
         with self.lock:
             requests = list(self._incoming) + self.scheduler.take_all()
             self._incoming.clear()
@@ -268,11 +223,7 @@ class BusLine(threading.Thread):
                                                              'stopped'))
         self.port.close()
         self.stats.connected = False
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self.waker.close()
 
     # --- the port ------------------------------------------------------------------------------
 
@@ -304,7 +255,7 @@ class BusLine(threading.Thread):
             return
         start = self.timing.received(len(data), now) - len(data)
         for frame, consumed in self.parser.feed_with_offsets(data):
-            self._on_frame(frame, now, start + consumed)
+            self.intake.frame(frame, now, start + consumed)
 
     def _write(self, data: bytes) -> Optional[float]:
         """
@@ -408,101 +359,6 @@ class BusLine(threading.Thread):
                                     rx_end + self.driver.timeout, request)
         self.timing.sent(now, outgoing.frame.size, outgoing.reply_size, pending.sequence)
         return True
-
-    # --- replies -------------------------------------------------------------------------------
-
-    def _on_frame(self, frame: hx.Frame, now: float, end: int) -> None:
-        """Take a valid frame that ended at byte position ``end``."""
-        try:
-            reply = hx.decode_reply(frame)
-        except hx.FrameError:
-            self.stats.unexpected_replies += 1
-            return
-        match: Match = self.matcher.match(reply, now)
-        arrived = self.timing.settled(match.answered.sequence, end) \
-            if match.answered is not None else {}
-        self._lost(match.lost, now, arrived)
-        servo = self.by_id.get(reply.servo_id)
-        if match.late:
-            self.stats.late_replies += 1
-            if servo is not None:
-                servo.stats.late_replies += 1
-            return
-        pending = match.answered
-        if pending is None:
-            self.stats.unexpected_replies += 1
-            return
-        self.stats.replies += 1
-        if servo is not None:
-            self._servo_reply(servo, reply, pending, now)
-        if pending.request is not None:
-            pending.request.future.set_result(reply)
-
-    def _servo_reply(self, servo: LineServo, reply: hx.Reply, pending: Pending,
-                     now: float) -> None:
-        stats = servo.stats
-        stats.replies += 1
-        latency = now - pending.sent
-        stats.latency_mean += (latency - stats.latency_mean) / stats.replies
-        stats.latency_max = max(stats.latency_max, latency)
-        stats.last_reply = now
-        if servo.health.answered():
-            self.event(f'{servo.describe()} answers again')
-        stats.lost = False
-        if isinstance(reply, hx.ReadReply) and (pending.expect in POSITION_READS
-                                                or pending.expect in FULL_READS):
-            stats.reads += 1
-            self._measurement(servo, reply, pending.sampled)
-        self._status(servo, reply.status, now)
-
-    def _measurement(self, servo: LineServo, reply: hx.ReadReply, sampled: float) -> None:
-        kind, config = servo.kind, servo.config
-        counts = reply.value('calibrated_position') & 0x3FF
-        velocity = effort = None
-        if len(reply.data) >= 8:
-            velocity = config.direction * kind.velocity_to_rad_s(
-                reply.value('differential_position'))
-            effort = config.direction * kind.pwm_to_torque(reply.value('pwm'))
-        velocity = servo.measured(counts, sampled, velocity)
-        self.board.store(servo.index, servo.position, velocity, effort, sampled)
-
-    def _status(self, servo: LineServo, status: hx.Status, now: float) -> None:
-        servo.status = status
-        servo.stats.last_error = status.error
-        servo.stats.last_detail = status.detail
-        if not servo.torque_pending:
-            servo.torque_on = status.motor_on
-        fault = servo.health.status(status.error, now, servo.joint, servo.servo_id,
-                                    self.config.name)
-        if fault is not None:
-            self.board.add_fault(fault)
-            self.event(fault.describe())
-            servo.torque_cmd = False
-            self.on_fault(servo)
-
-    def _lost(self, lost: List[Pending], now: float,
-              arrived: Optional[Dict[int, int]] = None) -> None:
-        """
-        Count lost requests: damaged when bytes of their reply came, else missing.
-
-        :param arrived: bytes that came of each reply, by request (None: settle them here).
-        """
-        for pending in lost:
-            came = arrived.get(pending.sequence, 0) if arrived is not None else \
-                self.timing.settled(pending.sequence).get(pending.sequence, 0)
-            self.stats.timeouts += 1
-            if came:
-                self.stats.damaged += 1
-            else:
-                self.stats.missing += 1
-            servo = self.by_id.get(pending.servo_id)
-            if servo is not None:
-                servo.stats.timeouts += 1
-                if servo.health.missed():
-                    servo.stats.lost = True
-                    self.event(f'{servo.describe()} lost')
-            if pending.request is not None:
-                pending.request.future.set_result(None)
 
     def statistics(self) -> BusStatistics:
         """Return a snapshot of the line's counters."""

@@ -13,6 +13,7 @@ request of the line. A request without an answer is tried ``retries`` times, the
 fails with :class:`ServoTimeoutError` naming the servo and the request.
 """
 
+import concurrent.futures
 from concurrent.futures import Future
 import math
 import threading
@@ -33,6 +34,37 @@ ANSWER_TIMEOUT = 30.0
 CHECK_MARGIN = 2 * hx.TICK
 
 
+def gather(futures: Sequence[concurrent.futures.Future]) -> concurrent.futures.Future:
+    """
+    Return a future of the list of results of ``futures``.
+
+    It fails with the first exception (in order) once every one is done.
+    """
+    out: concurrent.futures.Future = concurrent.futures.Future()
+    out.set_running_or_notify_cancel()
+    futures = list(futures)
+    if not futures:
+        out.set_result([])
+        return out
+    lock = threading.Lock()
+    left = [len(futures)]
+
+    def done(_: concurrent.futures.Future) -> None:
+        with lock:
+            left[0] -= 1
+            if left[0]:
+                return
+        for future in futures:
+            if future.exception() is not None:
+                out.set_exception(future.exception())
+                return
+        out.set_result([f.result() for f in futures])
+
+    for future in futures:
+        future.add_done_callback(done)
+    return out
+
+
 class LineOperations:
     """
     The operations of one line (see the module docstring).
@@ -43,7 +75,7 @@ class LineOperations:
     def __init__(self, line: BusLine) -> None:
         self.line = line
         self.driver = line.driver
-        line.on_fault = self._fault
+        line.intake.on_fault = self._fault
         line.on_reopened = self._reopened
 
     # --- running -------------------------------------------------------------------------------

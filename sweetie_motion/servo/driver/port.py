@@ -6,7 +6,10 @@ kept, and :meth:`LinePort.reopen_due` says when to try again (every ``reconnect_
 Reads and writes on a lost port do nothing. The bytes in and out are counted.
 """
 
+import ctypes
+import ctypes.util
 import math
+import os
 from typing import Any, Callable, Optional
 
 import serial
@@ -130,3 +133,64 @@ class LinePort:
             return False
         self.bytes_out += len(data)
         return True
+
+
+def _gil_keeping_write() -> Callable[[int, bytes], Any]:
+    """
+    Return write(fd, data) that does not release the GIL (libc through ctypes.PyDLL).
+
+    os.write releases the GIL: the line thread it wakes takes the GIL and the cycle's send()
+    waits for that thread's whole turn to get it back. Keeping the GIL, the woken thread runs
+    when the cycle thread next sleeps, as the cycle's own sleeper does
+    (:mod:`sweetie_motion.core.cycle`).
+    """
+    name = ctypes.util.find_library('c')
+    try:
+        libc = ctypes.PyDLL(name) if name else None
+        function = libc.write if libc is not None else None
+    except (OSError, AttributeError):
+        function = None
+    if function is None:
+        return os.write
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    function.restype = ctypes.c_ssize_t
+    return lambda fd, data: function(fd, data, len(data))
+
+
+_write_keeping_gil = _gil_keeping_write()
+
+
+class Waker:
+    """A pipe that wakes a line thread out of its ``select`` (next to the port's descriptor)."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+
+    def fileno(self) -> int:
+        """Return the descriptor to wait on."""
+        return self._read
+
+    def wake(self) -> None:
+        """Wake the thread (never blocks; a full pipe already wakes it)."""
+        try:
+            _write_keeping_gil(self._write, b'\0')
+        except (BlockingIOError, OSError):
+            pass
+
+    def drain(self) -> None:
+        """Empty the pipe (the thread is awake)."""
+        try:
+            while os.read(self._read, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        """Close the pipe."""
+        for fd in (self._read, self._write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
