@@ -1,33 +1,42 @@
 #!/usr/bin/env python3
 """
-The HerkuleX driver against the bus simulator over ptys: goals, state refresh, wire use.
+The HerkuleX driver against the bus simulator over ptys: goals, state refresh, wire, freshness.
 
     .venv/bin/python bench/servo_bus.py [--seconds S] [--json]
 
 For the pony's 26 servos (``config/sweetie_bot_servos.yaml``) on one line and on the robot's
 three lines (10 + 10 + 6), at 115200 and 666666 Bd, it starts one ``servo-sim`` per line,
-connects :class:`sweetie_motion.servo.driver.SerialServoBus` to them and drives it at
-100 Hz with moving goals. It measures
+connects :class:`sweetie_motion.servo.driver.SerialServoBus` to them and drives it at 100 Hz.
+It measures
 
 - the goal rate: S_JOG frames the simulators received per second (the slowest line);
 - the state refresh: position reads answered per servo per second (the slowest servo);
-- the bus utilisation: reply bytes on the slowest line's wire per second times the byte time;
-- the CPU time of the driver's bus threads;
+- the reply wire in use: reply bytes per second times the byte time;
+- the CPU time of the driver's line threads;
+- the **age of the measurements**: the driver samples, every cycle and for every servo, now
+  minus the time the servo sampled its newest measurement (p50 / p99 / max per line); the
+  simulators count the gaps between the intact position replies they send each servo;
 
-and compares each with the wire-time limit computed in the same run from the frame sizes
-(:func:`sweetie_motion.servo.driver.wire_budget`: the S_JOG of the line's servos, the 9-byte
-read request and its 19-byte reply, 10 bits a byte, full duplex, at most one read per servo and
-cycle), and with the original robot's 17.9 Hz (its 56 ms control period).
+and compares the wire figures with the limit computed in the same run from the frame sizes
+(:func:`sweetie_motion.servo.driver.wire_budget`: a reply may only start once the previous one
+has ended, because the servos share the reply wire; the S_JOG takes the request wire).
 
-A pty does not pace bytes by itself: written bytes arrive at once, whatever the baud rate.
-The simulator's pacing (a byte takes 10 / baud s on each wire, a reply starts 0.3 ms after its
-request's last byte, once the reply wire is free) is what makes the wire time real here; the
-driver's figures are therefore what the same scheduler would get on a UART of that speed with
-servos that answer in 0.3 ms.
+Then, on the robot's layout at 115200 Bd, with **faults on every line** (5 % of the replies
+corrupted: one byte flipped; 1 % dropped), it plays the stored ``greeting`` as the reference
+(forward, then backward) and compares every cycle's measured position with the servo's real
+position (the simulators'
+state, polled with the same monotonic clock): how far ``joint_states`` lags what the servos
+do.
 
-Targets: each measured figure at least 85 % of its wire-time limit; on the original layout
-(3 lines at 115200 Bd) a goal every cycle at 100 Hz and every servo's state refreshed at least
-twice as often as the original robot's 17.9 Hz.
+A pty does not pace bytes by itself: the simulator's pacing (a byte takes 10 / baud s on each
+wire, a reply starts 0.3 ms after its request's last byte) makes the wire time real, and it
+garbles replies that overlap (none may).
+
+Targets: each wire figure at least 85 % of its limit; on the original layout (3 lines at
+115200 Bd) a goal every cycle at 100 Hz and every servo refreshed at least twice as often as
+the original robot's 17.9 Hz; with the faults, the largest measurement age at most 3 periods
+and its p99 at most 2 periods (the issue's freshness target), and the measured position within
+0.05 rad of the real one during the greeting.
 """
 
 import argparse
@@ -36,6 +45,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,10 +57,16 @@ import numpy as np  # noqa: E402
 
 from sweetie_motion.servo import driver as sb  # noqa: E402
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess  # noqa: E402
+from sweetie_motion.storage.files import load_goal_file  # noqa: E402
+from sweetie_motion.trajectory.analysis import goal_motion  # noqa: E402
 
 PERIOD = 0.01
 ORIGINAL_RATE = 1 / 0.056     # the original robot: 17.9 Hz
 PONY = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
+GREETING = os.path.join(ROOT, 'config', 'trajectories', 'greeting.yaml')
+FAULTS = ('corrupt-reply=0.05', 'drop=0.01')
+#: the driver's line threads run with the cycle process's helpers' priority
+DRIVER_PRIORITY = 49
 
 
 def layouts(config):
@@ -60,10 +76,51 @@ def layouts(config):
     return {'1 bus': one, '3 buses': three}
 
 
-def run(buses, baud, seconds, directory):
+def sinusoid(joints):
+    """Return a reference: every joint swinging 0.3 rad at 2 rad/s, phases spread."""
+    phase = np.linspace(0.0, 2 * math.pi, len(joints), endpoint=False)
+    return lambda t: (0.3 * np.sin(2.0 * t + phase), 0.6 * np.cos(2.0 * t + phase))
+
+
+def greeting(joints):
+    """Return a reference: the stored greeting forward, then backward, and again."""
+    motion = goal_motion(load_goal_file(GREETING))
+    columns = [motion.joints.index(j) if j in motion.joints else -1 for j in joints]
+    sampled = motion.sample(int((motion.end - motion.start) / PERIOD) + 1)
+    n = len(sampled.times)
+
+    def at(t):
+        k = int(t / PERIOD) % (2 * n - 2)
+        sign = 1.0 if k < n else -1.0
+        k = k if k < n else 2 * n - 2 - k
+        position = np.array([sampled.position[k, c] if c >= 0 else 0.0 for c in columns])
+        velocity = np.array([sign * sampled.velocity[k, c] if c >= 0 else 0.0
+                             for c in columns])
+        return position, velocity
+    return at
+
+
+class TruthRecorder(threading.Thread):
+    """Polls the simulators' real servo positions (monotonic time, servo angle by ID)."""
+
+    def __init__(self, sims, every=0.04):
+        super().__init__(daemon=True)
+        self.sims, self.every = sims, every
+        self.samples = {}     # servo ID -> list of (time, angle)
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.wait(self.every):
+            for sim in self.sims:
+                state = sim.control.state()
+                for key, servo in state['servos'].items():
+                    self.samples.setdefault(int(key), []).append((state['now'],
+                                                                  servo['position']))
+
+
+def run(buses, baud, seconds, directory, reference='sinusoid', faults=()):
     """Drive one layout at one baud rate; return the measured and limit figures."""
-    sims = []
-    configured = []
+    sims, configured = [], []
     try:
         for bus in buses:
             mapping = sim_config_from_bus(bus)
@@ -73,67 +130,113 @@ def run(buses, baud, seconds, directory):
             sims.append(sim)
             configured.append(sb.BusConfig(bus.name, sim.port, baud, bus.servos))
         driver = sb.SerialServoBus(sb.DriverConfig(tuple(configured), period=PERIOD,
-                                                   shutdown_torque='keep'))
+                                                   shutdown_torque='keep',
+                                                   priority=DRIVER_PRIORITY))
         driver.connect()
-        n = len(driver.joints)
-        phase = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+        for sim in sims:
+            for fault in faults:
+                sim.control.fault(fault)
+        at = greeting(driver.joints) if reference == 'greeting' else sinusoid(driver.joints)
+        measured = []
 
-        def drive(duration):
+        origin = time.monotonic()    # one time base for the warm-up and the run: no jump
+
+        def drive(duration, record=False):
             start = time.monotonic()
             deadline = start
             cycles = 0
             while deadline - start < duration:
-                t = deadline
-                driver.receive(time.monotonic())
-                driver.send(time.monotonic(), 0.3 * np.sin(2.0 * t + phase),
-                            0.6 * np.cos(2.0 * t + phase))
+                now = time.monotonic()
+                state = driver.receive(now)
+                if record:
+                    measured.append((now, state.position.copy()))
+                driver.send(now, *at(deadline - origin))
                 cycles += 1
                 deadline += PERIOD
                 time.sleep(max(0.0, deadline - time.monotonic()))
             return cycles
 
-        drive(1.0)   # warm-up: every servo read at least once, the pipeline full
+        drive(1.0)   # warm-up: every servo read at least once
+        driver.reset_ages()
+        for sim in sims:
+            sim.control.reset_statistics()
+        truth = TruthRecorder(sims) if reference == 'greeting' else None
+        if truth is not None:
+            truth.start()
         before = snapshot(driver, sims)
         start = time.monotonic()
-        cycles = drive(seconds)
+        cycles = drive(seconds, record=truth is not None)
         elapsed = time.monotonic() - start
         after = snapshot(driver, sims)
+        if truth is not None:
+            truth.done.set()
+            truth.join()
         driver.disconnect()
     finally:
         for sim in sims:
             sim.stop()
     out = {'cycle_rate': cycles / elapsed, 'lines': []}
+    buses_after = {b.name: b for b in after['buses']}
     for k, bus in enumerate(configured):
         budget = sb.wire_budget(len(bus.servos), baud, PERIOD)
         bt = budget.byte_time
         goals = (after['jogs'][k] - before['jogs'][k]) / elapsed
-        reads = [(after['reads'][j] - before['reads'][j]) / elapsed for j in after['reads']
-                 if j in {s.joint for s in bus.servos}]
+        reads = [(after['reads'][s.joint] - before['reads'][s.joint]) / elapsed
+                 for s in bus.servos]
         rx = (after['rx'][k] - before['rx'][k]) * bt / elapsed
         cpu = (after['cpu'][k] - before['cpu'][k]) / elapsed
+        stats = buses_after[bus.name]
         out['lines'].append({
             'name': bus.name, 'servos': len(bus.servos), 'goal_every': budget.goal_every,
             'goal_rate': goals, 'goal_limit': budget.goal_rate,
             'refresh_min': min(reads), 'refresh_mean': float(np.mean(reads)),
             'refresh_limit': budget.refresh_rate,
-            'utilisation': rx, 'utilisation_limit': budget.read_rate * budget.reply_bytes * bt,
-            'cpu': cpu, 'timeouts': after['timeouts'][k] - before['timeouts'][k]})
+            'utilisation': rx,
+            'utilisation_limit': budget.read_rate * budget.reply_bytes * bt,
+            'cpu': cpu, 'lost': stats.timeouts - before['lost'][k],
+            'age_ms': [1e3 * stats.age_p50, 1e3 * stats.age_p99, 1e3 * stats.age_max],
+            'gaps_ms': [after['gaps'][k][key] for key in ('p50_ms', 'p99_ms', 'max_ms')],
+            'collisions': after['collisions'][k] - before['collisions'][k]})
+    if truth is not None:
+        out['lag'] = lag(configured, driver.joints, measured, truth.samples)
     return out
+
+
+def lag(buses, joints, measured, truth):
+    """Return per joint the largest |measured - real| position over the run [rad]."""
+    worst = {}
+    servos = {s.joint: s for bus in buses for s in bus.servos}
+    times = np.array([t for t, _ in measured])
+    positions = np.array([p for _, p in measured])
+    for k, joint in enumerate(joints):
+        servo = servos[joint]
+        series = np.array(truth.get(servo.servo_id, []))
+        if len(series) < 2:
+            continue
+        inside = (times >= series[0, 0]) & (times <= series[-1, 0])
+        real = servo.servo_to_joint(np.interp(times[inside], series[:, 0], series[:, 1]))
+        worst[joint] = float(np.max(np.abs(positions[inside, k] - real)))
+    return worst
 
 
 def snapshot(driver, sims):
     """Return the counters of the driver and of the simulators."""
     buses, servos = driver.statistics()
-    return {'jogs': [s.control.state()['counters']['jog_frames'] for s in sims],
-            'reads': {s.joint: s.reads for s in servos},
+    states = [s.control.state() for s in sims]
+    return {'jogs': [s['counters']['jog_frames'] for s in states],
+            'collisions': [s['counters']['collisions'] for s in states],
+            'gaps': [s['sample_gaps'] for s in states],
+            'reads': {s.joint: s.reads for s in servos}, 'buses': buses,
             'rx': [b.bytes_in for b in buses], 'cpu': [b.cpu_time for b in buses],
-            'timeouts': [b.timeouts for b in buses]}
+            'lost': [b.timeouts for b in buses]}
 
 
 def main():
     """Run the layouts; print figures and targets; return the number of targets missed."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=5.0, help='measuring time per run')
+    parser.add_argument('--fault-seconds', type=float, default=20.0,
+                        help='measuring time of the run with faults (the greeting)')
     parser.add_argument('--json', action='store_true', help='print the figures as JSON too')
     args = parser.parse_args()
     from targets import Targets
@@ -147,24 +250,46 @@ def main():
                 result = run(buses, baud, args.seconds, directory)
                 results[key] = result
                 report(key, result, targets, original=(name == '3 buses' and baud == 115200))
+        for baud in (115200, 666666):
+            key = f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting'
+            result = run(list(config.buses), baud, args.fault_seconds, directory,
+                         reference='greeting', faults=FAULTS)
+            results[key] = result
+            report(key, result, targets, original=False, freshness=True)
     if args.json:
         print(json.dumps(results))
     return targets.report()
 
 
-def report(key, result, targets, original):
+def report(key, result, targets, original, freshness=False):
     """Print one run's figures and add its targets."""
     lines = result['lines']
     print(f'{key}: cycle {result["cycle_rate"]:.1f} Hz', flush=True)
     for line in lines:
+        age, gaps = line['age_ms'], line['gaps_ms']
         print(f'  line {line["name"]:6s} {line["servos"]:2d} servos: goals '
               f'{line["goal_rate"]:6.1f} Hz (limit {line["goal_limit"]:5.1f}, '
               f'every {line["goal_every"]} cycle(s)), '
               f'refresh min {line["refresh_min"]:5.1f} / mean {line["refresh_mean"]:5.1f} Hz '
               f'(limit {line["refresh_limit"]:5.1f}, {line["refresh_min"] / ORIGINAL_RATE:.1f} x '
               f'the original 17.9 Hz), reply wire {100 * line["utilisation"]:4.1f} % '
-              f'(limit {100 * line["utilisation_limit"]:4.1f} %), bus thread CPU '
-              f'{100 * line["cpu"]:4.1f} %, timeouts {line["timeouts"]}', flush=True)
+              f'(limit {100 * line["utilisation_limit"]:4.1f} %), thread CPU '
+              f'{100 * line["cpu"]:4.1f} %, lost replies {line["lost"]}, collisions '
+              f'{line["collisions"]}', flush=True)
+        print(f'         measurement age p50 / p99 / max {age[0]:5.1f} / {age[1]:5.1f} / '
+              f'{age[2]:5.1f} ms (driver), gaps between intact samples {gaps[0]:5.1f} / '
+              f'{gaps[1]:5.1f} / {gaps[2]:5.1f} ms (simulator)', flush=True)
+    if freshness:
+        worst_age = max(line['age_ms'][2] for line in lines)
+        worst_p99 = max(line['age_ms'][1] for line in lines)
+        targets.check(f'{key}: largest measurement age', f'{worst_age:.1f} ms',
+                      f'<= 3 periods ({3e3 * PERIOD:.0f} ms)', worst_age <= 3e3 * PERIOD)
+        targets.check(f'{key}: measurement age p99', f'{worst_p99:.1f} ms',
+                      f'<= 2 periods ({2e3 * PERIOD:.0f} ms)', worst_p99 <= 2e3 * PERIOD)
+        joint, worst = max(result['lag'].items(), key=lambda item: item[1])
+        targets.check(f'{key}: measured vs real position', f'{worst:.3f} rad ({joint})',
+                      '<= 0.05 rad', worst <= 0.05)
+        return
     goal = min(lines, key=lambda x: x['goal_rate'] / x['goal_limit'])
     refresh = min(lines, key=lambda x: x['refresh_min'] / x['refresh_limit'])
     wire = min(lines, key=lambda x: x['utilisation'] / x['utilisation_limit'])

@@ -15,7 +15,7 @@ plain ROS 2 interfaces any other tool uses.
 
 import threading
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional, TypeVar
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
@@ -70,6 +70,8 @@ class MotionClient:
             node = self._background.node
         #: set by :meth:`interrupt`: every wait of the client ends at once
         self._interrupt = threading.Event()
+        #: the goals sent and not finished yet (cancelled by :meth:`stop` and on Ctrl+C)
+        self._handles: List = []
         self.node = node
         from sweetie_motion.storage.client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
@@ -96,8 +98,20 @@ class MotionClient:
         self._interrupt.set()
 
     def resume(self) -> None:
-        """Let the client wait again after :meth:`interrupt`."""
+        """Let the client wait again after :meth:`interrupt` or :meth:`stop`."""
         self._interrupt.clear()
+
+    def stop(self) -> None:
+        """
+        Cancel the motions in progress (they decelerate and hold) and end every wait.
+
+        A wait for a motion's result ends when the cancelled result arrives, or after
+        :data:`CANCEL_GRACE` seconds when nothing answers (a killed motion process). Motions
+        are refused until :meth:`resume`.
+        """
+        self.interrupt()
+        for handle in list(self._handles):
+            handle.cancel_goal_async()
 
     def __enter__(self: _Client) -> _Client:
         return self
@@ -197,6 +211,9 @@ class MotionClient:
         """
         Play a stored trajectory by name and wait for the result.
 
+        Ctrl+C (KeyboardInterrupt) while waiting cancels the motion: the robot decelerates
+        and holds; the interrupt goes on once the cancel is answered.
+
         :param feedback: called with (time_from_start, duration, progress).
         :return: the outcome with PlayTrajectory.Result's error_code and error_string.
         """
@@ -208,26 +225,50 @@ class MotionClient:
             if feedback is not None:
                 f = message.feedback
                 feedback(f.time_from_start, f.duration, f.progress)
-        handle = self._wait(self._play.send_goal_async(goal, feedback_callback=on_feedback),
-                            f'play {name}')
-        if not handle.accepted:
-            raise ClientError(f'play {name!r} was rejected')
-        result = self._result(handle, self._play, f'the result of {name}',
-                              timeout if timeout is not None else 3600.0)
-        return _outcome(result)
+        return self._run_goal(self._play, goal, f'play {name!r}', timeout, on_feedback)
 
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
                 ) -> MotionResult:
-        """Execute a goal on the trajectory controller and wait for the outcome."""
+        """Execute a goal on the trajectory controller and wait for the outcome (Ctrl+C stops)."""
         from sweetie_motion.conversions import goal_to_msg
         if not self._follow.wait_for_server(timeout_sec=self.timeout):
             raise ClientError('the trajectory controller is not available')
-        handle = self._wait(self._follow.send_goal_async(goal_to_msg(goal)), 'send goal')
+        return self._run_goal(self._follow, goal_to_msg(goal), 'the goal', timeout)
+
+    def _run_goal(self, client, goal, what: str, timeout: Optional[float] = None,
+                  feedback: Optional[Callable[[Any], None]] = None) -> MotionResult:
+        """
+        Send a goal, wait for its result; cancel it on Ctrl+C (and on :meth:`stop`).
+
+        :raises ClientError: refused, stopped, or no result.
+        :raises KeyboardInterrupt: after the cancel was answered (or :data:`CANCEL_GRACE`).
+        """
+        if self._interrupt.is_set():
+            raise ClientError(f'stopped before {what}')
+        handle = self._wait(client.send_goal_async(goal, feedback_callback=feedback),
+                            f'send {what}')
         if not handle.accepted:
-            raise ClientError('the goal was rejected')
-        result = self._result(handle, self._follow, 'the goal result',
-                              timeout if timeout is not None else 3600.0)
+            raise ClientError(f'{what} was rejected')
+        self._handles.append(handle)
+        try:
+            result = self._result(handle, client, f'the result of {what}',
+                                  timeout if timeout is not None else 3600.0)
+        except KeyboardInterrupt:
+            self._cancel(handle)
+            raise
+        finally:
+            self._handles.remove(handle)
         return _outcome(result)
+
+    def _cancel(self, handle) -> None:
+        """Cancel a goal and wait (at most :data:`CANCEL_GRACE`) until it has ended."""
+        future = handle.cancel_goal_async()
+        result = handle.get_result_async()
+        deadline = time.monotonic() + CANCEL_GRACE
+        while time.monotonic() < deadline and not result.done():
+            time.sleep(0.01)
+        if not future.done():
+            future.cancel()
 
     def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:
         """Return the last goal the trajectory controller accepted (e.g. from MoveIt)."""

@@ -48,7 +48,6 @@ class ArmClient(MotionClient):
         self._gripper = self.node.create_client(Gripper, f'{self.ns}/{gripper}/command')
         self._reference: Optional[np.ndarray] = None
         self._reference_lock = threading.Lock()
-        self._handles: List = []
 
         def on_reference(msg) -> None:
             index = {n: i for i, n in enumerate(msg.name)}
@@ -111,7 +110,7 @@ class ArmClient(MotionClient):
         goal.waypoints = [pose_to_msg(p) for p in waypoints[1:]]
         goal.blend_radii = [float(r) for r in radii[1:]]
         goal.speeds = [float(v or 0.0) for v in speeds[1:]]
-        return self._outcome(self._run_action(self._cartesian, goal, 'Cartesian motion'),
+        return self._outcome(self._run_goal(self._cartesian, goal, 'Cartesian motion'),
                              'linear move')
 
     def gripper(self, action: str) -> str:
@@ -130,18 +129,6 @@ class ArmClient(MotionClient):
             raise ClientError('stopped while waiting')
         return f'waited {seconds:g} s'
 
-    def stop(self) -> None:
-        """
-        Cancel the motion in progress (it decelerates and holds) and end every wait.
-
-        A wait for a motion's result ends when the cancelled result arrives, or after
-        :data:`~sweetie_motion.client.CANCEL_GRACE` seconds when nothing answers (a killed
-        motion process). Motions are refused until :meth:`resume`.
-        """
-        self.interrupt()
-        for handle in list(self._handles):
-            handle.cancel_goal_async()
-
     def readiness(self) -> Dict[str, bool]:
         """Return, per part of the motion process the arm uses, whether it answers now."""
         ready = super().readiness()
@@ -150,27 +137,6 @@ class ArmClient(MotionClient):
         return ready
 
     # --- plumbing --------------------------------------------------------------------------------
-
-    def _run_action(self, client, goal, what: str) -> MotionResult:
-        from sweetie_motion.client import _outcome
-        if self._interrupt.is_set():
-            raise ClientError(f'stopped before {what}')
-        handle = self._wait(client.send_goal_async(goal), f'send {what}')
-        if not handle.accepted:
-            raise ClientError(f'{what} was rejected')
-        self._handles.append(handle)
-        try:
-            result = self._result(handle, client, f'the result of {what}', 3600.0)
-        finally:
-            self._handles.remove(handle)
-        return _outcome(result)
-
-    def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None) -> MotionResult:
-        """Execute a goal on the trajectory controller (stoppable by :meth:`stop`)."""
-        from sweetie_motion.conversions import goal_to_msg
-        if not self._follow.wait_for_server(timeout_sec=self.timeout):
-            raise ClientError('the trajectory controller is not available')
-        return self._run_action(self._follow, goal_to_msg(goal), 'joint move')
 
     @staticmethod
     def _outcome(result: MotionResult, what: str) -> str:

@@ -81,46 +81,69 @@ def _print_response(response, command: str) -> int:
 
 
 def identify(client: ServoClient, args: argparse.Namespace) -> int:
-    """Start, play the excitation, end; write the convergence plot."""
-    from sweetie_motion.client import MotionClient
-    started = client.identification('start', args.servos)
-    if not started.success:
-        raise SweetieMotionError(started.message)
-    print(started.message, flush=True)
-    history = []  # (t, servos, alpha rows, error)
-    stop = threading.Event()
+    """
+    Start, play the excitation, end; write the convergence plot.
 
-    def poll() -> None:
-        t0 = time.monotonic()
-        while not stop.wait(0.2):
-            try:
-                status = client.identification('status')
-            except SweetieMotionError:
-                continue
-            history.append((time.monotonic() - t0, list(status.servos),
-                            list(status.alpha), list(status.error)))
-    poller = threading.Thread(target=poll, daemon=True)
-    poller.start()
-    shown = [0.0]
+    Ctrl+C stops the excitation (the motion is cancelled: the robot decelerates and holds)
+    and aborts the identification; so does an abort by anyone else while it plays.
+    """
+    from sweetie_motion.client import ClientError, MotionClient
+    with MotionClient(args.namespace.strip('/'), timeout=args.timeout) as motion:
+        started = client.identification('start', args.servos)
+        if not started.success:
+            raise SweetieMotionError(started.message)
+        print(started.message, flush=True)
+        history = []  # (t, servos, alpha rows, error)
+        stop = threading.Event()
+        aborted = threading.Event()
 
-    def show(t: float, duration: float, progress: float) -> None:
-        if time.monotonic() - shown[0] >= 1.0 or progress >= 1.0:  # once a second
-            shown[0] = time.monotonic()
-            print(f'{args.trajectory}: {t:6.2f} / {duration:.2f} s ({progress:.0%})',
-                  flush=True)
-    try:
-        with MotionClient(args.namespace.strip('/'), timeout=args.timeout) as motion:
+        def poll() -> None:
+            t0 = time.monotonic()
+            while not stop.wait(0.2):
+                try:
+                    status = client.identification('status')
+                except SweetieMotionError:
+                    continue
+                if not status.servos:       # ended or aborted by someone else
+                    aborted.set()
+                    motion.stop()
+                    return
+                history.append((time.monotonic() - t0, list(status.servos),
+                                list(status.alpha), list(status.error)))
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        shown = [0.0]
+
+        def show(t: float, duration: float, progress: float) -> None:
+            if time.monotonic() - shown[0] >= 1.0 or progress >= 1.0:  # once a second
+                shown[0] = time.monotonic()
+                print(f'{args.trajectory}: {t:6.2f} / {duration:.2f} s ({progress:.0%})',
+                      flush=True)
+        try:
             outcome = motion.play(args.trajectory, feedback=show)
-    except BaseException:
-        stop.set()
-        client.identification('abort')
-        raise
-    stop.set()
-    poller.join(2.0)
-    if not outcome.succeeded:
+        except KeyboardInterrupt:
+            stop.set()
+            client.identification('abort')
+            print('interrupted: the excitation motion was stopped (the robot holds) and the '
+                  'identification aborted; no model changed', file=sys.stderr)
+            return 130
+        except ClientError:
+            stop.set()
+            if not aborted.is_set():
+                client.identification('abort')
+                raise
+            outcome = None
+        finally:
+            stop.set()
+        poller.join(2.0)
+    if aborted.is_set():
+        raise SweetieMotionError('the identification was ended or aborted elsewhere: the '
+                                 'excitation motion was stopped; no model changed')
+    if outcome is None or not outcome.succeeded:
         client.identification('abort')
         raise SweetieMotionError(f'the excitation motion failed ({outcome.error_code}): '
-                                 f'{outcome.error_string}')
+                                 f'{outcome.error_string}' if outcome is not None else
+                                 'the excitation motion failed')
     ended = client.identification('end')
     print(ended.message)
     for name, samples, error, done in zip(ended.servos, ended.samples, ended.error,

@@ -119,19 +119,22 @@ class MotionBringup:
         return buses + [self.motion] + others
 
     def start(self) -> List[str]:
-        """Configure, then activate every node; return the names that failed."""
-        failed = []
-        for node in self._start_order():
-            node.trigger_configure()
-            if node.lifecycle_state != 'inactive':
-                failed.append(node.get_name())
-        for node in self._start_order():
-            if node.get_name() in failed:
-                continue
-            node.trigger_activate()
-            if node.lifecycle_state != 'active':
-                failed.append(node.get_name())
-        return failed
+        """
+        Configure, then activate every node; stop at the first that fails.
+
+        :return: one line per node that failed, with why ('' : none failed).
+        """
+        for step in ('configure', 'activate'):
+            for node in self._start_order():
+                if step == 'configure':
+                    node.trigger_configure()
+                else:
+                    node.trigger_activate()
+                wanted = 'inactive' if step == 'configure' else 'active'
+                if node.lifecycle_state != wanted:
+                    reason = node.failure or f'{step} failed (state {node.lifecycle_state})'
+                    return [f'{node.get_name()}: {reason}']
+        return []
 
     def stop(self) -> None:
         """Stop the cycle and release every component (reverse start order), then the host."""
@@ -286,9 +289,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log = bringup.motion.get_logger()
         if config.autostart:
             failed = bringup.start()
-            active = [n.get_name() for n in bringup.nodes if n.lifecycle_state == 'active']
-            log.info(f'active: {", ".join(active)}' + (
-                f'; FAILED: {", ".join(failed)}' if failed else ''))
+            if failed:
+                # a process that cannot give what its config promises does not run without it
+                for line in failed:
+                    print(f'sweetie-motion bringup: {line}', file=sys.stderr)
+                print('sweetie-motion bringup: not started (fix the above, or leave the '
+                      'component out of the process config)', file=sys.stderr)
+                return 1
+            log.info(f'active: {", ".join(n.get_name() for n in bringup.nodes)}')
         else:
             log.info('autostart off: every node is unconfigured')
         log.info(f'motion process ready: namespace /{config.namespace}, '

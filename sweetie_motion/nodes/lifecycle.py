@@ -69,6 +69,8 @@ class ManagedNode(LifecycleNode):
         #: order they arrived (in a reentrant group two callbacks of one topic overlapped, and
         #: an older pose could reach the cycle after the newest one and stay the target)
         self.input_group = MutuallyExclusiveCallbackGroup()
+        #: why the last transition failed ('' : it did not)
+        self.failure = ''
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -120,16 +122,21 @@ class ManagedNode(LifecycleNode):
             action()
         except (SweetieMotionError, ValueError) as error:
             self.get_logger().error(f'{step} failed: {error}')
+            self.failure = f'{step} failed: {error}'
             return TransitionCallbackReturn.FAILURE
-        except Exception:  # noqa: B902 -- a bug must fail the transition, not the process
+        except Exception as error:  # noqa: B902 -- a bug must fail the transition, not the process
             self.get_logger().error(f'{step} failed:\n{traceback.format_exc()}')
+            self.failure = f'{step} failed: {type(error).__name__}: {error}'
             return TransitionCallbackReturn.FAILURE
+        self.failure = ''
         return TransitionCallbackReturn.SUCCESS
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         result = self._transition('configure', self.configure_component)
         if result != TransitionCallbackReturn.SUCCESS:
+            failure = self.failure
             self._transition('cleanup after failed configure', self.cleanup_component)
+            self.failure = failure
         return result
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:

@@ -5,13 +5,16 @@ On the cycle side an observer feeds :class:`~sweetie_motion.servo.ident.ServoIde
 every tick with the reference sent to the servos and the bus's measurements (with their own
 times). This node offers it to ROS:
 
-- ``~/identification`` (sweetie_motion_msgs/srv/ServoIdentification): ``start`` (servos),
-  ``status``, ``end`` (keeps the models whose averaged prediction error is under
-  ``threshold``, publishes them on ``servo_models`` and saves them to ``models_file``),
-  ``abort``;
+- ``~/identification`` (sweetie_motion_msgs/srv/ServoIdentification): ``start`` (servos;
+  refused while an identification runs), ``status``, ``end`` (keeps the models whose averaged
+  prediction error is under ``threshold`` and whose values are physical, keeps the parameters
+  the motion did not excite at their prior values, publishes every current model on
+  ``servo_models`` and saves them to ``models_file``; fails, naming them, when a servo had no
+  sample, stayed above the threshold or was refused), ``abort``;
 - ``torque_error_sorted`` (sensor_msgs/JointState): the models' prediction error as torque
   (effort), every joint in RobotModel order, at ``torque_error_rate``;
-- ``servo_models`` (sweetie_motion_msgs/ServoModels, latched): the identified models.
+- ``servo_models`` (sweetie_motion_msgs/ServoModels, latched): every servo's current model
+  (the ones to start from, with each identification's results replacing theirs).
 
 The models the identification starts from are ``models_file`` where it exists, else the
 defaults of each servo's type in ``servos`` (the servo configuration of the bus).
@@ -135,6 +138,10 @@ class ServoIdentNode(ComponentNode):
                 callback_group=self._group)]
         self.get_logger().info(f'{len(models)} servo models to start from')
 
+    def activate_component(self) -> None:
+        super().activate_component()
+        self._publish_models(self.host.call(self.get_name(), 'models'))
+
     def _publish_torque_error(self) -> None:
         if not self._created or self.lifecycle_state != 'active':
             return
@@ -173,16 +180,15 @@ class ServoIdentNode(ComponentNode):
                 progress = self.host.call(name, 'progress')
                 result = self.host.call(name, 'end')
                 self._fill_status(response, progress)
-                self._publish_models(result.models)
-                saved = ''
-                if result.models:
-                    known = {m.name: m for m in self.host.call(name, 'models')}
-                    saved = save_servo_models(self.get_parameter('models_file').value,
-                                              list(known.values()))
-                failed = ', '.join(f'{n} ({e:.4f} rad)' for n, e in result.failed.items())
-                response.message = (f'{len(result.models)} model(s) identified'
-                                    + (f', saved to {saved}' if saved else '')
-                                    + (f'; above the threshold: {failed}' if failed else ''))
+                known = self.host.call(name, 'models')
+                self._publish_models(known)
+                saved = save_servo_models(self.get_parameter('models_file').value, known) \
+                    if result.models else ''
+                response.message = result.describe() + (f'; saved to {saved}' if saved else '')
+                if not result.complete:
+                    response.success = False
+                    self.get_logger().warning(f'identification end: {response.message}')
+                    return response
             elif command == 'abort':
                 servos = self.host.call(name, 'abort')
                 response.message = f'aborted ({len(servos)} servo(s))'

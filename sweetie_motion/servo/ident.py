@@ -44,7 +44,7 @@ samples. :attr:`ServoIdentification.torque_error` is the model's prediction erro
 measured or without a model, the last value for the others.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -213,23 +213,73 @@ class IdentResult:
     """
     What :meth:`ServoIdentification.end` decided.
 
-    :param models: the identified models (error under the threshold), in joint order.
+    :param models: the identified models (error under the threshold, values plausible), in
+        joint order.
     :param failed: RMS error of the servos that did not reach the threshold [rad].
+    :param unsampled: servos under identification that never gave a sample (never moved
+        faster than ``min_speed``, or were never measured).
+    :param refused: servos whose estimate is not physical, with the reason.
+    :param kept: per identified servo, the parameters the motion did not excite, kept at
+        their value before the identification (e.g. alpha[3] without effort in the reference).
+    :param bounded: per identified servo, parameters estimated a little below their bound
+        (within their uncertainty) and set to it (e.g. a viscous friction of -0.001 to 0).
     """
 
     models: Tuple[ServoModelParams, ...]
     failed: Mapping[str, float]
+    unsampled: Tuple[str, ...] = ()
+    refused: Mapping[str, str] = field(default_factory=dict)
+    kept: Mapping[str, Tuple[int, ...]] = field(default_factory=dict)
+    bounded: Mapping[str, Tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def names(self) -> List[str]:
         """Return the names of the identified servos."""
         return [m.name for m in self.models]
 
+    @property
+    def complete(self) -> bool:
+        """Return whether every servo under identification was identified."""
+        return not (self.failed or self.unsampled or self.refused)
+
+    def describe(self) -> str:
+        """Return what was identified and what was not, in a few lines."""
+        lines = [f'{len(self.models)} model(s) identified']
+        for name, indices in self.kept.items():
+            lines.append(f'{name}: ' + ', '.join(
+                f'{ALPHA_NAMES[i]} (alpha[{i}]) kept at its prior value: the motion did not '
+                'excite it' for i in indices))
+        for name, indices in self.bounded.items():
+            lines.append(f'{name}: ' + ', '.join(
+                f'{ALPHA_NAMES[i]} (alpha[{i}]) estimated just below {ALPHA_BOUNDS[i][0]:g}, '
+                'within its uncertainty: set to it' for i in indices))
+        if self.failed:
+            lines.append('above the threshold: ' + ', '.join(
+                f'{n} ({e:.4f} rad)' for n, e in self.failed.items()))
+        if self.unsampled:
+            lines.append('no samples (never measured moving faster than min_speed): '
+                         + ', '.join(self.unsampled))
+        for name, reason in self.refused.items():
+            lines.append(f'{name}: refused: {reason}')
+        return '; '.join(lines)
+
+
+#: what each alpha is, for messages
+ALPHA_NAMES = ('viscous friction', 'Coulomb friction', 'static friction', 'effort scale')
+ALPHA_UNITS = ('N*m*s/rad', 'N*m', 'N*m', '')
+#: physical bounds of each alpha (friction cannot push; the effort scale is near 1)
+ALPHA_BOUNDS = ((0.0, math.inf), (0.0, math.inf), (0.0, math.inf), (0.2, 5.0))
+#: a parameter is excited when its variance fell below this share of the initial one
+EXCITED_SHARE = 0.01
+#: an estimate this many standard deviations beyond a bound is refused (closer: set to it)
+REFUSE_SIGMAS = 3.0
+
 
 class _Rls:
     """The identification state of one servo."""
 
     def __init__(self, alpha: Sequence[float], covariance: float) -> None:
+        self.prior = np.array(alpha, dtype=float)
         self.alpha = np.array(alpha, dtype=float)
         self.P = np.eye(4) * covariance
         self.samples = 0
@@ -478,14 +528,23 @@ class ServoIdentification:
 
     def start(self, servos: Iterable[str]) -> None:
         """
-        Start identifying servos (from their current alpha); others keep going.
+        Start identifying servos (from their current alpha).
+
+        One identification at a time: a second is refused while one runs (two excitations
+        would mix their samples).
 
         :raises UnknownJointError: names that are not joints (nothing starts).
-        :raises IdentificationError: servos without a model (kp = 0): give kp, kgear, qs first.
+        :raises IdentificationError: one is running; servos without a model (kp = 0): give kp,
+            kgear, qs first.
         """
         servos = list(servos)
         if not servos:
             raise IdentificationError('no servos to identify')
+        if self._rls:
+            running = self.identifying
+            raise IdentificationError(f'an identification of {len(running)} servo(s) is '
+                                      f'running ({", ".join(running)}): end or abort it first',
+                                      running)
         unknown = [s for s in servos if s not in self._index]
         if unknown:
             raise UnknownJointError(unknown, 'servo identification')
@@ -516,26 +575,73 @@ class ServoIdentification:
 
     def end(self) -> IdentResult:
         """
-        End the identification: keep the models that converged, report the others.
+        End the identification: keep the models that converged and are physical.
 
-        :return: the identified models and the errors of the failed ones.
+        A parameter the motion did not excite keeps its value from before; one a little below
+        its physical bound (within its uncertainty) is set to the bound; one clearly beyond it
+        refuses the model (the reason says which and by how much). Servos without a sample
+        are reported, not identified.
+
+        :return: what was identified, and why the others were not.
         """
         progress = self.progress()
         models = []
-        failed = {}
+        failed, refused, kept, bounded = {}, {}, {}, {}
+        unsampled = []
         for index in sorted(self._rls):
             name = self.joints[index]
             state = progress[name]
-            if state.converged:
-                identified = self._models[index]
-                assert identified is not None  # start() identifies only servos with a model
-                model = identified.with_alpha(state.alpha)
-                self._models[index] = model
-                models.append(model)
-            else:
+            if not state.samples:
+                unsampled.append(name)
+            elif not state.converged:
                 failed[name] = state.error
+            else:
+                model = self._models[index]
+                assert model is not None  # start() identifies only servos with a model
+                alpha, untouched, clamped, reason = self._plausible(self._rls[index], model)
+                if reason:
+                    refused[name] = reason
+                    continue
+                if untouched:
+                    kept[name] = untouched
+                if clamped:
+                    bounded[name] = clamped
+                self._models[index] = model.with_alpha(alpha)
+                models.append(self._models[index])
         self._rls.clear()
-        return IdentResult(tuple(models), failed)
+        return IdentResult(tuple(models), failed, tuple(unsampled), refused, kept, bounded)
+
+    def _plausible(self, rls: _Rls, model: ServoModelParams
+                   ) -> Tuple[Tuple[float, ...], Tuple[int, ...], Tuple[int, ...], str]:
+        """
+        Return (alpha, not excited, set to a bound, reason to refuse ('' : none)).
+
+        The standard deviation of an estimate is sqrt(P_ii) times that of the torque residual
+        (the RMS prediction error times the stiffness).
+        """
+        alpha = rls.alpha.copy()
+        sigma_e = math.sqrt(rls.error_sq) * model.stiffness(self.config.battery_voltage)
+        untouched, clamped = [], []
+        for i, (low, high) in enumerate(ALPHA_BOUNDS):
+            variance = float(rls.P[i, i])
+            if variance > EXCITED_SHARE * self.config.initial_covariance:
+                alpha[i] = rls.prior[i]
+                untouched.append(i)
+                continue
+            sigma = math.sqrt(max(variance, 0.0)) * sigma_e
+            bound = low if alpha[i] < low else high if alpha[i] > high else None
+            if bound is None:
+                continue
+            if abs(alpha[i] - bound) > REFUSE_SIGMAS * sigma:
+                unit = f' {ALPHA_UNITS[i]}' if ALPHA_UNITS[i] else ''
+                side = 'below' if bound == low else 'above'
+                return (tuple(alpha), (), (), f'{ALPHA_NAMES[i]} (alpha[{i}]) = '
+                        f'{alpha[i]:.4g} +- {sigma:.2g}{unit} is {side} its physical bound '
+                        f'{bound:g}{unit} (is control_delay right? a wrong delay shows as '
+                        'viscous friction)')
+            alpha[i] = bound
+            clamped.append(i)
+        return tuple(float(a) for a in alpha), tuple(untouched), tuple(clamped), ''
 
     def abort(self) -> List[str]:
         """

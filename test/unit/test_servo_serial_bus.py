@@ -39,6 +39,17 @@ def drive(bus, position, seconds, period=0.01):
     return np.array(durations)
 
 
+def drive_until(bus, position, condition, timeout=5.0, period=0.01):
+    """Send a constant reference at the cycle rate until ``condition()``; return whether met."""
+    position = np.asarray(position, dtype=float)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        drive(bus, position, 0.05, period)
+        if condition():
+            return True
+    return False
+
+
 def never_waits(durations, period=0.01):
     """Return whether send/receive never waited for the line (whatever the OS did once)."""
     # waiting for the line takes a wire time, for a reply the timeout (3 periods), and it
@@ -70,6 +81,8 @@ class Rig:
             configs.append(sb.BusConfig(f'bus{k}', sim.port, 115200,
                                         tuple(sb.ServoConfig(i, f'j{i}') for i, _ in group)))
         driver.setdefault('timeout', 0.03)
+        # the line threads as in the motion process: real-time where the system allows it
+        driver.setdefault('priority', 49)
         self.bus = sb.SerialServoBus(sb.DriverConfig(tuple(configs), **driver))
         self.bus.connect()
         return self.bus
@@ -137,21 +150,19 @@ def test_joints_must_match_the_servos():
 def test_wire_budget_from_the_frame_sizes():
     one = sb.wire_budget(26, 115200, 0.01)
     # the S_JOG of 26 servos is 112 bytes = 9.7 ms: every cycle would leave no reads; with a
-    # goal every 4th cycle (25 Hz, the least the driver allows) each servo is read at 20 Hz
+    # goal every 4th cycle (25 Hz, the least the driver allows) each servo is read at 17 Hz
     assert one.jog_bytes == 112 and one.goal_every == 4 and one.goal_rate == 25.0
-    assert one.refresh_rate == pytest.approx(20.4, abs=0.1)
+    assert one.refresh_rate == pytest.approx(17.0, abs=0.1)
     three = sb.wire_budget(10, 115200, 0.01)
     assert three.goal_every == 1 and three.goal_rate == 100.0
-    # a reply may only start once the previous one is over (the servos share the wire): the
-    # reply wire carries one reply (13 bytes, 19 every 4th read) and a 0.2 ms gap at a time,
-    # and idles while the 48-byte S_JOG holds the request wire
-    bt = 10 / 115200
-    reply = (3 * 13 + 19) / 4 * bt + 0.0002
-    idle = 48 * bt + 9 * bt - reply
-    assert three.read_rate == pytest.approx((0.01 - idle) / reply / 0.01)
+    # a reply may only start once the previous one is over (the servos share the reply wire):
+    # each read (9 bytes) is followed by a 9-byte spacer, a full read (every 4th) by two, and
+    # the 48-byte S_JOG stands for one spacer: (115.2 - 48 + 9) / 20.25 reads a cycle
+    assert three.read_bytes == pytest.approx((3 * 18 + 27) / 4)
+    assert three.read_rate == pytest.approx((0.01 / (10 / 115200) - 48 + 9) / 20.25 / 0.01)
     assert three.refresh_rate >= 2 * 17.9
     fast = sb.wire_budget(26, 666666, 0.01)
-    assert fast.goal_every == 1 and fast.refresh_rate > 75
+    assert fast.goal_every == 1 and fast.refresh_rate == 100.0
 
 
 def test_goal_playtime_leads_by_about_a_tick():
@@ -409,3 +420,55 @@ def test_two_buses_run_in_parallel(rig):
     buses, _ = bus.statistics()
     assert [b.name for b in buses] == ['bus0', 'bus1'] and all(b.goals > 50 for b in buses)
     assert all(b.cpu_time > 0 for b in buses)
+
+
+# --- LEDs and freshness -------------------------------------------------------------------------
+
+GREEN, BLUE, RED = 1, 2, 4
+
+
+def test_the_led_shows_the_state_and_a_written_led_stays(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0)])
+    # every goal carries each servo's LED bits: green with the torque on
+    assert drive_until(bus, [0.0, 0.0], lambda: rig.state()['1']['led'] == GREEN)
+    bus.set_torque_async(['j2'], False).result(2)
+    assert drive_until(bus, [0.0, 0.0], lambda: rig.state()['2']['led'] == BLUE)
+    # a person's LED value stays: the goals carry it from then on (fact sheet 3.2: the SET
+    # byte of every JOG holds the LED bits)
+    assert bus.write_register('j1', 'led_control', BLUE | RED).result(2) == BLUE | RED
+    seen = rig.sims[0].control.state()['counters']['jog_frames']
+    assert drive_until(bus, [0.0, 0.0], lambda: rig.sims[0].control.state()['counters'][
+        'jog_frames'] > seen + 20)
+    assert rig.state()['1']['led'] == BLUE | RED
+    assert bus.read_register('j1', 'led_control').result(2) == BLUE | RED
+    # a fault turns the state red (the servo's alarm policy blinks it on its own as well)
+    rig.sims[0].control.fault('error=2:overload')
+    assert drive_until(bus, [0.0, 0.0], lambda: bus.active_faults())
+    line = bus._servo_of['j2'][1]
+    assert line.led(True) == RED
+
+
+def test_measurements_stay_fresh_on_a_noisy_line(rig):
+    bus = rig.start([(1, 0.0), (2, 0.0), (3, 0.0)])
+    for fault in ('corrupt-reply=0.05', 'drop=0.01'):
+        rig.sims[0].control.fault(fault)
+    drive(bus, [0.1, 0.1, 0.1], 0.5)
+    bus.reset_ages()
+    rig.sims[0].control.reset_statistics()
+    t = np.linspace(0.0, 2 * np.pi, 300)
+    for k in range(300):   # 3 s of a swinging reference
+        drive(bus, 0.3 * np.sin(t[k] + np.arange(3)), 0.01)
+    line = bus.statistics()[0][0]
+    state = rig.sims[0].control.state()
+    counters = state['counters']
+    assert counters['replies_corrupted'] > 20 and line.timeouts > 20
+    # a lost reply is asked again in the next cycle with another span: on a line with room
+    # for every servo every cycle, no measurement gets older than a few periods (the old
+    # driver left a servo alone for 100 ms after two losses in a row: ages over 150 ms). The
+    # margin is this VM's: the simulator's wake-ups come milliseconds late now and then
+    assert line.age_p99 <= 0.040 and line.age_max <= 0.080, line
+    assert state["sample_gaps"]["max_ms"] <= 80, state["sample_gaps"]
+    # every lost reply is counted, damaged or missing, as the simulator injected it
+    assert line.timeouts == line.damaged + line.missing
+    assert line.timeouts - line.late_replies == counters['replies_corrupted'] + \
+        counters['replies_dropped'] + counters['collisions']

@@ -227,7 +227,7 @@ class DriverConfig:
     ram_init: Mapping[str, int] = field(
         default_factory=lambda: {'ack_policy': 2, 'acceleration_ratio': 0})
     reply_gap: float = 0.0002
-    delivery_slack: float = 0.005
+    delivery_slack: float = 0.002
     status_led: bool = True
     priority: int = 0
 

@@ -40,11 +40,8 @@ from sweetie_motion.servo.driver.matching import ReplyMatcher, Request, SENT
 from sweetie_motion.servo.driver.port import LinePort, SerialFactory, Waker
 from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
-from sweetie_motion.servo.driver.wire import goal_playtime, LineTiming, wire_budget
+from sweetie_motion.servo.driver.wire import goal_playtime, LineTiming, SPACER, wire_budget
 from sweetie_motion.servo.freshness import AgeHistogram
-
-#: a request whose write time comes within this much is written now [s]
-WRITE_AHEAD = 0.0001
 
 
 class BusLine(threading.Thread):
@@ -79,7 +76,8 @@ class BusLine(threading.Thread):
         self.timing = LineTiming(config.baud, config.latency, driver.reply_gap,
                                  driver.delivery_slack)
         self.matcher = ReplyMatcher(driver.late_grace)
-        self.scheduler = WireScheduler(self.servos, self.matcher, self.timing)
+        self.scheduler = WireScheduler(self.servos, self.matcher,
+                                       driver.reply_gap / self.timing.byte_time)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
         #: guards what callers hand over and the servos' counters
@@ -95,7 +93,6 @@ class BusLine(threading.Thread):
         self.ready = False
         self._cycle_start = -math.inf
         self._last_goals = -math.inf
-        self._write_at = math.inf      # the next request waits for the reply wire until then
         self.connected_at = clock()
         self.intake = ReplyIntake(config.name, self.by_id, self.matcher, self.timing, board,
                                   self.stats, self.event)
@@ -179,8 +176,7 @@ class BusLine(threading.Thread):
         if self.waker.fileno() in ready:
             self.waker.drain()
         if self.port.is_open:
-            # whatever select said: bytes that came since decide what is overdue and when the
-            # next request may go
+            # whatever select said: bytes that came since decide what is overdue
             self._read(now)
         if not self.port.is_open and self.port.reopen(now):
             self._port_reopened(now)
@@ -190,10 +186,10 @@ class BusLine(threading.Thread):
             self.scheduler.add(request)
         self.intake.expire(now)
         self._start_cycle(now)
-        self._issue(self.clock())
+        self._issue()
 
     def _wake_time(self, now: float) -> float:
-        times = [now + 0.05, self.matcher.next_deadline(), self._write_at,
+        times = [now + 0.05, self.matcher.next_deadline(),
                  self.timing.overdue_at()]
         if not self.port.is_open:
             times.append(self.port.reopen_at)
@@ -232,7 +228,6 @@ class BusLine(threading.Thread):
         self.event(f'port lost: {self.port.error}')
         self.ready = False
         self.parser.reset()
-        self._write_at = math.inf
         lost = self.matcher.drop_all()
         for request in [p.request for p in lost if p.request is not None] + \
                 self.scheduler.take_all():
@@ -253,7 +248,7 @@ class BusLine(threading.Thread):
             return
         if not data:
             return
-        start = self.timing.received(len(data), now) - len(data)
+        start = self.timing.received(len(data)) - len(data)
         for frame, consumed in self.parser.feed_with_offsets(data):
             self.intake.frame(frame, now, start + consumed)
 
@@ -282,23 +277,23 @@ class BusLine(threading.Thread):
         if goals is None and (now - self._last_goals < 2 * period
                               or now < self._cycle_start + period):
             return
-        self.scheduler.next_cycle()
         self._cycle_start = now
         self.stats.cycles += 1
         self._sample_ages(now)
-        if goals is None:
-            return       # an idle cycle: reads and operations only
-        self._last_goals = now
-        if stopped or not self.port.is_open or not self.ready \
-                or self.scheduler.cycle % self.budget.goal_every:
-            return
-        tags = self._goal_tags(goals)
-        if tags:
-            frame = hx.SJogRequest(self._playtime, tuple(tags)).frame(hx.BROADCAST_ID)
-            written = self._write(frame.encode())
-            if written is not None:
-                self.timing.sent(written, frame.size, 0)
-                self.stats.goals += 1
+        jog = None
+        if goals is not None:
+            self._last_goals = now
+            goal_cycle = (self.scheduler.cycle + 1) % self.budget.goal_every == 0
+            if goal_cycle and not stopped and self.port.is_open and self.ready:
+                tags = self._goal_tags(goals)
+                if tags:
+                    jog = hx.SJogRequest(self._playtime, tuple(tags)).frame(hx.BROADCAST_ID)
+        # what the request wire can take before the next cycle, less what it still carries
+        backlog = max(0.0, self.timing.tx_free - now)
+        budget = (period - backlog) / self.timing.byte_time
+        batch = self.scheduler.cycle_batch(jog, budget)
+        if self.port.is_open and self._write_batch(batch) and jog is not None:
+            self.stats.goals += 1
 
     def _goal_tags(self, goals: np.ndarray) -> List[hx.JogTag]:
         """Return the S_JOG tags: each servo's goal (ramped after a reconnection) and LED."""
@@ -328,36 +323,40 @@ class BusLine(threading.Thread):
 
     # --- requests ------------------------------------------------------------------------------
 
-    def _issue(self, now: float) -> None:
-        self._write_at = math.inf
-        while self.port.is_open:
-            outgoing = self.scheduler.choose(now)
-            if outgoing is None:
-                return
-            if outgoing.at > now + WRITE_AHEAD:
-                self._write_at = outgoing.at
-                return
-            if not self._send(outgoing):
-                return
-            now = self.clock()
+    def _issue(self) -> None:
+        """Write the operation requests that came between cycles."""
+        if self.port.is_open and (self.scheduler.urgent or self.scheduler.normal):
+            self._write_batch(self.scheduler.between())
 
-    def _send(self, outgoing: Outgoing) -> bool:
-        now = self._write(outgoing.frame.encode())
-        if now is None:
-            return False
-        self.scheduler.written(outgoing)
-        request = outgoing.request
-        if outgoing.expect is None or outgoing.servo is None:
-            self.timing.sent(now, outgoing.frame.size, 0)
-            if request is not None:
-                request.future.set_result(SENT)
+    def _write_batch(self, batch: List[Outgoing]) -> bool:
+        """
+        Write a batch in one write (its spacing then holds whenever the bytes go out).
+
+        Each request's last byte leaves the wire model's time after the write began: the
+        servo samples then (the stamp of a position read), and its reply should end a latency
+        and its bytes later.
+        """
+        if not batch:
             return True
-        if request is None:
-            self.stats.reads += 1
-        tx_end, rx_end = self.timing.slot(now, outgoing.frame.size, outgoing.reply_size)
-        pending = self.matcher.sent(outgoing.servo.servo_id, outgoing.expect, now, tx_end,
-                                    rx_end + self.driver.timeout, request)
-        self.timing.sent(now, outgoing.frame.size, outgoing.reply_size, pending.sequence)
+        data = b''.join(o.frame.encode() + SPACER.encode() * o.spacers for o in batch)
+        now = self.clock()
+        if self._write(data) is None:
+            return False
+        self.scheduler.written(batch)
+        for outgoing in batch:
+            request = outgoing.request
+            if outgoing.expect is None or outgoing.servo is None:
+                self.timing.sent(now, outgoing.size, 0)
+                if request is not None:
+                    request.future.set_result(SENT)
+                continue
+            if request is None:
+                self.stats.reads += 1
+            tx_end, rx_end = self.timing.slot(now, outgoing.frame.size, outgoing.reply_size)
+            pending = self.matcher.sent(outgoing.servo.servo_id, outgoing.expect, now, tx_end,
+                                        rx_end + self.driver.timeout, request)
+            self.timing.sent(now, outgoing.frame.size, outgoing.reply_size, pending.sequence)
+            self.timing.sent(now, outgoing.spacers * SPACER.size, 0)
         return True
 
     def statistics(self) -> BusStatistics:

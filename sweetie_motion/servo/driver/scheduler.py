@@ -1,83 +1,93 @@
 """
-The wire scheduler of one line: which request goes out next, and when; pure.
+The wire scheduler of one line: what goes on the line, in which order, with which fill; pure.
 
-Each time the line thread can write, :meth:`WireScheduler.choose` picks, in this order:
+Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in this order:
 
-1. an *urgent* operation request (a fault's torque off, the shutdown);
-2. one ordinary operation request per cycle, whatever the reads take (configuration and
-   diagnostics always progress);
-3. a **position read** of the servo whose newest measurement is the oldest (a servo whose
-   reply was lost is therefore asked again first), at most one per servo and cycle; a lost
-   servo only every :data:`LOST_READ_EVERY` cycles (its replies would take the wire from the
-   others); every :data:`FULL_READ_EVERY`-th read of a servo also asks for its velocity and
-   PWM, the others only for its position (13 instead of 19 bytes on the reply wire);
-4. further operation requests.
+1. every *urgent* operation request (a fault's torque off, the shutdown);
+2. one ordinary operation request, whatever the reads take (configuration and diagnostics
+   always progress);
+3. the goal broadcast (S_JOG), after the first read (it is that read's fill);
+4. **position reads**, the servo whose newest measurement is the oldest first (a servo whose
+   reply was lost is asked again in the next cycle), at most one per servo and cycle, as many
+   as the cycle's request wire holds; a servo silent for :data:`SILENT_AFTER` reads only
+   every :data:`LOST_READ_EVERY` cycles (its reads would take the wire from the others); every
+   :data:`~sweetie_motion.servo.driver.wire.FULL_READ_EVERY`-th read of a servo also asks for
+   its velocity and PWM, the others only for its position.
 
-A request that expects a reply may only be written when its reply cannot overlap the previous
-one (:meth:`sweetie_motion.servo.driver.wire.LineTiming.earliest`): the choice then says when.
-Requests to a servo wait while another to it is in flight, or while their signature may still
-get a late reply (:class:`~sweetie_motion.servo.driver.matching.ReplyMatcher`).
+Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`).
+Every request that expects a reply is followed by its fill (the frames after it that expect
+none, then spacers: :func:`~sweetie_motion.servo.driver.wire.spacer_count`), so no two replies
+can overlap whenever the bytes go out. A servo gets no request while another to it is in flight,
+nor one whose signature may still get a late reply
+(:class:`~sweetie_motion.servo.driver.matching.ReplyMatcher`).
 """
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Deque, List, Optional, Sequence
+import math
+from typing import Deque, List, Optional, Sequence, Set
 
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.matching import (
     FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature, Request,
 )
 from sweetie_motion.servo.driver.servo_state import LineServo
-from sweetie_motion.servo.driver.wire import FULL_READ_EVERY, LineTiming
+from sweetie_motion.servo.driver.wire import FULL_READ_EVERY, SHORTEST_REQUEST, SPACER
 
-#: a lost servo is asked at most every this many cycles
+#: a servo that did not answer this many reads in a row is asked only every LOST_READ_EVERY
+#: cycles (a noisy line loses a few in a row now and then: those servos are asked at once)
+SILENT_AFTER = 10
 LOST_READ_EVERY = 10
 
 
 @dataclass
 class Outgoing:
     """
-    What to write next.
+    A frame to write, and the spacers that follow it.
 
     :param frame: the frame.
     :param servo: the servo that answers (None: no reply).
     :param expect: the reply's signature (None: no reply).
-    :param at: the earliest time it may be written [s].
-    :param request: the operation's request (None: a position read of the scheduler's own).
+    :param request: the operation's request (None: the scheduler's own: a read, the goals).
+    :param spacers: spacers written right after it.
     """
 
     frame: hx.Frame
-    servo: Optional[LineServo]
-    expect: Optional[ReplySignature]
-    at: float
+    servo: Optional[LineServo] = None
+    expect: Optional[ReplySignature] = None
     request: Optional[Request] = None
+    spacers: int = 0
 
     @property
     def reply_size(self) -> int:
         """Return the expected reply's size [bytes] (0: none)."""
         return self.expect.reply_size if self.expect is not None else 0
 
+    @property
+    def size(self) -> int:
+        """Return the bytes it takes on the request wire, spacers included."""
+        return self.frame.size + self.spacers * SPACER.size
+
 
 class WireScheduler:
     """
-    Picks what a line writes next (see the module docstring).
+    Picks what a line writes (see the module docstring).
 
     :param servos: the line's servos.
     :param matcher: the requests in flight.
-    :param timing: the wires' model.
+    :param gap_bytes: the silence between two replies, in byte times.
     """
 
     def __init__(self, servos: Sequence[LineServo], matcher: ReplyMatcher,
-                 timing: LineTiming) -> None:
+                 gap_bytes: float) -> None:
         self.servos = list(servos)
         self.by_id = {s.servo_id: s for s in self.servos}
         self.matcher = matcher
-        self.timing = timing
+        self.gap_bytes = gap_bytes
         self.urgent: Deque[Request] = deque()
         self.normal: Deque[Request] = deque()
         #: the cycle the line is in (counted by the line thread)
         self.cycle = 0
-        self._operation_cycle = -1
 
     def add(self, request: Request) -> None:
         """Queue an operation's request."""
@@ -90,66 +100,107 @@ class WireScheduler:
         self.normal.clear()
         return requests
 
-    def choose(self, now: float) -> Optional[Outgoing]:
-        """Return what to write next, and when; None: nothing to write."""
-        request = self._ready(self.urgent)
-        if request is not None:
-            return self._outgoing(request, now)
-        request = self._ready(self.normal)
-        if request is not None and self._operation_cycle != self.cycle:
-            return self._outgoing(request, now)
-        read = self._read(now)
-        if read is not None:
-            return read
-        return self._outgoing(request, now) if request is not None else None
+    # --- batches -------------------------------------------------------------------------------
 
-    def written(self, outgoing: Outgoing) -> None:
-        """Account an outgoing frame that was written."""
-        if outgoing.request is not None:
-            queue = self.urgent if outgoing.request.urgent else self.normal
-            queue.remove(outgoing.request)
-            if not outgoing.request.urgent:
-                self._operation_cycle = self.cycle
-        elif outgoing.servo is not None:
-            outgoing.servo.read_cycle = self.cycle
-            outgoing.servo.reads_sent += 1
+    def cycle_batch(self, jog: Optional[hx.Frame], budget: float) -> List[Outgoing]:
+        """
+        Return the cycle's batch: urgent requests, one more request, the goals, the reads.
 
-    def _ready(self, queue: Deque[Request]) -> Optional[Request]:
-        for request in queue:
-            if request.servo_id is None or not self.matcher.busy(request.servo_id,
-                                                                 request.expect):
-                return request
-        return None
-
-    def _outgoing(self, request: Request, now: float) -> Outgoing:
-        servo = self.by_id.get(request.servo_id) if request.servo_id is not None else None
-        at = self.timing.earliest(now, request.frame.size, request.reply_size)
-        return Outgoing(request.frame, servo if request.expect else None, request.expect, at,
-                        request)
-
-    def _read(self, now: float) -> Optional[Outgoing]:
-        best: Optional[LineServo] = None
-        signature: Optional[ReplySignature] = None
-        for servo in self.servos:
-            if servo.paused or servo.read_cycle == self.cycle:
+        :param jog: the S_JOG of the goals (None: no goals this cycle).
+        :param budget: bytes the request wire can take this cycle.
+        """
+        self.cycle += 1
+        busy: Set[int] = set()
+        operations = self._operations(busy, ordinary=1)
+        reads: List[Outgoing] = []
+        batch = self._compose(operations, jog, reads)
+        for servo in self._read_order():
+            read = self._read(servo, busy)
+            if read is None:
                 continue
-            if servo.health.lost and self.cycle - servo.read_cycle < LOST_READ_EVERY:
-                continue
-            if best is not None and servo.sampled >= best.sampled:
-                continue
-            full = servo.reads_sent % FULL_READ_EVERY == 0
-            free = self.matcher.free_signature(servo.servo_id,
-                                               FULL_READS if full else POSITION_READS)
-            if free is not None:
-                best, signature = servo, free
-        if best is None or signature is None:
+            longer = self._compose(operations, jog, reads + [read])
+            if reads and sum(o.size for o in longer) > budget:
+                break
+            reads.append(read)
+            batch = longer
+            busy.add(servo.servo_id)
+        return batch
+
+    def _compose(self, operations: List[Outgoing], jog: Optional[hx.Frame],
+                 reads: List[Outgoing]) -> List[Outgoing]:
+        """Return the batch: the operations, the first read, the goals, the other reads."""
+        goals = [Outgoing(jog)] if jog is not None else []
+        return self._filled(operations + reads[:1] + goals + reads[1:])
+
+    def between(self) -> List[Outgoing]:
+        """Return the operation requests to write now, between cycles."""
+        return self._filled(self._operations(set(), ordinary=len(self.normal)))
+
+    def written(self, batch: Sequence[Outgoing]) -> None:
+        """Account a batch that was written: its requests leave the queues."""
+        for outgoing in batch:
+            request = outgoing.request
+            if request is not None:
+                (self.urgent if request.urgent else self.normal).remove(request)
+            elif outgoing.servo is not None:
+                outgoing.servo.read_cycle = self.cycle
+                outgoing.servo.reads_sent += 1
+
+    # --- the parts of a batch ------------------------------------------------------------------
+
+    def _operations(self, busy: Set[int], ordinary: int) -> List[Outgoing]:
+        """Return the urgent requests and up to ``ordinary`` other ones that may go now."""
+        out = []
+        for queue, limit in ((self.urgent, len(self.urgent)), (self.normal, ordinary)):
+            taken = 0
+            for request in list(queue):
+                if taken >= limit:
+                    break
+                servo_id = request.servo_id
+                if servo_id is not None and request.expect is not None and (
+                        servo_id in busy or self.matcher.busy(servo_id, request.expect)):
+                    continue
+                servo = self.by_id.get(servo_id) if servo_id is not None else None
+                out.append(Outgoing(request.frame, servo if request.expect else None,
+                                    request.expect, request))
+                taken += 1
+                if servo_id is not None and request.expect is not None:
+                    busy.add(servo_id)
+        return out
+
+    def _read_order(self) -> List[LineServo]:
+        """Return the servos that may be read this cycle, the oldest measurement first."""
+        due = [s for s in self.servos if not s.paused and s.read_cycle != self.cycle
+               and not (s.health.losses_in_a_row >= SILENT_AFTER
+                        and self.cycle - s.read_cycle < LOST_READ_EVERY)]
+        return sorted(due, key=lambda s: s.sampled)
+
+    def _read(self, servo: LineServo, busy: Set[int]) -> Optional[Outgoing]:
+        if servo.servo_id in busy:
+            return None
+        full = servo.reads_sent % FULL_READ_EVERY == 0
+        signature = self.matcher.free_signature(servo.servo_id,
+                                                FULL_READS if full else POSITION_READS)
+        if signature is None:
             return None
         assert signature.memory is not None  # position reads are reads
         frame = hx.ReadRequest(signature.memory, signature.address,
-                               signature.length).frame(best.servo_id)
-        at = self.timing.earliest(now, frame.size, signature.reply_size)
-        return Outgoing(frame, best, signature, at)
+                               signature.length).frame(servo.servo_id)
+        return Outgoing(frame, servo, signature)
 
-    def next_cycle(self) -> None:
-        """Start the next cycle (at most one read per servo and cycle)."""
-        self.cycle += 1
+    def _fill(self, outgoing: Outgoing) -> float:
+        """Return the bytes that must follow a request before the next one [bytes]."""
+        if not outgoing.reply_size:
+            return 0.0
+        return max(0.0, outgoing.reply_size + self.gap_bytes - SHORTEST_REQUEST)
+
+    def _filled(self, batch: List[Outgoing]) -> List[Outgoing]:
+        """Give each request the spacers its reply needs beyond the frames after it."""
+        for k, outgoing in enumerate(batch):
+            fill = self._fill(outgoing)
+            for later in batch[k + 1:]:
+                if fill <= 0 or later.reply_size:
+                    break
+                fill -= later.frame.size
+            outgoing.spacers = max(0, math.ceil(fill / SPACER.size))
+        return batch

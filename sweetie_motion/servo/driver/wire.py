@@ -1,18 +1,18 @@
 """
-The wire time of a servo line: what one cycle can carry, and when a request may go out.
+The wire time of a servo line: what one cycle can carry, and how requests are spaced.
 
 A HerkuleX line is full duplex at 10 bits a byte (8N1): the master's requests have one wire,
 the servos' replies another. The servos share the reply wire and do not listen to it: a servo
 starts its reply ``latency`` after the last byte of its request, whatever is on the wire, so
-two replies that overlap garble each other. :class:`LineTiming` therefore lets a request go
-only when its reply cannot start before the previous reply has ended plus ``reply_gap``, and it
-judges that by what it *sees*: the bytes of the previous reply that have arrived. A request is
-written once the bytes read of the previous reply prove that it ends before the new one can
-start: a port that delivers late, a write that the OS or a USB adapter holds up, only make the
-next reply later, never earlier. A reply of which nothing arrives lets the next request go
-``delivery_slack`` after the time it should have ended. The request wire is
-shared with the goal broadcast (S_JOG), during which no request can go and the reply wire idles
-once the reply asked for before it is in.
+two replies that overlap garble each other.
+
+The driver keeps them apart on the request wire itself: every request that expects a reply
+is followed, in the same write, by enough bytes that no reply asked for after it can begin
+before it has ended plus ``reply_gap`` (:func:`spacer_count`). The fill is the goal broadcast
+(S_JOG) where one follows, else *spacers*: a broadcast RAM read, which every servo executes
+and none answers (fact sheet 2.3). The UART sends a write's bytes back to back, and an OS or a
+USB adapter that holds bytes up only makes later replies later: the spacing holds whenever
+the bytes go out, with no timing of the driver's own.
 
 :func:`wire_budget` computes from the frame sizes what that leaves per cycle: the goal every
 k-th cycle (the smallest k that reads every servo at ``min_refresh_rate``, keeping at least
@@ -34,6 +34,10 @@ FULL_LENGTH = 8
 FULL_READ_EVERY = 4
 #: goals go at least this often when the refresh would want them rarer [Hz]
 MIN_GOAL_RATE = 25.0
+#: the fill between a request and the next: a broadcast read that no servo answers
+SPACER = hx.ReadRequest(hx.Memory.RAM, 0, 1).frame(hx.BROADCAST_ID)
+#: the shortest request that expects a reply (STAT) [bytes]
+SHORTEST_REQUEST = hx.StatRequest().frame(0).size
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,8 @@ class WireBudget:
     :param servos: servos on the line.
     :param baud: [Bd]; :param period: cycle [s].
     :param jog_bytes: the S_JOG of every servo; :param request_bytes: a position read;
-        :param reply_bytes: its reply (the mean of position and full reads).
+        :param read_bytes: what a read costs the request wire with its spacers, and
+        :param reply_bytes: its reply (each the mean of position and full reads).
     :param goal_every: a goal every this many cycles.
     :param goal_rate: goals per second [Hz].
     :param read_rate: position reads per second the wire allows (at most one per servo and
@@ -57,6 +62,7 @@ class WireBudget:
     period: float
     jog_bytes: int
     request_bytes: int
+    read_bytes: float
     reply_bytes: float
     goal_every: int
     goal_rate: float
@@ -76,11 +82,28 @@ def jog_frame_size(servos: int) -> int:
 
 
 def read_frame_sizes() -> Tuple[int, float]:
-    """Return the size of a position read and the mean size of its reply [bytes]."""
+    """Return a position read's size and its mean wire cost with its spacers [bytes]."""
     position = hx.ReadRequest(hx.Memory.RAM, READ_ADDRESS, POSITION_LENGTH)
     full = hx.ReadRequest(hx.Memory.RAM, READ_ADDRESS, FULL_LENGTH)
-    mean = (position.reply_size * (FULL_READ_EVERY - 1) + full.reply_size) / FULL_READ_EVERY
+    cost = [r.frame(0).size + spacer_count(r.reply_size) * SPACER.size for r in (position, full)]
+    mean = (cost[0] * (FULL_READ_EVERY - 1) + cost[1]) / FULL_READ_EVERY
     return position.frame(0).size, mean
+
+
+def spacer_count(reply_bytes: int, baud: int = 115200, reply_gap: float = 0.0002) -> int:
+    """
+    Return how many spacers must follow a request whose reply has ``reply_bytes``.
+
+    The next reply starts the next request's wire time after the spacers, so the spacers
+    and the shortest request together must last the reply and the gap.
+
+    :param reply_bytes: the reply's size (0: no reply, no spacer).
+    :param baud: [Bd]; :param reply_gap: the silence between replies [s].
+    """
+    if not reply_bytes:
+        return 0
+    fill = reply_bytes + reply_gap / hx.byte_time(baud) - SHORTEST_REQUEST
+    return max(0, math.ceil(fill / SPACER.size))
 
 
 def reads_per_cycle(servos: int, baud: int, period: float, goal_every: int,
@@ -88,10 +111,8 @@ def reads_per_cycle(servos: int, baud: int, period: float, goal_every: int,
     """
     Return the position reads one cycle can carry with a goal every ``goal_every`` cycles.
 
-    Over k cycles the request wire carries one S_JOG (J) and n requests (R each); the reply
-    wire n replies plus their gaps (P each), and it idles while the S_JOG holds the request
-    wire, less the reply asked for just before it: J + R - P. At most one read per servo and
-    cycle.
+    Over k cycles the request wire carries one S_JOG and n reads with their spacers (the
+    S_JOG stands for one read's spacer). At most one read per servo and cycle.
 
     :param servos: servos on the line.
     :param baud: line speed [Bd].
@@ -100,11 +121,9 @@ def reads_per_cycle(servos: int, baud: int, period: float, goal_every: int,
     :param reply_gap: silence between replies [s].
     """
     bt = hx.byte_time(baud)
-    request, reply = read_frame_sizes()
-    jog = jog_frame_size(servos) * bt
-    r, p = request * bt, reply * bt + reply_gap
-    span = goal_every * period
-    n = min((span - max(0.0, jog + r - p)) / p, (span - jog) / r)
+    _, cost = read_frame_sizes()
+    span = goal_every * period / bt
+    n = (span - jog_frame_size(servos) + SPACER.size) / cost
     return max(0.0, min(n / goal_every, float(servos)))
 
 
@@ -123,7 +142,7 @@ def wire_budget(servos: int, baud: int, period: float, min_refresh_rate: float =
     :param min_refresh_rate: [Hz].
     :param reply_gap: silence between replies [s].
     """
-    request, reply = read_frame_sizes()
+    request, cost = read_frame_sizes()
     jog = jog_frame_size(servos)
     bt = hx.byte_time(baud)
     longest = max(1, int(1.0 / (MIN_GOAL_RATE * period)))
@@ -132,7 +151,10 @@ def wire_budget(servos: int, baud: int, period: float, min_refresh_rate: float =
             servos, baud, period, k, reply_gap) < min(servos, min_refresh_rate * servos * period)):
         k += 1
     reads = reads_per_cycle(servos, baud, period, k, reply_gap)
-    return WireBudget(servos, baud, period, jog, request, reply, k, 1.0 / (k * period),
+    position, full = (hx.ReadRequest(hx.Memory.RAM, READ_ADDRESS, n).reply_size
+                      for n in (POSITION_LENGTH, FULL_LENGTH))
+    reply = (position * (FULL_READ_EVERY - 1) + full) / FULL_READ_EVERY
+    return WireBudget(servos, baud, period, jog, request, cost, reply, k, 1.0 / (k * period),
                       reads / period, reads / period / servos)
 
 
@@ -158,22 +180,22 @@ class _Expected:
     :param sequence: its request's place in the line's order.
     :param size: [bytes].
     :param end: when it should end on the wire [s].
-    :param before: bytes read before it could begin (its request written, plus the request's
-        wire time and the latency): none of them is its.
     """
 
     sequence: int
     size: int
     end: float
-    before: int = 0
 
 
 class LineTiming:
     """
-    Where the two wires of a line stand, as far as the driver can know (see the module docstring).
+    Where the two wires of a line stand, as far as the driver can know.
 
     The line tells it what it wrote (:meth:`sent`), every byte it read (:meth:`received`) and
-    when a reply was settled: answered at a byte position, or lost (:meth:`settled`).
+    when a reply was settled: answered at a byte position, or lost (:meth:`settled`). It says
+    when each request's last byte leaves (the servo executes it then), when each reply should
+    end, which reply is overdue (nothing of it came by its end plus ``delivery_slack``), and
+    how many bytes of a lost reply came (damaged) or none (missing).
 
     :param baud: line speed [Bd].
     :param latency: the servos' reply latency [s].
@@ -182,7 +204,7 @@ class LineTiming:
     """
 
     def __init__(self, baud: int, latency: float, reply_gap: float,
-                 delivery_slack: float = 0.005) -> None:
+                 delivery_slack: float = 0.002) -> None:
         self.byte_time = hx.byte_time(baud)
         self.latency = float(latency)
         self.reply_gap = float(reply_gap)
@@ -191,33 +213,6 @@ class LineTiming:
         self._expected: List[_Expected] = []
         self._total = 0              # bytes read since the port opened
         self._mark = 0               # where the oldest expected reply's bytes begin
-        self._seen_at = -math.inf    # when the newest bytes were read [s]
-
-    def earliest(self, now: float, request_bytes: int, reply_bytes: int) -> float:
-        """
-        Return when a request may be written so that its reply overlaps no other [s].
-
-        Once k bytes of the previous reply have been read (the newest at t), that reply
-        started before t - k byte times and ends before t plus the rest of its bytes: the new
-        reply, which starts at least the request's wire time plus the latency after its
-        write, may follow from then on (plus the gap). Of a reply that nothing was read of yet
-        nothing is known but its expected end: the request waits until the port would have
-        delivered it (``delivery_slack``).
-
-        :param now: [s]; :param request_bytes: its size; :param reply_bytes: its reply's (0: no
-            reply).
-        """
-        if not reply_bytes or not self._expected:
-            return now
-        last = self._expected[-1]
-        # its bytes come after those of the older replies, and after it could begin at all
-        seen = min(self._total - self._mark - sum(e.size for e in self._expected[:-1]),
-                   self._total - last.before)
-        if seen <= 0:
-            return max(now, last.end + self.reply_gap + self.delivery_slack)
-        rest = max(0, last.size - seen) * self.byte_time
-        lead = request_bytes * self.byte_time + self.latency
-        return max(now, self._seen_at + rest + self.reply_gap - lead)
 
     def overdue(self, now: float) -> Optional[int]:
         """
@@ -253,14 +248,12 @@ class LineTiming:
         tx_end, rx_end = self.slot(now, request_bytes, reply_bytes)
         self.tx_free = tx_end
         if reply_bytes:
-            self._expected.append(_Expected(sequence, reply_bytes, rx_end, self._total))
+            self._expected.append(_Expected(sequence, reply_bytes, rx_end))
         return tx_end, rx_end
 
-    def received(self, count: int, now: float) -> int:
-        """Account ``count`` bytes read at ``now``; return the position after them."""
+    def received(self, count: int) -> int:
+        """Account ``count`` bytes read; return the position after them (bytes since open)."""
         self._total += count
-        if count:
-            self._seen_at = now
         return self._total
 
     def settled(self, sequence: int, end: Optional[int] = None) -> Dict[int, int]:

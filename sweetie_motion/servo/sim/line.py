@@ -242,19 +242,24 @@ class BusSimulator:
 
     def _execute(self, frame: hx.Frame, t: float) -> None:
         self.counters.frames_received += 1
-        for servo in self.servos:
-            servo.advance(t)
         targets = [s for s in self.servos if s.listening(t)
                    and (frame.pid == hx.BROADCAST_ID or frame.pid == s.servo_id)]
+        request: Optional[hx.Request] = None
         try:
             request = hx.decode_request(frame)
         except hx.UnknownCommandError:
-            for servo in targets:
-                servo.raise_error(hx.StatusError.INVALID_PACKET, hx.StatusDetail.UNKNOWN_COMMAND)
-            return
+            detail = hx.StatusDetail.UNKNOWN_COMMAND
         except hx.FrameError:
+            detail = hx.StatusDetail.GARBAGE
+        if isinstance(request, hx.ReadRequest) and frame.pid == hx.BROADCAST_ID and \
+                request.address + request.length <= request.memory.size:
+            self.counters.reads += 1
+            return   # changes nothing and gets no reply: the driver's spacer
+        for servo in targets:
+            servo.advance(t)
+        if request is None:
             for servo in targets:
-                servo.raise_error(hx.StatusError.INVALID_PACKET, hx.StatusDetail.GARBAGE)
+                servo.raise_error(hx.StatusError.INVALID_PACKET, detail)
             return
         position = False
         if isinstance(request, (hx.IJogRequest, hx.SJogRequest)):
@@ -399,7 +404,7 @@ class BusSimulator:
 
     def snapshot(self) -> Dict[str, Any]:
         """Return the state of every servo, the counters and the sample gaps as plain values."""
-        return {'time': self.now - self.start,
+        return {'time': self.now - self.start, 'now': self.now,
                 'servos': {str(s.servo_id): s.snapshot() for s in self.servos},
                 'counters': self.counters.as_dict(),
                 'sample_gaps': self.sample_gaps.summary().as_dict()}

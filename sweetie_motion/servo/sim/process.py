@@ -93,6 +93,10 @@ class SimulatorControl:
         """Inject a fault now (the --fault grammar, times from now)."""
         self.request(op='fault', spec=spec)
 
+    def reset_statistics(self) -> None:
+        """Start the sample gaps and the lateness again (to measure from now on)."""
+        self.request(op='reset_statistics')
+
     def close_port(self, reopen: float = math.inf) -> None:
         """Close the port now; reopen after ``reopen`` s."""
         self.request(op='close', reopen=reopen)

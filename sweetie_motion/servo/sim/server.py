@@ -13,7 +13,8 @@ answer per line):
   braking move; answers the moved IDs);
 * ``{"op": "external_torque", "torques": {ID: N*m}}``;
 * ``{"op": "fault", "spec": "jam=11"}``: the ``--fault`` grammar, times counted from now;
-* ``{"op": "close", "reopen": s}``: the port closes now (as an unplugged USB adapter).
+* ``{"op": "close", "reopen": s}``: the port closes now (as an unplugged USB adapter);
+* ``{"op": "reset_statistics"}``: the sample gaps and the lateness start again.
 """
 
 from dataclasses import replace
@@ -240,11 +241,16 @@ class PtyServer:
                 if plan.corrupt or plan.drop or plan.late or plan.corrupt_reply:
                     sim.faults = sim.faults.merged(replace(plan, events=()))
                 return {'ok': True}
+            if op == 'reset_statistics':
+                sim.sample_gaps.reset()
+                self.lateness.reset()
+                return {'ok': True}
             if op == 'close':
                 sim.port_events.append((self.clock(), float(request.get('reopen', math.inf))))
                 sim.port_events.sort()
                 return {'ok': True}
-            raise ValueError(f'unknown op {op!r} (state, move, external_torque, fault, close)')
+            raise ValueError(f'unknown op {op!r} (state, move, external_torque, fault, close, '
+                             'reset_statistics)')
         except (ValueError, KeyError, TypeError, SweetieMotionError) as error:
             return {'error': str(error)}
 

@@ -1,0 +1,184 @@
+"""
+The driver's parts on byte streams, no pty: the wire scheduler's batches on the simulated line,
+reply matching, the wire model's losses, measurement ages.
+"""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from sweetie_motion.servo import driver as sb
+from sweetie_motion.servo import herkulex as hx
+from sweetie_motion.servo import sim as sm
+from sweetie_motion.servo.driver.matching import (
+    FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature,
+)
+from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
+from sweetie_motion.servo.driver.servo_state import LineServo
+from sweetie_motion.servo.driver.wire import LineTiming, SPACER, spacer_count
+from sweetie_motion.servo.freshness import AgeHistogram
+
+BT = 10 / 115200
+GAP = 0.0002 / BT
+
+
+def line_servos(ids):
+    driver = sb.DriverConfig((sb.BusConfig('b', 'p', 115200, tuple(
+        sb.ServoConfig(i, f'j{i}') for i in ids)),))
+    return [LineServo(sb.ServoConfig(i, f'j{i}'), k, k, 'b', driver) for k, i in enumerate(ids)]
+
+
+def encode(batch):
+    return b''.join(o.frame.encode() + SPACER.encode() * o.spacers for o in batch)
+
+
+def jog(ids):
+    return hx.SJogRequest(2, tuple(hx.JogTag(i, 512) for i in ids)).frame(hx.BROADCAST_ID)
+
+
+def simulated(ids, latency=0.0003):
+    return sm.BusSimulator(sm.SimConfig(tuple(sm.SimServoConfig(i, eep={'ack_policy': 2})
+                                              for i in ids), latency=latency))
+
+
+def replay(sim, writes):
+    """Feed (time, bytes) writes to the simulated line; return the valid replies."""
+    parser = hx.FrameParser(hx.REPLY_COMMANDS)
+    replies = []
+    for t, data in writes:
+        sim.advance(t)
+        sim.receive(data, t)
+    end = writes[-1][0] + sum(len(d) for _, d in writes) * BT + 0.1
+    for t in np.arange(writes[0][0], end, 0.0005):
+        sim.advance(t)
+        replies += [hx.decode_reply(f) for f in parser.feed(sim.transmit(t))]
+    return replies
+
+
+def test_a_spacer_is_a_broadcast_read_that_no_servo_answers():
+    assert SPACER.pid == hx.BROADCAST_ID and SPACER.cmd == hx.Command.RAM_READ
+    # the fill after a reply of n bytes: n + the gap, less the shortest next request (7)
+    assert [spacer_count(n) for n in (9, 13, 19, 22)] == [1, 1, 2, 2]
+    sim = simulated([1, 2])
+    assert replay(sim, [(0.0, SPACER.encode() * 3)]) == []
+    assert sim.counters.replies == 0 and sim.counters.reads == 3
+
+
+@pytest.mark.parametrize('delays', ['back to back', 'random'])
+def test_batches_never_let_two_replies_overlap_whenever_they_are_written(delays):
+    ids = list(range(1, 11))
+    servos = line_servos(ids)
+    scheduler = WireScheduler(servos, ReplyMatcher(0.1), GAP)
+    sim = simulated(ids)
+    rng = random.Random(3)
+    writes, t, reads = [], 0.0, 0
+    for cycle in range(40):
+        batch = scheduler.cycle_batch(jog(ids), 115.2)
+        scheduler.written(batch)
+        for outgoing in batch:
+            if outgoing.servo is not None:
+                outgoing.servo.sampled = t + outgoing.servo.servo_id * 1e-6
+                reads += 1
+        writes.append((t, encode(batch)))
+        # an OS or a USB adapter may hold the bytes up or let them go together: the fill
+        # goes with them, so the spacing holds
+        t += 0.0 if delays == 'back to back' else rng.uniform(0.0, 0.02)
+    replies = replay(sim, writes)
+    assert sim.counters.collisions == 0
+    assert len(replies) == reads and reads >= 40 * 3
+    # without the fill, the same requests back to back garble each other
+    pipelined = b''.join(hx.ReadRequest(hx.Memory.RAM, 58, 2).frame(i).encode() for i in ids)
+    control = simulated(ids)
+    replay(control, [(0.0, pipelined)])
+    assert control.counters.collisions >= 8
+
+
+def test_the_cycle_batch_reads_the_oldest_measurement_first_and_fits_the_cycle():
+    ids = list(range(1, 11))
+    servos = line_servos(ids)
+    for k, servo in enumerate(servos):
+        servo.sampled = 10.0 - k        # servo 10 is the oldest
+    scheduler = WireScheduler(servos, ReplyMatcher(0.1), GAP)
+    batch = scheduler.cycle_batch(jog(ids), 115.2)
+    read = [o.servo.servo_id for o in batch if o.servo is not None]
+    assert read == [10, 9, 8, 7][:len(read)] and len(read) >= 3
+    assert sum(o.size for o in batch) <= 115.2
+    # the goals go right after the first read, as its fill
+    assert batch[1].frame.cmd == hx.Command.S_JOG and batch[0].spacers == 0
+    # at most one read per servo and cycle
+    scheduler.written(batch)
+    again = scheduler.cycle_batch(None, 1000.0)
+    assert not {o.servo.servo_id for o in again if o.servo} & set(read) or \
+        len(again) > len(ids) - len(read)
+
+
+def test_a_servo_whose_read_was_lost_is_asked_again_first_with_another_span():
+    servos = line_servos([1, 2, 3])
+    for servo in servos:
+        servo.sampled = 1.0
+    servos[1].sampled = 0.5                 # servo 2: its last read was lost
+    matcher = ReplyMatcher(late_grace=0.1)
+    matcher.sent(2, FULL_READS[0], 0.0, 0.001, 0.003)
+    matcher.expire(0.004)                   # lost: its late reply may still come
+    scheduler = WireScheduler(servos, matcher, GAP)
+    servos[1].reads_sent = 1                # a position read is due
+    matcher.sent(1, POSITION_READS[0], 0.0, 0.001, 1.0)
+    batch = scheduler.cycle_batch(None, 1000.0)
+    first = batch[0]
+    assert first.servo is servos[1] and first.expect == POSITION_READS[0]
+    # its full-read span stays blocked for the grace: a late reply is not taken for a new one
+    servos[1].reads_sent = 0
+    assert matcher.free_signature(2, FULL_READS) == FULL_READS[1]
+
+
+def test_a_reply_that_overtakes_an_older_request_loses_it_at_once():
+    matcher = ReplyMatcher(late_grace=0.1)
+    older = matcher.sent(1, POSITION_READS[0], 0.0, 0.001, 1.0)
+    newer = matcher.sent(2, POSITION_READS[0], 0.002, 0.003, 1.0)
+    reply = hx.ReadReply(2, hx.Memory.RAM, 58, b'\x00\x02', hx.Status())
+    match = matcher.match(reply, 0.005)
+    assert match.answered is newer and match.lost == [older]
+    # the older one's reply, if it comes after all, is late, not an answer
+    late = hx.ReadReply(1, hx.Memory.RAM, 58, b'\x00\x02', hx.Status())
+    assert matcher.match(late, 0.006).late
+    # a reply nobody asked for is neither
+    stranger = hx.AckReply(1, hx.Command.STAT, hx.Status())
+    assert matcher.match(stranger, 0.007) == type(match)()
+
+
+def test_the_wire_model_counts_a_lost_reply_damaged_or_missing_and_finds_it_overdue():
+    timing = LineTiming(115200, 0.0003, 0.0002, delivery_slack=0.005)
+    read = ReplySignature.read(hx.Memory.RAM, 58, 2)
+    timing.sent(0.0, 9, read.reply_size, sequence=1)
+    timing.sent(0.0, 9, 0)
+    timing.sent(0.0, 9, read.reply_size, sequence=2)
+    timing.sent(0.0, 9, 0)
+    end1 = 9 * BT + 0.0003 + 13 * BT
+    assert timing.overdue(end1) is None
+    assert timing.overdue(end1 + 0.006) == 1      # nothing of it came: missing
+    assert timing.settled(1) == {1: 0}
+    # six garbled bytes of the second, then a valid reply of a third request
+    timing.sent(0.001, 9, read.reply_size, sequence=3)
+    timing.received(6)
+    position = timing.received(13)
+    assert timing.settled(3, position) == {2: 6, 3: 13}
+
+
+def test_age_histogram_percentiles_and_what_is_above():
+    ages = AgeHistogram()
+    ages.add_many(np.linspace(0.001, 0.1, 100))
+    ages.add(math.inf)                        # never measured: not an age
+    summary = ages.summary()
+    assert summary.count == 100
+    assert summary.p50 == pytest.approx(0.050, abs=0.001)
+    assert summary.p99 == pytest.approx(0.099, abs=0.001)
+    assert summary.largest == pytest.approx(0.1)
+    assert ages.count_above(0.0904) == 10
+    assert 'p99 99.' in summary.describe()
+
+
+def test_an_outgoing_without_reply_needs_no_fill():
+    plain = Outgoing(jog([1, 2]))
+    assert plain.reply_size == 0 and plain.size == plain.frame.size
