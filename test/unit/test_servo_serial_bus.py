@@ -467,7 +467,7 @@ def test_measurements_stay_fresh_on_a_noisy_line(rig):
     # driver left a servo alone for 100 ms after two losses in a row: ages over 150 ms). The
     # margin is this VM's: the simulator's wake-ups come milliseconds late now and then
     assert line.age_p99 <= 0.040 and line.age_max <= 0.080, line
-    assert state["sample_gaps"]["max_ms"] <= 80, state["sample_gaps"]
+    assert state['sample_gaps']['max_ms'] <= 80, state['sample_gaps']
     # every lost reply is counted, damaged or missing, as the simulator injected it
     assert line.timeouts == line.damaged + line.missing
     assert line.timeouts - line.late_replies == counters['replies_corrupted'] + \

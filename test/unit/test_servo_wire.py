@@ -1,6 +1,8 @@
 """
-The driver's parts on byte streams, no pty: the wire scheduler's batches on the simulated line,
-reply matching, the wire model's losses, measurement ages.
+The driver's parts on byte streams, without a pty.
+
+The wire scheduler's batches on the simulated line, reply matching, the wire model's losses,
+measurement ages.
 """
 
 import math
