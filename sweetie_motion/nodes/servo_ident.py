@@ -78,11 +78,12 @@ class ServoIdentNode(ComponentNode):
     """The servo identification as a lifecycle node."""
 
     PARAMETERS = (
-        ParameterSpec('control_delay', 3.0,
-                      "Delay from the reference to the servo's desired position [cycles]: 3 "
-                      'measured for the HerkuleX driver at 100 Hz with up to 10 servos on a '
-                      '115200 Bd line (the goal interval, the S_JOG on the wire, the servo '
-                      'tick and its playtime); a wrong delay shows as viscous friction.',
+        ParameterSpec('control_delay', 2.5,
+                      "Delay from the reference to the servo's desired position, as seen by "
+                      'measurements stamped when the servo sampled them [cycles]: 2.5 measured '
+                      'for the HerkuleX driver at 100 Hz with 10 servos on a 115200 Bd line '
+                      '(the S_JOG on the wire, the servo tick, the goal interval); a wrong '
+                      'delay shows as viscous friction (kp U per second of error).',
                       low=0.0, high=100.0),
         ParameterSpec('relaxation_factor', 0.9995, 'RLS forgetting factor lambda (0, 1].',
                       low=1e-6, high=1.0),

@@ -117,7 +117,7 @@ class IdentConfig:
     velocity_source: str = 'difference'
     initial_covariance: float = 100.0
     max_covariance: float = 1e6
-    max_gap: int = 20
+    max_gap: int = 40
 
     def __post_init__(self) -> None:
         checks = [('period', self.period > 0), ('control_delay', self.control_delay >= 0),

@@ -9,6 +9,7 @@ states, switch the torque off and pose the robot by hand, ask the servos, identi
 """
 
 from pathlib import Path
+import signal
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ from motion_process import motion_process, MotionClient
 import numpy as np
 import pytest
 from rclpy.action import ActionClient
-from ros_util import HERE, wait_for, wait_future
+from ros_util import HERE, Process, wait_for, wait_future
 from sensor_msgs.msg import JointState
 from sweetie_motion.servo.servo_model import default_params
 from sweetie_motion_msgs.action import PlayTrajectory
@@ -121,6 +122,67 @@ def test_servo_registers_and_bad_requests_through_the_command_line(pony):
     assert stranger.returncode != 0 and 'joint99' in stranger.stdout + stranger.stderr
 
 
+def test_scan_counts_the_servos_per_line_and_a_written_led_stays(pony):
+    scan = servo_cli('scan')
+    assert scan.returncode == 0, scan.stdout + scan.stderr
+    assert '26 servo(s) answered (leg12 10, leg34 10, head 6)' in scan.stdout, scan.stdout
+    assert 'leg34: ID 45 DRS-0101' in scan.stdout
+    written = servo_cli('write', 'led_control', '2', 'joint13')
+    assert written.returncode == 0, written.stdout + written.stderr
+    # every goal carries the servo's LED bits: the written value, from then on
+    wait_for(lambda: 'joint13: 2' in servo_cli('read', 'led_control', 'joint13').stdout, 10,
+             period=0.5, message='the LED read back')
+    assert 'joint13: 2' in servo_cli('read', 'led_control', 'joint13').stdout
+
+
+def identify_process(*args: str) -> Process:
+    return Process([sys.executable, '-m', 'sweetie_motion.cli', 'servo', '--namespace', NS,
+                    'identify', *args], 'identify')
+
+
+def test_ctrl_c_stops_the_excitation_and_a_second_identification_is_refused(pony):
+    first = identify_process('--servos', 'joint11', '--png', '')
+    try:
+        wait_for(lambda: '(5%)' in first.output() or '(6%)' in first.output(), 30, period=0.1,
+                 message='the excitation under way')
+        second = servo_cli('identify', '--servos', 'joint12', timeout=60)
+        assert second.returncode != 0
+        assert 'identification of 1 servo(s) is running (joint11)' in \
+            second.stdout + second.stderr, second.stdout + second.stderr
+        moving = pony.position('joint11', 'reference')
+        code = first.stop(signal.SIGINT, timeout=10)
+        assert code == 130, first.output()
+        assert 'excitation motion was stopped' in first.output()
+        # the motion was cancelled: the reference holds within a few cycles, far before the
+        # excitation's end (its 18 s)
+        held = []
+        wait_for(lambda: held.append(pony.position('joint11', 'reference')) or
+                 (len(held) > 10 and abs(held[-1] - held[-10]) < 1e-3), 5, period=0.05,
+                 message='the reference of joint11 holding')
+        assert abs(moving) < 3.0
+        status = servo_cli('identify', '--servos', 'joint12', '--trajectory', 'no_such')
+        assert 'is running' not in status.stdout + status.stderr   # the first was aborted
+    finally:
+        first.stop(signal.SIGKILL)
+
+
+def test_a_bringup_without_a_servo_it_requires_does_not_start(tmp_path):
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace('sim: {models:',
+                                                 "sim: {faults: ['silent=45'], models:"))
+    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
+                       str(config), '--namespace', 'no_servo45'], 'bringup')
+    try:
+        code = process.popen.wait(60)
+    finally:
+        process.stop(signal.SIGKILL)
+    output = process.output()
+    assert code == 1, output
+    assert 'sweetie-motion bringup: servo_bus: configure failed: servos did not answer: ' \
+        'joint45 (bus leg34, ID 45)' in output, output
+    assert 'ready' not in output and 'Traceback' not in output
+
+
 def test_identification_finds_the_simulated_servos_models(pony):
     models = []
     pony.node.create_subscription(ServoModels, f'/{NS}/servo_models', models.append, 10)
@@ -131,17 +193,23 @@ def test_identification_finds_the_simulated_servos_models(pony):
     assert png.stat().st_size > 10000
     wait_for(lambda: models, 10, message='servo_models published')
     truth = {m['name']: np.array(m['alpha']) for m in true_models()}
-    found = {m.name: np.array(m.alpha) for m in models[-1].models}
-    assert set(found) == set(truth)
-    # Through the whole stack (26 servos on three lines, each measured at about 50 Hz, one
-    # control delay for every line) the friction terms of these runs landed 0-30 % from the
-    # simulated servo's, varying from run to run with the timing: what this test asserts is
-    # the procedure (identified within the prediction threshold, published, saved); the 5 %
-    # is asserted by the identification's own tests over the driver and the simulator
-    # (test/unit/test_servo_ident.py), where every servo is measured every cycle.
+    # servo_models holds every servo's current model, the two identified ones among them
+    published = {m.name: np.array(m.alpha) for m in models[-1].models}
+    assert len(published) == 26 and set(truth) <= set(published)
+    found = {name: published[name] for name in truth}
+    # Through the whole stack (26 servos on three lines, each measured at about 30 Hz, the
+    # measurements stamped when the servo sampled them, one control delay of 2.5 cycles for
+    # the 10-servo lines) the viscous friction lands within 5 % of the simulated servo's in
+    # these runs; the Coulomb and static terms are told apart poorly by an 18 s excitation
+    # (their sum, the friction at the excitation's speeds, within 15-20 %). The effort scale
+    # is not excited (no effort in the reference): it keeps its value, and says so.
     for name, alpha in found.items():
-        assert np.all(np.isfinite(alpha)) and alpha[0] > 0, f'{name}: {alpha}'
         print(f'{name}: identified {np.round(alpha, 4)}, simulated {truth[name]}')
+        assert alpha[0] == pytest.approx(truth[name][0], rel=0.15), name
+        assert alpha[1] + alpha[2] == pytest.approx(truth[name][1] + truth[name][2],
+                                                    rel=0.35), name
+        assert alpha[3] == 1.0
+    assert 'effort scale (alpha[3]) kept at its prior value' in done.stdout
     assert 'identified' in done.stdout and 'prediction error' in done.stdout
     saved = yaml.safe_load((pony.tmp / 'identified.yaml').read_text())
     assert {m['name'] for m in saved['servo_models']} >= set(truth)

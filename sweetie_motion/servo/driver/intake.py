@@ -118,11 +118,20 @@ class ReplyIntake:
             self.on_fault(servo)
 
     def expire(self, now: float) -> None:
-        """Count the requests whose deadline passed, or whose reply is overdue, as lost."""
+        """
+        Count the requests whose deadline passed, or position reads overdue, as lost.
+
+        An operation's request waits for its deadline (the reply ``timeout``): operations are
+        not in a hurry, and a slow answer would make them retry or fail.
+        """
         self.lost(self.matcher.expire(now), now)
         overdue = self.timing.overdue(now)
         while overdue is not None:
-            pending = self.matcher.lose(overdue, now)
+            pending = self.matcher.find(overdue)
+            if pending is not None and pending.request is not None:
+                return
+            if pending is not None:
+                self.matcher.lose(overdue, now)
             arrived = self.timing.settled(overdue)
             if pending is not None:
                 self.lost([pending], now, arrived)

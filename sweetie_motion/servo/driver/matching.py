@@ -11,8 +11,8 @@ A request is **lost** when
 * a reply to a request written *after* it arrives first: the servos answer in the order they
   were asked on the one reply wire, so its reply was dropped or garbled (*overtaken*, found at
   once, long before any timeout); or
-* nothing of its reply has come by its expected end plus the port's delivery slack (*overdue*,
-  :meth:`sweetie_motion.servo.driver.wire.LineTiming.overdue`); or
+* it is a position read and nothing of its reply has come by its expected end plus the port's
+  delivery slack (*overdue*, :meth:`sweetie_motion.servo.driver.wire.LineTiming.overdue`); or
 * its deadline passes (the expected end of its reply plus the timeout: a reply that began but
   never completed).
 
@@ -220,9 +220,13 @@ class ReplyMatcher:
                 del self._expired[key]
         return lost
 
+    def find(self, sequence: int) -> Optional[Pending]:
+        """Return the request ``sequence`` if it is in flight."""
+        return next((p for p in self.in_flight.values() if p.sequence == sequence), None)
+
     def lose(self, sequence: int, now: float) -> Optional[Pending]:
         """Count the request ``sequence`` lost now (its reply is overdue); return it."""
-        pending = next((p for p in self.in_flight.values() if p.sequence == sequence), None)
+        pending = self.find(sequence)
         if pending is not None:
             self._lose(pending, now)
         return pending
