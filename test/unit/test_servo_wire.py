@@ -184,3 +184,16 @@ def test_age_histogram_percentiles_and_what_is_above():
 def test_an_outgoing_without_reply_needs_no_fill():
     plain = Outgoing(jog([1, 2]))
     assert plain.reply_size == 0 and plain.size == plain.frame.size
+
+
+def test_the_led_a_servo_shows():
+    servo = line_servos([1])[0]
+    assert servo.led(status_led=True) == 2            # torque off: blue
+    servo.torque_on = True
+    assert servo.led(status_led=True) == 1            # torque on: green
+    assert servo.led(status_led=False) == 0
+    assert servo.health.status(0x10, 1.0, 'j1', 1, 'b') is None
+    assert servo.health.status(0x10, 1.01, 'j1', 1, 'b') is not None   # two replies: a fault
+    assert servo.led(status_led=True) == 4            # red
+    servo.led_written = 6
+    assert servo.led(status_led=True) == 6            # a written value wins

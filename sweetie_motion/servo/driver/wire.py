@@ -81,11 +81,12 @@ def jog_frame_size(servos: int) -> int:
     return hx.SJogRequest(0, tags).frame().size
 
 
-def read_frame_sizes() -> Tuple[int, float]:
+def read_frame_sizes(baud: int = 115200, reply_gap: float = 0.0002) -> Tuple[int, float]:
     """Return a position read's size and its mean wire cost with its spacers [bytes]."""
     position = hx.ReadRequest(hx.Memory.RAM, READ_ADDRESS, POSITION_LENGTH)
     full = hx.ReadRequest(hx.Memory.RAM, READ_ADDRESS, FULL_LENGTH)
-    cost = [r.frame(0).size + spacer_count(r.reply_size) * SPACER.size for r in (position, full)]
+    cost = [r.frame(0).size + spacer_count(r.reply_size, baud, reply_gap) * SPACER.size
+            for r in (position, full)]
     mean = (cost[0] * (FULL_READ_EVERY - 1) + cost[1]) / FULL_READ_EVERY
     return position.frame(0).size, mean
 
@@ -121,7 +122,7 @@ def reads_per_cycle(servos: int, baud: int, period: float, goal_every: int,
     :param reply_gap: silence between replies [s].
     """
     bt = hx.byte_time(baud)
-    _, cost = read_frame_sizes()
+    _, cost = read_frame_sizes(baud, reply_gap)
     span = goal_every * period / bt
     n = (span - jog_frame_size(servos) + SPACER.size) / cost
     return max(0.0, min(n / goal_every, float(servos)))
@@ -142,7 +143,7 @@ def wire_budget(servos: int, baud: int, period: float, min_refresh_rate: float =
     :param min_refresh_rate: [Hz].
     :param reply_gap: silence between replies [s].
     """
-    request, cost = read_frame_sizes()
+    request, cost = read_frame_sizes(baud, reply_gap)
     jog = jog_frame_size(servos)
     bt = hx.byte_time(baud)
     longest = max(1, int(1.0 / (MIN_GOAL_RATE * period)))
