@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.errors import UnknownJointError
 from sweetie_motion.servo import driver as sb
 from sweetie_motion.servo import herkulex as hx
@@ -99,9 +100,16 @@ class Rig:
 
 @pytest.fixture
 def rig(tmp_path):
+    # this thread plays the cycle: real-time where the system allows it, as the cycle is
+    # (a busy machine would otherwise preempt it, not the driver, in the middle of a send)
+    scheduling = set_realtime_priority(50)
     rig = Rig(tmp_path)
-    yield rig
-    rig.close()
+    try:
+        yield rig
+    finally:
+        rig.close()
+        if scheduling.startswith('SCHED_FIFO'):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 # --- configuration ------------------------------------------------------------------------------
