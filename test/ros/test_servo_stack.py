@@ -80,7 +80,8 @@ def test_a_stored_motion_plays_on_the_simulated_servos(pony):
     result = wait_future(handle.get_result_async(), 60).result
     assert result.error_code == 0, result.error_string
     # the servos followed: the measured pose (the servos' own position registers) is back
-    assert abs(pony.position('joint51')) < 0.05 and abs(pony.position('joint53')) < 0.05
+    wait_for(lambda: abs(pony.position('joint51')) < 0.05 and abs(pony.position('joint53'))
+             < 0.05, 5, message='joint51 and joint53 measured back at 0')
 
 
 def test_follow_joint_state_moves_the_servos_and_the_measured_pose_follows(pony):
