@@ -389,7 +389,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SweetieMotionError as error:
         print(f'sweetie-motion {args.command}: {error}', file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
+        from sweetie_motion.client import interrupt_message
+        print(f'sweetie-motion {args.command}: {interrupt_message(error)}', file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()

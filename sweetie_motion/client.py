@@ -41,6 +41,34 @@ class ClientError(SweetieMotionError):
     """The motion process did not answer, or refused a request (the reason is the message)."""
 
 
+class StopRequested(KeyboardInterrupt):
+    """
+    Ctrl+C while a motion ran: its goal was cancelled.
+
+    A KeyboardInterrupt still (``except KeyboardInterrupt`` catches it).
+
+    :param stopped: the controller confirmed the end of the motion; False: no answer within
+        :data:`CANCEL_GRACE`; None: a second Ctrl+C left before the answer.
+    """
+
+    def __init__(self, stopped: Optional[bool]) -> None:
+        super().__init__()
+        self.stopped = stopped
+
+
+def interrupt_message(error: BaseException) -> str:
+    """Return what to tell a person who pressed Ctrl+C (``error`` the KeyboardInterrupt)."""
+    stopped = getattr(error, 'stopped', 'idle')
+    if stopped is True:
+        return 'stopped: the motion was cancelled; the robot decelerated and holds'
+    if stopped is False:
+        return (f'stopped: the cancel was sent, but the motion process did not confirm it '
+                f'within {CANCEL_GRACE:g} s: the robot may still be moving')
+    if stopped is None:
+        return 'interrupted again: leaving at once; the motion may still be running'
+    return 'interrupted'
+
+
 #: MotionClient or a subclass (``with ArmClient(...) as arm`` keeps the ArmClient type)
 _Client = TypeVar('_Client', bound='MotionClient')
 
@@ -254,14 +282,21 @@ class MotionClient:
             result = self._result(handle, client, f'the result of {what}',
                                   timeout if timeout is not None else 3600.0)
         except KeyboardInterrupt:
-            self._cancel(handle)
-            raise
+            try:
+                stopped = self._cancel(handle)
+            except KeyboardInterrupt:
+                raise StopRequested(None) from None
+            raise StopRequested(stopped) from None
         finally:
             self._handles.remove(handle)
         return _outcome(result)
 
-    def _cancel(self, handle) -> None:
-        """Cancel a goal and wait (at most :data:`CANCEL_GRACE`) until it has ended."""
+    def _cancel(self, handle) -> bool:
+        """
+        Cancel a goal and wait (at most :data:`CANCEL_GRACE`) until it has ended.
+
+        :return: whether it ended (the controller answered).
+        """
         future = handle.cancel_goal_async()
         result = handle.get_result_async()
         deadline = time.monotonic() + CANCEL_GRACE
@@ -269,6 +304,7 @@ class MotionClient:
             time.sleep(0.01)
         if not future.done():
             future.cancel()
+        return result.done()
 
     def last_goal(self, controller: str = 'joint_trajectory') -> TrajectoryGoal:
         """Return the last goal the trajectory controller accepted (e.g. from MoveIt)."""

@@ -94,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
             print(f'  done in {report.seconds:.2f} s: {report.message}', flush=True)
         try:
             runner.run(before, after)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as error:
+            from sweetie_motion.client import interrupt_message
             runner.stop()
-            print('stopped: the motion decelerates and holds', file=sys.stderr)
+            print(f'sweetie-motion program run: {interrupt_message(error)}', file=sys.stderr)
             return 130
     if not runner.finished:
         print(f'stopped before {runner.steps[runner.next].describe()}')

@@ -121,11 +121,12 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
                       flush=True)
         try:
             outcome = motion.play(args.trajectory, feedback=show)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as error:
+            from sweetie_motion.client import interrupt_message
             stop.set()
             client.identification('abort')
-            print('interrupted: the excitation motion was stopped (the robot holds) and the '
-                  'identification aborted; no model changed', file=sys.stderr)
+            print(f'sweetie-motion servo identify: {interrupt_message(error)} (the excitation '
+                  'motion); the identification was aborted, no model changed', file=sys.stderr)
             return 130
         except ClientError:
             stop.set()
