@@ -273,8 +273,17 @@ class MotionClient:
         """
         if self._interrupt.is_set():
             raise ClientError(f'stopped before {what}')
-        handle = self._wait(client.send_goal_async(goal, feedback_callback=feedback),
-                            f'send {what}')
+        sent = client.send_goal_async(goal, feedback_callback=feedback)
+        try:
+            handle = self._wait(sent, f'send {what}')
+        except KeyboardInterrupt:
+            # the server may accept it all the same: then cancel it as soon as it is
+            deadline = time.monotonic() + CANCEL_GRACE
+            while not sent.done() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            accepted = sent.done() and sent.result() is not None and sent.result().accepted
+            raise StopRequested(self._cancel(sent.result()) if accepted
+                                else sent.done()) from None
         if not handle.accepted:
             raise ClientError(f'{what} was rejected')
         self._handles.append(handle)
