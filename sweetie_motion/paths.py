@@ -8,7 +8,7 @@ directory of the ament index.
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
 PACKAGE = 'sweetie_motion'
 
@@ -75,6 +75,48 @@ def load_yaml(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
         raise error(f'cannot read {describe_file_error(path, problem)}') from None
 
 
+class LineMap(dict):
+    """A YAML mapping that remembers the line of each key (:func:`load_yaml_lines`)."""
+
+    lines: Dict[Any, int]
+
+    def line(self, key: Any) -> Optional[int]:
+        """Return the 1-based line of ``key`` in its file (None if unknown)."""
+        return getattr(self, 'lines', {}).get(key)
+
+
+def load_yaml_lines(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
+    """
+    Read a YAML file as :func:`load_yaml` does, its mappings as :class:`LineMap`.
+
+    So a message about a key can say ``file:line``.
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+
+        def construct_mapping(self, node, deep=False):
+            mapping = LineMap(super().construct_mapping(node, deep=True))
+            mapping.lines = {self.construct_object(key, deep=True): key.start_mark.line + 1
+                             for key, _ in node.value}
+            return mapping
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                           Loader.construct_mapping)
+    try:
+        with open(path, encoding='utf-8') as stream:
+            return yaml.load(stream, Loader=Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as problem:
+        raise error(f'cannot read {describe_file_error(path, problem)}') from None
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ' (did you mean 'X'?)' for the closest of ``choices``, or '' if none is close."""
+    import difflib
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f' (did you mean {close[0]!r}?)' if close else ''
+
+
 def check_keys(where: str, section: Mapping, known: Iterable[str],
                error: Callable[[str, str], Exception]) -> None:
     """
@@ -86,5 +128,6 @@ def check_keys(where: str, section: Mapping, known: Iterable[str],
     known = set(known)
     unknown = set(section) - known
     if unknown:
-        raise error(f'{where}.{sorted(unknown)[0]}',
-                    f'unknown key (known: {", ".join(sorted(known))})')
+        key = sorted(unknown)[0]
+        raise error(f'{where}.{key}', f'unknown key{did_you_mean(key, known)} (known: '
+                                      f'{", ".join(sorted(known))})')

@@ -25,7 +25,8 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion.parameters import ParameterError
+from sweetie_motion.paths import config_path, did_you_mean, LineMap, load_yaml_lines
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
@@ -35,6 +36,13 @@ _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
 DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
 #: the servo buses (``bus`` of the process config, ``bringup --bus``)
 BUS_CHOICES = ('virtual', 'sim-serial', 'serial')
+#: the keys of the ``sweetie_motion`` section
+SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'period',
+                'isolated_cycle', 'autostart', 'motion', 'components')
+#: the keys of a component
+COMPONENT_KEYS = ('name', 'type', 'parameters')
+#: the cycle period's range [s]
+PERIOD_RANGE = (0.0005, 1.0)
 
 
 class ConfigError(SweetieMotionError):
@@ -106,35 +114,114 @@ class ProcessConfig:
         return next((c for c in self.components if c.name == name), None)
 
 
-def flatten(parameters: Mapping[str, Any], prefix: str = '') -> Dict[str, Any]:
-    """Turn nested mappings into dotted ROS parameter names ({a: {b: 1}} -> {'a.b': 1})."""
+def flatten(parameters: Mapping[str, Any], prefix: str = '',
+            lines: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
+    """
+    Turn nested mappings into dotted ROS parameter names ({a: {b: 1}} -> {'a.b': 1}).
+
+    :param lines: filled with each name's line where the mappings know it (:class:`LineMap`).
+    """
     flat: Dict[str, Any] = {}
     for key, value in parameters.items():
         name = f'{prefix}{key}'
+        if lines is not None and isinstance(parameters, LineMap) and parameters.line(key):
+            lines[name] = parameters.line(key) or 0
         if isinstance(value, Mapping):
-            flat.update(flatten(value, name + '.'))
+            flat.update(flatten(value, name + '.', lines))
         else:
             flat[name] = value
     return flat
 
 
-def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConfig:
+def check_period(period: Any, where: str = 'period') -> float:
+    """
+    Return a cycle period [s] within :data:`PERIOD_RANGE`.
+
+    :raises ConfigError: not a number or out of range, naming ``where``.
+    """
+    if isinstance(period, bool):
+        raise ConfigError(f'{where} must be a number of seconds, got {period!r}')
+    try:
+        value = float(period)
+    except (TypeError, ValueError):
+        raise ConfigError(f'{where} must be a number of seconds, got {period!r}') from None
+    low, high = PERIOD_RANGE
+    if not low <= value <= high:
+        raise ConfigError(f'{where} must be within {low:g}..{high:g} s (100 Hz: 0.01), '
+                          f'got {value:g}')
+    return value
+
+
+def check_namespace(namespace: str, where: str = 'namespace') -> str:
+    """
+    Return a ROS namespace without its leading and trailing slashes.
+
+    :raises ConfigError: not a valid namespace ('sweetie_bot', 'robots/pony_1').
+    """
+    if namespace and not _NAMESPACE.match(namespace.rstrip('/')):
+        raise ConfigError(f'{where}: {namespace!r} is not a ROS namespace (letters, digits and '
+                          "underscores, starting with a letter; levels joined by '/', e.g. "
+                          "'sweetie_bot' or 'robots/pony_1')")
+    return namespace.strip('/')
+
+
+def _check_parameters(at, component: str, node_type: Any, parameters: Dict[str, Any],
+                      lines: Dict[str, int]) -> None:
+    """Check a component's parameters against its node type's table (names and values)."""
+    table = {spec.name: spec for spec in getattr(node_type, 'PARAMETERS', ())}
+    accepts = getattr(node_type, 'accepts_config_name', None)
+    for name, value in parameters.items():
+        spec = table.get(name)
+        if spec is None:
+            if name in ('use_sim_time',) or (accepts is not None and accepts(name, parameters)):
+                continue
+            raise ConfigError(f'{at(lines.get(name))}component {component!r}: unknown '
+                              f'parameter {name!r}{did_you_mean(name, table)}')
+        try:
+            spec.validate(value)
+        except ParameterError as error:
+            raise ConfigError(f'{at(lines.get(name))}component {component!r}: {error}') \
+                from None
+
+
+def load_process_config(path: Union[str, Path], known_types=None,
+                        motion_type: Any = None) -> ProcessConfig:
     """
     Read and validate a process configuration file.
 
+    Every key is checked (a misspelled one is refused with the closest known one), and every
+    component parameter against its node type's table (name, type, range), each error one
+    line ``FILE:LINE: ...``.
+
     :param path: the YAML file; a bare name is looked up in the package's config/.
-    :param known_types: component type names the bringup can create (checked when given).
-    :raises ConfigError: with the file name and what is wrong.
+    :param known_types: component type name -> node class (its ``PARAMETERS`` table) of the
+        types the bringup can create (checked when given).
+    :param motion_type: the motion core node class (its table checks ``motion``).
+    :raises ConfigError: with the file, the line and what is wrong.
     """
     path = config_path(str(path))
-    document = load_yaml(path, ConfigError)
+    document = load_yaml_lines(path, ConfigError)
     section = document.get('sweetie_motion') if isinstance(document, Mapping) else None
     if not isinstance(section, Mapping):
         raise ConfigError(f'{path}: expected a top-level "sweetie_motion:" mapping')
+
+    def at(line: Optional[int]) -> str:
+        return f'{path}:{line}: ' if line else f'{path}: '
+
+    def line_of(mapping: Any, key: str) -> Optional[int]:
+        return mapping.line(key) if isinstance(mapping, LineMap) else None
+
+    for key in section:
+        if key not in SECTION_KEYS:
+            raise ConfigError(f'{at(line_of(section, key))}unknown key {key!r}'
+                              f'{did_you_mean(key, SECTION_KEYS)}')
     where = f'{path}: '
-    namespace = str(section.get('namespace', 'sweetie_bot'))
-    if namespace and not _NAMESPACE.match(namespace):
-        raise ConfigError(f'{where}invalid namespace {namespace!r}')
+    try:
+        namespace = check_namespace(str(section.get('namespace', 'sweetie_bot')))
+        period = check_period(section.get('period', 0.01))
+    except ConfigError as error:
+        key = 'namespace' if 'namespace' in str(error) else 'period'
+        raise ConfigError(f'{at(line_of(section, key))}{error}') from None
     robot = section.get('robot')
     if not robot:
         raise ConfigError(f'{where}"robot" (a robot description file) is required')
@@ -142,41 +229,54 @@ def load_process_config(path: Union[str, Path], known_types=None) -> ProcessConf
     if not robot_path.is_absolute():
         candidate = path.parent / robot_path
         robot_path = candidate if candidate.exists() else config_path(str(robot))
-    try:
-        period = float(section.get('period', 0.01))
-    except (TypeError, ValueError):
-        raise ConfigError(f'{where}period must be a number of seconds') from None
-    if not 0.0005 <= period <= 1.0:
-        raise ConfigError(f'{where}period must be within 0.0005..1 s, got {period}')
     components: List[ComponentConfig] = []
-    for index, entry in enumerate(section.get('components') or []):
+    entries = section.get('components') or []
+    if not isinstance(entries, list):
+        raise ConfigError(f'{at(line_of(section, "components"))}components must be a list')
+    for index, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
             raise ConfigError(f'{where}component #{index + 1} needs "name" and "type"')
+        for key in entry:
+            if key not in COMPONENT_KEYS:
+                raise ConfigError(f'{at(line_of(entry, key))}component #{index + 1}: unknown '
+                                  f'key {key!r}{did_you_mean(key, COMPONENT_KEYS)}')
         name, type_name = str(entry['name']), str(entry['type'])
         if not _NAME.match(name):
-            raise ConfigError(f'{where}invalid component name {name!r}')
+            raise ConfigError(f'{at(line_of(entry, "name"))}invalid component name {name!r}')
         if known_types is not None and type_name not in known_types:
-            raise ConfigError(f'{where}component {name!r}: unknown type {type_name!r} '
-                              f'(known: {", ".join(sorted(known_types))})')
+            raise ConfigError(f'{at(line_of(entry, "type"))}component {name!r}: unknown type '
+                              f'{type_name!r}{did_you_mean(type_name, known_types)} (known: '
+                              f'{", ".join(sorted(known_types))})')
         if any(c.name == name for c in components) or name == 'motion':
-            raise ConfigError(f'{where}duplicate component name {name!r}')
+            raise ConfigError(f'{at(line_of(entry, "name"))}duplicate component name {name!r}')
         parameters = entry.get('parameters') or {}
         if not isinstance(parameters, Mapping):
-            raise ConfigError(f'{where}component {name!r}: parameters must be a mapping')
-        components.append(ComponentConfig(name, type_name, flatten(parameters)))
+            raise ConfigError(f'{at(line_of(entry, "parameters"))}component {name!r}: '
+                              'parameters must be a mapping')
+        lines: Dict[str, int] = {}
+        flat = flatten(parameters, lines=lines)
+        if known_types is not None:
+            _check_parameters(at, name, known_types[type_name], flat, lines)
+        components.append(ComponentConfig(name, type_name, flat))
     motion = section.get('motion') or {}
     if not isinstance(motion, Mapping):
-        raise ConfigError(f'{where}"motion" must be a mapping of parameters')
-    isolated = section.get('isolated_cycle', True)
-    if not isinstance(isolated, bool):
-        raise ConfigError(f'{where}isolated_cycle must be true or false, got {isolated!r}')
+        raise ConfigError(f'{at(line_of(section, "motion"))}"motion" must be a mapping of '
+                          'parameters')
+    motion_lines: Dict[str, int] = {}
+    motion = flatten(motion, lines=motion_lines)
+    if motion_type is not None:
+        _check_parameters(at, 'motion', motion_type, motion, motion_lines)
+    for key in ('isolated_cycle', 'autostart'):
+        if not isinstance(section.get(key, True), bool):
+            raise ConfigError(f'{at(line_of(section, key))}{key} must be true or false, got '
+                              f'{section[key]!r}')
     source = section.get('robot_description', 'file')
     if source not in DESCRIPTION_SOURCES:
-        raise ConfigError(f'{where}robot_description must be one of '
-                          f'{", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
-    config = ProcessConfig(path, namespace.strip('/'), robot_path, period,
-                           bool(section.get('autostart', True)), flatten(motion), components,
-                           isolated, source)
+        raise ConfigError(f'{at(line_of(section, "robot_description"))}robot_description '
+                          f'must be one of {", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
+    config = ProcessConfig(path, namespace, robot_path, period,
+                           section.get('autostart', True), motion, components,
+                           section.get('isolated_cycle', True), source)
     if section.get('bus') is not None:
         config.select_bus(str(section['bus']), section.get('servos'))
     return config

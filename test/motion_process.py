@@ -113,3 +113,29 @@ class MotionClient(RosPeer):
         with self.lock:
             msg = self.joint_states if which == 'measured' else self.reference
         return msg.position[list(msg.name).index(joint)]
+
+
+def unreadable_parameters(peer: RosPeer, namespace: str, nodes: List[str]) -> List[str]:
+    """
+    Dump every parameter of ``nodes`` as `ros2 param dump` does; return what did not read.
+
+    Through each node's list_parameters and get_parameters services, from this process: a
+    parameter whose value comes back unset (or not at all) is returned as 'node: name'.
+    """
+    from rcl_interfaces.msg import ParameterType
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    problems = []
+    for name in nodes:
+        prefix = f'/{namespace}/{name}'
+        lister = peer.node.create_client(ListParameters, f'{prefix}/list_parameters')
+        getter = peer.node.create_client(GetParameters, f'{prefix}/get_parameters')
+        assert lister.wait_for_service(timeout_sec=15) and getter.wait_for_service(timeout_sec=15)
+        names = list(call_idempotent(lister, ListParameters.Request(), 15).result.names)
+        assert names, f'{name} lists no parameter'
+        values = call_idempotent(getter, GetParameters.Request(names=names), 15).values
+        if len(values) != len(names):
+            problems.append(f'{name}: {len(values)} values for {len(names)} parameters')
+            continue
+        problems += [f'{name}: {p}' for p, v in zip(names, values)
+                     if v.type == ParameterType.PARAMETER_NOT_SET]
+    return problems

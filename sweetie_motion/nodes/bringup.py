@@ -35,8 +35,9 @@ from sweetie_motion.nodes.servo_ident import ServoIdentNode
 from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
-from sweetie_motion.process_config import (BUS_CHOICES, DESCRIPTION_SOURCES,
-                                           load_process_config, ProcessConfig)
+from sweetie_motion.process_config import (BUS_CHOICES, check_namespace, check_period,
+                                           DESCRIPTION_SOURCES, load_process_config,
+                                           ProcessConfig)
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
@@ -257,11 +258,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     try:
-        config = load_process_config(args.config, known_types=COMPONENT_TYPES)
+        config = load_process_config(args.config, known_types=COMPONENT_TYPES,
+                                     motion_type=MotionCoreNode)
         if args.namespace is not None:
-            config.namespace = args.namespace.strip('/')
+            config.namespace = check_namespace(args.namespace, '--namespace')
         if args.period is not None:
-            config.period = args.period
+            config.period = check_period(args.period, '--period')
         if args.no_autostart:
             config.autostart = False
         if args.in_process:

@@ -8,6 +8,7 @@ from rcl_interfaces.msg import (
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from sweetie_motion.nodes.rclpy_private import set_empty_array
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 
 _ARRAY_TYPES = {str: ParameterType.PARAMETER_STRING_ARRAY,
@@ -49,8 +50,12 @@ def declare_table(node: Node, specs: Sequence[ParameterSpec],
             continue
         default = spec.default
         if spec.kind is list and (not default or spec.name in empty):
-            # rclpy cannot infer the type of an empty list: pass the type explicitly
+            # rclpy cannot infer the type of an empty list: declare the type, give it []
             node.declare_parameter(spec.name, empty_array_type(spec), descriptor(spec))
+            try:
+                node.get_parameter(spec.name).value   # an override gave it a value
+            except ParameterUninitializedException:
+                set_empty_array(node, spec.name, empty_array_type(spec))
         else:
             node.declare_parameter(spec.name, default, descriptor(spec))
     table = {spec.name: spec for spec in specs}

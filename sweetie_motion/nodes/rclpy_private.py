@@ -12,7 +12,11 @@ naming the missing one, when it does.
   and ``Executor._cb_iter`` (the generator of ready callbacks, reset after a wait set failed),
   and the ``_spin_once_impl`` it calls each round;
 - ``LifecycleNode._service_change_state``: the change_state service, whose callback is wrapped
-  so that an invalid transition is refused instead of ending the process.
+  so that an invalid transition is refused instead of ending the process;
+- ``Node._parameters``: where a declared parameter's value lives. rclpy types a value by what
+  it is, and an empty list is a byte array to it: a string-array parameter declared empty
+  would stay *uninitialized*, and ``ros2 param get/dump`` get nothing for it. Its typed empty
+  value is put there.
 """
 
 from typing import Any, List
@@ -29,6 +33,7 @@ PRIVATE_ATTRIBUTES = (
     ('rclpy.executors.MultiThreadedExecutor', '_spin_once_impl'),
     ('rclpy.executors.Executor', '_cb_iter'),
     ('rclpy.lifecycle.LifecycleNode', '_service_change_state'),
+    ('rclpy.node.Node', '_parameters'),
 )
 
 
@@ -52,5 +57,16 @@ def change_state_service(node: Any) -> Any:
     return getattr(node, '_service_change_state', None)
 
 
+def set_empty_array(node: Any, name: str, array_type: Any) -> None:
+    """
+    Give a declared, uninitialized array parameter its typed empty value.
+
+    :param array_type: its rclpy ``Parameter.Type`` (STRING_ARRAY, DOUBLE_ARRAY, ...).
+    """
+    from rclpy.parameter import Parameter
+    node._parameters[name] = Parameter(name, array_type, [])
+
+
 __all__ = ['CHECKED_RCLPY', 'InvalidHandle', 'PRIVATE_ATTRIBUTES', 'RCLError',
-           'change_state_service', 'forget_ready_callbacks', 'submitted', 'thread_pool']
+           'change_state_service', 'forget_ready_callbacks', 'set_empty_array', 'submitted',
+           'thread_pool']

@@ -153,7 +153,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the cycle process ends us (pipe closed)
     die_with_parent()
     set_realtime_priority(settings['priority'])
-    board = StateBoard(settings['board'], len(settings['joints']))
+    try:
+        board = StateBoard(settings['board'], len(settings['joints']))
+    except FileNotFoundError:
+        return 0   # the cycle process ended (the bringup stopped) before this one started
     # mapped by both processes now: the file can go, and a process killed later leaves none
     board.unlink()
     rclpy.init(args=['sweetie_motion_state', *settings['ros_args']])

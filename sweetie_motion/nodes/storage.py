@@ -11,7 +11,7 @@ overridden but not deleted.
 
 import hashlib
 from pathlib import Path
-from typing import List
+from typing import Any, List, Mapping
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
@@ -63,6 +63,12 @@ class TrajectoryStorageNode(ManagedNode):
 
     def accepts_parameter(self, name: str) -> bool:
         return bool(self.prefix) and name.startswith(self.prefix)
+
+    @classmethod
+    def accepts_config_name(cls, name: str, parameters: Mapping[str, Any]) -> bool:
+        """Return whether a process config may give this node ``name``: a stored trajectory."""
+        prefix = str(parameters.get('trajectory_namespace', 'joint_trajectory')) + '.'
+        return name.startswith(prefix)
 
     def configure_component(self) -> None:
         ns = self.get_parameter('trajectory_namespace').value

@@ -21,7 +21,7 @@ import itertools
 import threading
 import time
 import traceback
-from typing import Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
@@ -162,10 +162,13 @@ class JointTrajectoryNode(ControllerNode):
     # --- parameters ----------------------------------------------------------------------------
 
     def accepts_parameter(self, name: str) -> bool:
+        return self.accepts_config_name(name, {}) or super().accepts_parameter(name)
+
+    @classmethod
+    def accepts_config_name(cls, name: str, parameters: Mapping[str, Any]) -> bool:
+        """Return whether ``name`` is a per-joint tolerance (constraints.JOINT.path|goal)."""
         parts = name.split('.')
-        if len(parts) == 3 and parts[0] == 'constraints' and parts[2] in ('path', 'goal'):
-            return True
-        return super().accepts_parameter(name)
+        return len(parts) == 3 and parts[0] == 'constraints' and parts[2] in ('path', 'goal')
 
     def _tolerance_defaults(self) -> ToleranceDefaults:
         values = self.values
