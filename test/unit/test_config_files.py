@@ -60,7 +60,7 @@ class _Table:
                   _Spec('controlled_chains', [], 'chains', array_of=str))
 
 
-PROCESS = '''sweetie_motion:
+PROCESS = """sweetie_motion:
   robot: sweetie_bot.yaml
   period: 0.01
   components:
@@ -69,13 +69,13 @@ PROCESS = '''sweetie_motion:
       parameters:
         activation_delay: 0.5
         controlled_chains: [head]
-'''
+"""
 
 
 @pytest.mark.parametrize('change, message', [
     (('  period: 0.01', '  perod: 0.01'), ":3: unknown key 'perod' (did you mean 'period'?)"),
     (('  period: 0.01', '  period: 5'), ':3: period must be within 0.0005..1 s'),
-    (('  period: 0.01', "  period: fast"), ":3: period must be a number of seconds, got 'fast'"),
+    (('  period: 0.01', '  period: fast'), ":3: period must be a number of seconds, got 'fast'"),
     (('        activation_delay: 0.5', '        activation_delay: -5.0'),
      ":8: component 'hold': activation_delay: must be >= 0.0, got -5.0"),
     (('        activation_delay: 0.5', '        activation_delay: soon'),
