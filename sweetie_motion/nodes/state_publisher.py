@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.time import Time
@@ -139,6 +140,13 @@ class JointStatePublisher:
                     break
 
 
+def _spin(executor: SingleThreadedExecutor) -> None:
+    try:
+        executor.spin()
+    except Exception:  # noqa: B902 -- the context shuts down under the executor at exit
+        pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the publisher process (started by the cycle process, not by users)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -161,11 +169,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     board.unlink()
     rclpy.init(args=['sweetie_motion_state', *settings['ros_args']])
     node = Node(settings['node_name'], namespace=settings['namespace'] or None,
-                start_parameter_services=False,
                 parameter_overrides=[Parameter('start_type_description_service', value=False)])
+    # its parameter services (ros2 param on every node) answer from a thread of their own;
+    # it waits in rcl without the GIL, so the publishing loop does not notice it
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=_spin, args=(executor,), name='parameters', daemon=True).start()
     try:
         JointStatePublisher(node, settings['joints'], board, settings['wake_fd']).run()
     finally:
+        executor.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
