@@ -30,9 +30,14 @@ def describe_robot(robot: str, png: Optional[str]) -> int:
 # --- stored trajectories -------------------------------------------------------------------------
 
 
+def notice(message: str) -> None:
+    """Tell the person at the terminal what a command waits for (standard error)."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def _client(args: argparse.Namespace):
     from sweetie_motion.client import MotionClient
-    return MotionClient(args.namespace, timeout=args.timeout)
+    return MotionClient(args.namespace, timeout=args.timeout, notice=notice)
 
 
 def _read_goal_file(path: str):

@@ -13,6 +13,7 @@ through the ``play_trajectory`` action and execution through FollowJointTrajecto
 plain ROS 2 interfaces any other tool uses.
 """
 
+import os
 import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
@@ -27,6 +28,8 @@ RESULT_RECHECK = 2.0
 SERVER_GONE = 3.0
 #: after an interrupt, the server's answer to the cancel is awaited this long [s]
 CANCEL_GRACE = 2.0
+#: a wait for the motion process that takes longer than this is announced [s]
+NOTICE_AFTER = 0.5
 
 
 class MotionResult(NamedTuple):
@@ -79,13 +82,16 @@ class MotionClient:
 
     :param node: an rclpy node to use (you spin it); default: an own node in its own thread.
     :param timeout: how long to wait for services and answers [s].
+    :param notice: told (one line) when a wait for the motion process begins to take time,
+        e.g. ``print`` to standard error in a command; None: quiet.
     """
 
     def __init__(self, namespace: str = 'sweetie_bot', node=None, timeout: float = 15.0,
                  storage_node: str = 'trajectory_storage',
                  trajectory_namespace: str = 'joint_trajectory',
                  play_action: str = 'play_trajectory',
-                 controller: str = 'joint_trajectory') -> None:
+                 controller: str = 'joint_trajectory',
+                 notice: Optional[Callable[[str], None]] = None) -> None:
         from rclpy.action import ActionClient
         from control_msgs.action import FollowJointTrajectory
         from sweetie_motion_msgs.action import PlayTrajectory
@@ -108,6 +114,10 @@ class MotionClient:
         self._follow = ActionClient(node, FollowJointTrajectory,
                                     f'{self.ns}/{controller}/follow_joint_trajectory')
         self._play_type = PlayTrajectory
+        self._notice = notice
+        self._noticed = False
+        self._storage_node = f'{self.ns}/{storage_node}'
+        self._storage_checked = False
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -146,6 +156,66 @@ class MotionClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def where(self) -> str:
+        """Return where the client looks: namespace, ROS domain and discovery range."""
+        domain = os.environ.get('ROS_DOMAIN_ID', '0') or '0'
+        reach = os.environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE', 'SUBNET') or 'SUBNET'
+        return f'{self.ns} (ROS_DOMAIN_ID {domain}, discovery {reach.lower()})'
+
+    def motion_processes(self) -> List[str]:
+        """Return the namespaces of the motion processes this client sees (their motion node)."""
+        return sorted({space for name, space in self.node.get_node_names_and_namespaces()
+                       if name == 'motion'})
+
+    def discover(self, ready: Callable[[], bool], what: str) -> None:
+        """
+        Wait until ``ready()`` (something of the motion process is discovered).
+
+        A wait that takes more than :data:`NOTICE_AFTER` is announced through ``notice``; one
+        that ends without it says what was searched and what to check.
+
+        :raises ClientError: not within the client's timeout.
+        """
+        deadline = time.monotonic() + self.timeout
+        started = time.monotonic()
+        while not ready():
+            now = time.monotonic()
+            if self._interrupt.is_set():
+                raise ClientError(f'stopped while waiting for {what}')
+            if now > deadline:
+                seen = self.motion_processes()
+                running = (f'motion processes seen: {", ".join(seen)}' if seen else
+                           'no motion process seen at all')
+                raise ClientError(
+                    f'no {what} in {self.where()} within {self.timeout:g} s ({running}); is '
+                    '`sweetie-motion bringup` running with that namespace (--namespace) and '
+                    'ROS_DOMAIN_ID?')
+            if now - started > NOTICE_AFTER and not self._noticed and self._notice is not None:
+                self._noticed = True
+                self._notice(f'waiting for the motion process in {self.where()} (up to '
+                             f'{self.timeout:g} s, --timeout) ...')
+            time.sleep(0.02)
+
+    def _storage_ready(self) -> None:
+        """Wait for the storage node; refuse one that is not active (its state named)."""
+        if self._storage_checked:
+            return
+        self.discover(self.storage.ready, 'trajectory storage')
+        from lifecycle_msgs.srv import GetState
+        client = self.node.create_client(GetState, f'{self._storage_node}/get_state')
+        try:
+            self.discover(client.service_is_ready, 'trajectory storage state')
+            state = self._wait(client.call_async(GetState.Request()),
+                               'the trajectory storage state').current_state.label
+        finally:
+            self.node.destroy_client(client)
+        if state != 'active':
+            raise ClientError(f'the trajectory storage {self._storage_node} is {state}, not '
+                              'active: configure and activate it (ros2 lifecycle set '
+                              f'{self._storage_node} configure, then activate), or start the '
+                              'bringup without --no-autostart')
+        self._storage_checked = True
 
     def _wait(self, future, what: str, timeout: Optional[float] = None):
         from sweetie_motion.nodes.background import wait_future
@@ -198,6 +268,7 @@ class MotionClient:
 
     def _storage(self, call, *args):
         from sweetie_motion.storage.client import StorageError
+        self._storage_ready()
         try:
             return call(*args, timeout=self.timeout)
         except StorageError as error:
@@ -245,8 +316,7 @@ class MotionClient:
         :param feedback: called with (time_from_start, duration, progress).
         :return: the outcome with PlayTrajectory.Result's error_code and error_string.
         """
-        if not self._play.wait_for_server(timeout_sec=self.timeout):
-            raise ClientError(f'play_trajectory of {self.ns} is not available')
+        self.discover(self._play.server_is_ready, 'play_trajectory action')
         goal = self._play_type.Goal(name=name, speed_scale=float(speed), backward=backward)
 
         def on_feedback(message) -> None:
@@ -259,8 +329,7 @@ class MotionClient:
                 ) -> MotionResult:
         """Execute a goal on the trajectory controller and wait for the outcome (Ctrl+C stops)."""
         from sweetie_motion.conversions import goal_to_msg
-        if not self._follow.wait_for_server(timeout_sec=self.timeout):
-            raise ClientError('the trajectory controller is not available')
+        self.discover(self._follow.server_is_ready, 'trajectory controller')
         return self._run_goal(self._follow, goal_to_msg(goal), 'the goal', timeout)
 
     def _run_goal(self, client, goal, what: str, timeout: Optional[float] = None,
@@ -321,18 +390,21 @@ class MotionClient:
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sweetie_motion.conversions import goal_from_msg
         box = []
+        topic = f'{self.ns}/{controller}/last_goal'
         subscription = self.node.create_subscription(
-            FollowJointTrajectory.Goal, f'{self.ns}/{controller}/last_goal', box.append,
+            FollowJointTrajectory.Goal, topic, box.append,
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         try:
-            deadline = time.monotonic() + self.timeout
+            self.discover(lambda: self.node.count_publishers(topic) > 0,
+                          f'trajectory controller {controller!r}')
+            # a goal it executed is latched: it comes as soon as the publisher is matched
+            deadline = time.monotonic() + 2.0
             while not box and time.monotonic() < deadline:
                 time.sleep(0.02)
         finally:
             self.node.destroy_subscription(subscription)
         if not box:
-            raise ClientError(f'no last goal from {self.ns}/{controller}: it has executed no '
-                              'goal yet, or no such controller runs')
+            raise ClientError(f'{self.ns}/{controller} has executed no goal yet')
         return goal_from_msg(box[0])
 
 

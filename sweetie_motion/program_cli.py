@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     from sweetie_motion.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
-    with ArmClient(args.namespace, model, args.chain, timeout=args.timeout) as robot:
+    from sweetie_motion.cli import notice
+    with ArmClient(args.namespace, model, args.chain, timeout=args.timeout,
+                   notice=notice) as robot:
         runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
                                chain_home(model, args.chain))
 

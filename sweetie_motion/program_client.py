@@ -103,8 +103,7 @@ class ArmClient(MotionClient):
         :raises ClientError: refused or failed (the Cartesian node's reason).
         """
         from sweetie_motion.conversions import pose_to_msg
-        if not self._cartesian.wait_for_server(timeout_sec=self.timeout):
-            raise ClientError(f'the Cartesian motion action of {self.ns} is not available')
+        self.discover(self._cartesian.server_is_ready, 'Cartesian motion action')
         goal = self._cartesian_type.Goal(chain=self.chain, start_from_current=True,
                                          speed_scale=float(override))
         goal.waypoints = [pose_to_msg(p) for p in waypoints[1:]]
@@ -115,8 +114,7 @@ class ArmClient(MotionClient):
 
     def gripper(self, action: str) -> str:
         """Clamp, release or hold; return the gripper's state."""
-        if not self._gripper.wait_for_service(timeout_sec=self.timeout):
-            raise ClientError(f'the gripper of {self.ns} is not available')
+        self.discover(self._gripper.service_is_ready, 'gripper')
         response = self._wait(self._gripper.call_async(
             self._gripper_type.Request(command=action)), f'gripper {action}')
         if not response.success:

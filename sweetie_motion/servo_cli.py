@@ -18,6 +18,7 @@ convergence plot: each alpha over time and the prediction error against the thre
 """
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -49,11 +50,22 @@ class ServoClient:
         self._background.close()
 
     def _call(self, client, request, what: str, timeout: float):
+        from sweetie_motion.cli import notice
         from sweetie_motion.nodes.background import wait_future
-        if not client.wait_for_service(timeout_sec=self.timeout):
-            raise SweetieMotionError(f'{client.srv_name} is not available: is the motion '
-                                     'process running with a servo bus (--bus serial or '
-                                     'sim-serial)?')
+        started = time.monotonic()
+        noticed = False
+        while not client.service_is_ready():
+            if time.monotonic() - started > self.timeout:
+                domain = os.environ.get('ROS_DOMAIN_ID', '0') or '0'
+                raise SweetieMotionError(
+                    f'no {client.srv_name} in ROS_DOMAIN_ID {domain} within {self.timeout:g} '
+                    's: is `sweetie-motion bringup --bus serial` (or sim-serial) running with '
+                    'that namespace (--namespace) and domain?')
+            if not noticed and time.monotonic() - started > 0.5:
+                noticed = True
+                notice(f'waiting for {client.srv_name} (up to {self.timeout:g} s, '
+                       '--timeout) ...')
+            time.sleep(0.02)
         return wait_future(client.call_async(request), timeout, what)
 
     def command(self, command: str, joints: Sequence[str] = (), register: str = '',

@@ -246,6 +246,55 @@ def robot_description(config: ProcessConfig, timeout: float, context=None) -> st
         node.destroy_node()
 
 
+class RunningCheck(threading.Thread):
+    """
+    Look for a motion process already running in ``namespace`` (its ``motion`` node).
+
+    Runs beside the start-up (discovery takes a second or so); :attr:`found` says who runs it
+    ('' : nobody), from its motion node's ``process`` parameter. A motion node that does not
+    answer is a process that ended (discovery keeps it for a while): it does not count.
+
+    :param namespace: the robot namespace (without slashes).
+    :param wait: how long discovery is given [s].
+    """
+
+    def __init__(self, namespace: str, wait: float = 1.5) -> None:
+        super().__init__(name='namespace_check', daemon=True)
+        self.namespace = namespace
+        self.wait = wait
+        self.found = ''
+
+    def run(self) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+        from rcl_interfaces.srv import GetParameters
+        node = rclpy.create_node('sweetie_motion_start_check')
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        space = '/' + self.namespace if self.namespace else '/'
+        try:
+            deadline = time.monotonic() + self.wait
+            while time.monotonic() < deadline:
+                if ('motion', space) in node.get_node_names_and_namespaces():
+                    break
+                executor.spin_once(timeout_sec=0.05)
+            else:
+                return
+            # a process killed a moment ago stays in discovery for a while: only one that
+            # answers runs
+            client = node.create_client(GetParameters,
+                                        f'{space.rstrip("/")}/motion/get_parameters')
+            if client.wait_for_service(timeout_sec=1.0):
+                future = client.call_async(GetParameters.Request(names=['process']))
+                executor.spin_until_future_complete(future, timeout_sec=1.0)
+                values = future.result().values if future.done() and future.result() else []
+                if values:
+                    who = f' ({values[0].string_value})' if values[0].string_value else ''
+                    self.found = f'node {space.rstrip("/")}/motion{who}'
+        finally:
+            executor.shutdown(timeout_sec=1.0)
+            node.destroy_node()
+
+
 def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
     """Spin ``executor`` until the context shuts down or ``stop`` is set."""
     while not stop.is_set() and executor.context.ok():
@@ -282,8 +331,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL)
     rclpy.init(args=['sweetie_motion'] + ros_args)
     bringup = executor = None
+    running = RunningCheck(config.namespace)
+    running.start()
     try:
         urdf_xml = robot_description(config, args.description_timeout)
+        running.join()
+        if running.found:
+            # one motion process per namespace: the second would take the first's topics,
+            # actions and goals
+            print(f'sweetie-motion bringup: a motion process already runs in '
+                  f'/{config.namespace}: {running.found}; stop it first, or give this one '
+                  'another --namespace (or ROS_DOMAIN_ID)', file=sys.stderr)
+            return 1
         bringup = MotionBringup(config, ros_args=ros_args, urdf_xml=urdf_xml)
         executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:

@@ -8,7 +8,11 @@ node publishes ``resource_owners`` (who drives what, latched) and the cycle stat
 ``/diagnostics``.
 """
 
+import os
+import socket
+
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sweetie_motion.host.client import LocalHost
 from sweetie_motion.host.host import HOST
@@ -20,6 +24,11 @@ from sweetie_motion_msgs.msg import ResourceOwnership
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+
+
+def running_process() -> str:
+    """Return 'host HOST, pid PID' of this process."""
+    return f'host {socket.gethostname()}, pid {os.getpid()}'
 
 
 class MotionCoreNode(ManagedNode):
@@ -46,6 +55,10 @@ class MotionCoreNode(ManagedNode):
     def __init__(self, process: MotionProcess, name: str = 'motion', **kwargs) -> None:
         self.process = process
         super().__init__(name, **kwargs)
+        # who runs this motion process: a second bringup in the namespace names it
+        self.declare_parameter('process', running_process(), ParameterDescriptor(
+            description='Host and pid of the motion process (read by a second bringup in '
+                        'the same namespace, which refuses to start).', read_only=True))
         self._entities = []
         self._local_publisher = None
         self._last_lost = 0
