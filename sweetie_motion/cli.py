@@ -9,6 +9,9 @@ import argparse
 import sys
 from typing import List, Optional
 
+from sweetie_motion.client import UnknownTrajectoryError
+from sweetie_motion.command_line import (add_connection_options, CommandParser, fail, left_by,
+                                         notice, positive_number)
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.report import table
 
@@ -30,13 +33,13 @@ def describe_robot(robot: str, png: Optional[str]) -> int:
 # --- stored trajectories -------------------------------------------------------------------------
 
 
-def notice(message: str) -> None:
-    """Tell the person at the terminal what a command waits for (standard error)."""
-    print(message, file=sys.stderr, flush=True)
-
-
 def _client(args: argparse.Namespace):
+    """Return a client of the motion process, once the names the command got are valid."""
     from sweetie_motion.client import MotionClient
+    from sweetie_motion.storage.files import check_name
+    for name in [getattr(args, 'name', None), *(getattr(args, 'names', None) or [])]:
+        if name is not None:
+            check_name(name)  # a name that cannot be stored is refused before any waiting
     return MotionClient(args.namespace, timeout=args.timeout, notice=notice)
 
 
@@ -91,8 +94,11 @@ def play_trajectory(args: argparse.Namespace) -> int:
             last[0] = fraction
             print(f'{args.name}: {elapsed:5.2f} / {duration:.2f} s ({fraction:.0%})',
                   flush=True)
+    from sweetie_motion.trajectory.validation import PlayCode
     with _client(args) as client:
         outcome = client.play(args.name, args.speed, args.backward, progress)
+    if outcome.error_code == PlayCode.NOT_FOUND:
+        raise UnknownTrajectoryError(outcome.error_string)
     if tty:
         print()
     print(f'{"succeeded" if outcome.succeeded else "FAILED"} (error_code '
@@ -102,8 +108,10 @@ def play_trajectory(args: argparse.Namespace) -> int:
 
 def save_trajectory(args: argparse.Namespace) -> int:
     """Store a trajectory from a file or the controller's last executed goal."""
+    goal = None if args.last else _read_goal_file(args.file)  # a bad file before any waiting
     with _client(args) as client:
-        goal = client.last_goal(args.controller) if args.last else _read_goal_file(args.file)
+        if goal is None:
+            goal = client.last_goal(args.controller)
         client.save(args.name, goal)
     print(f'saved {args.name!r}: {len(goal.points)} points, {goal.duration:.2f} s')
     return 0
@@ -153,13 +161,16 @@ def import_trajectories(args: argparse.Namespace) -> int:
     from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
     model = load_robot_description(args.robot)
     model.configure()
-    if args.name and len(args.paths) != 1:
-        print('--name needs exactly one file', file=sys.stderr)
-        return 2
+    if args.name is not None and len(args.paths) != 1:
+        raise SweetieMotionError(f'--name needs exactly one file, got {len(args.paths)}')
     target = TrajectoryStore(args.dir) if args.dir else None
     client = None
     if target is not None:
-        target.load()
+        try:
+            target.load()
+        except OSError as error:
+            raise SweetieMotionError(f'--dir {args.dir}: cannot create or read it '
+                                     f'({error.strerror or error})') from None
         existing = set(target.names())
     else:
         client = _client(args)
@@ -233,40 +244,32 @@ def export_trajectories(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f'{text} is not a positive number of seconds')
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandParser:
     """Return the argument parser of `sweetie-motion`."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog='sweetie-motion',
-        description='sweetie_motion: stored motions played by name, the motion process, '
-                    'trajectory storage and tools.')
-    commands = parser.add_subparsers(dest='command', metavar='COMMAND')
+        description='Stored motions played by name on a ROS 2 robot: the motion process, '
+                    'trajectory storage, servos, programs and tools.\n\n'
+                    'Every command has its own help: sweetie-motion COMMAND --help.')
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=CommandParser)
     commands.required = True
 
     describe = commands.add_parser(
-        'describe', help='print the chains, groups and joints of a robot description')
+        'describe', help='print the chains, groups and joints of a robot description',
+        description='Print the chains, groups and joints of a robot description (no ROS '
+                    'needed).')
     describe.add_argument('--robot', default='sweetie_bot.yaml',
                           help='robot description YAML (a name in config/ or a path)')
     describe.add_argument('--png', help='also draw the kinematic tree into this PNG file')
     describe.set_defaults(run=lambda a: describe_robot(a.robot, a.png))
 
-    bringup = commands.add_parser(
-        'bringup', add_help=False,
-        help='run the motion process (all components in one process); --help for options')
-    bringup.set_defaults(run=_bringup, passthrough=True)
+    passthrough(commands, 'bringup', 'run the motion process (the ROS side, the cycle process '
+                'and the state publisher) until Ctrl+C', _bringup)
 
     def motion_command(name: str, help_text: str, run) -> argparse.ArgumentParser:
-        command = commands.add_parser(name, help=help_text)
-        command.add_argument('--namespace', default='sweetie_bot',
-                             help='robot namespace of the motion process')
-        command.add_argument('--timeout', type=_positive, default=15.0,
-                             help='seconds to wait for the motion process to answer')
+        command = commands.add_parser(name, help=help_text,
+                                      description=help_text[0].upper() + help_text[1:] + '.')
+        add_connection_options(command, 'sweetie_bot')
         command.set_defaults(run=run)
         return command
 
@@ -274,9 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     show = motion_command('show', 'print a stored trajectory as YAML', show_trajectory)
     show.add_argument('name')
     show.add_argument('--png', help='also plot it (positions and velocities) into this PNG')
-    play = motion_command('play', 'play a stored trajectory by name', play_trajectory)
+    play = motion_command('play', 'play a stored trajectory by name (Ctrl+C stops it)',
+                          play_trajectory)
     play.add_argument('name')
-    play.add_argument('--speed', type=float, default=1.0, help='time scale (2 = twice as fast)')
+    play.add_argument('--speed', type=positive_number, default=1.0,
+                      help='time scale (2: twice as fast)')
     play.add_argument('--backward', action='store_true', help='play it backwards')
     save = motion_command('save', 'store a trajectory from a file or the last executed goal',
                           save_trajectory)
@@ -315,34 +320,27 @@ def build_parser() -> argparse.ArgumentParser:
                           help='robot description whose limits apply')
     exporter = motion_command('export', 'write stored trajectories as YAML files',
                               export_trajectories)
-    exporter.add_argument('names', nargs='*', help='trajectories (default: all)')
+    exporter.add_argument('names', nargs='*', default=[],
+                          help='trajectories (default: all)')
     exporter.add_argument('--out', default='-', help='folder, or - for standard output')
 
-    editor = commands.add_parser('editor', add_help=False,
-                                 help='the trajectory editor (Qt); --help for options')
-    editor.set_defaults(run=_editor, passthrough=True)
-
-    servo = commands.add_parser('servo', add_help=False,
-                                help='the HerkuleX servos of the motion process: status, scan, '
-                                'torque, clear, reboot, read, write, identify; --help')
-    servo.set_defaults(run=_servo, passthrough=True)
-    servo_sim = commands.add_parser('servo-sim', add_help=False,
-                                    help='HerkuleX servos simulated behind a pseudo-terminal '
-                                    '(--servos CONFIG [--bus B] [--fault ...]); --help')
-    servo_sim.set_defaults(run=_servo_sim, passthrough=True)
-
-    program = commands.add_parser('program', add_help=False,
-                                  help='motion programs: check, plot, run, from-path; --help')
-    program.set_defaults(run=_program, passthrough=True)
-
-    console = commands.add_parser('console', add_help=False,
-                                  help='the operator console (Qt): sliders, jog, programs; --help')
-    console.set_defaults(run=_console, passthrough=True)
-
-    demo = commands.add_parser('demo', add_help=False,
-                               help='the main job on the virtual robot (what `make demo` runs)')
-    demo.set_defaults(run=_demo, passthrough=True)
+    passthrough(commands, 'editor', 'the trajectory editor (Qt)', _editor)
+    passthrough(commands, 'servo', 'the HerkuleX servos of the motion process: status, scan, '
+                'torque, clear, reboot, read, write, identify', _servo)
+    passthrough(commands, 'servo-sim', 'HerkuleX servos simulated behind a pseudo-terminal',
+                _servo_sim)
+    passthrough(commands, 'program', 'motion programs: check, plot, run, from-path', _program)
+    passthrough(commands, 'console', 'the operator console (Qt): sliders, jog, programs',
+                _console)
+    passthrough(commands, 'demo', 'the main job on the virtual robot (what `make demo` runs)',
+                _demo)
     return parser
+
+
+def passthrough(commands, name: str, help_text: str, run) -> None:
+    """Add a subcommand that parses its own options (and --ros-args) with its own parser."""
+    command = commands.add_parser(name, add_help=False, help=f'{help_text}; see its --help')
+    command.set_defaults(run=run, passthrough=True)
 
 
 def _editor(args: argparse.Namespace) -> int:
@@ -388,12 +386,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, 'passthrough', False):
         args.rest = rest  # the subcommand parses its own options (and --ros-args)
     elif rest:
-        parser.error(f'unrecognized arguments: {" ".join(rest)}')
+        left_by(args, parser).reject_unrecognized(rest)
     try:
         return args.run(args)
+    except UnknownTrajectoryError as error:
+        return fail(f'sweetie-motion {args.command}',
+                    f'{error}; `sweetie-motion list` shows the stored ones')
     except SweetieMotionError as error:
-        print(f'sweetie-motion {args.command}: {error}', file=sys.stderr)
-        return 2
+        return fail(f'sweetie-motion {args.command}', str(error))
     except KeyboardInterrupt as error:
         from sweetie_motion.client import interrupt_message
         print(f'sweetie-motion {args.command}: {interrupt_message(error)}', file=sys.stderr)

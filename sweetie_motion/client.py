@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
 
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
@@ -42,6 +42,10 @@ class MotionResult(NamedTuple):
 
 class ClientError(SweetieMotionError):
     """The motion process did not answer, or refused a request (the reason is the message)."""
+
+
+class UnknownTrajectoryError(ClientError):
+    """No stored trajectory has that name (the message names the closest stored one)."""
 
 
 class StopRequested(KeyboardInterrupt):
@@ -267,10 +271,13 @@ class MotionClient:
     # --- storage (the package's one storage client) --------------------------------------------
 
     def _storage(self, call, *args):
-        from sweetie_motion.storage.client import StorageError
+        from sweetie_motion.storage.client import StorageError, TrajectoryNotFoundError
         self._storage_ready()
         try:
             return call(*args, timeout=self.timeout)
+        except TrajectoryNotFoundError as error:
+            known = self._storage(self.storage.names)
+            raise UnknownTrajectoryError(f'{error}{did_you_mean(error.name, known)}') from None
         except StorageError as error:
             raise ClientError(str(error)) from None
 
@@ -282,7 +289,8 @@ class MotionClient:
         """
         Return a stored trajectory.
 
-        :raises ClientError: unknown name or storage not running.
+        :raises UnknownTrajectoryError: no stored trajectory of that name.
+        :raises ClientError: storage not running, no answer.
         """
         return self._storage(self.storage.load, name)
 

@@ -197,10 +197,17 @@ def play_by_name(client: DemoClient, name: str, out: Path) -> bool:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the demo; return the exit code."""
-    import argparse
-    parser = argparse.ArgumentParser(prog='sweetie-motion demo', description=__doc__)
+    from sweetie_motion.command_line import CommandParser, positive_seconds
+    parser = CommandParser(
+        prog='sweetie-motion demo',
+        description='The main job on the built-in virtual robot, end to end: print the robot '
+                    'and draw its kinematic tree; start the motion process; drive the head and '
+                    'a leg through FollowJointState with a live status line and plot reference '
+                    'against measured; play the stored animation greeting by name and plot it. '
+                    'Everything stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST '
+                    'unless set). Ctrl+C stops the robot.')
     parser.add_argument('--out', default='artifacts', help='folder for the PNG files')
-    parser.add_argument('--seconds', type=float, default=6.0,
+    parser.add_argument('--seconds', type=positive_seconds, default=6.0,
                         help='how long to drive the robot through FollowJointState')
     args = parser.parse_args(argv)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

@@ -13,6 +13,13 @@ class SweetieMotionError(Exception):
     """Base class of all errors raised by sweetie_motion."""
 
 
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return " (did you mean 'X'?)" for the closest of ``choices``, or '' if none is close."""
+    import difflib
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f' (did you mean {close[0]!r}?)' if close else ''
+
+
 # --- robot model -------------------------------------------------------------------------------
 
 
@@ -63,7 +70,7 @@ class UnknownChainError(ModelError):
     def __init__(self, chain: str, known: Iterable[str] = ()) -> None:
         self.chain = chain
         known = list(known)
-        hint = f' (known chains: {", ".join(known)})' if known else ''
+        hint = f'{did_you_mean(chain, known)} (known chains: {", ".join(known)})' if known else ''
         super().__init__(f'unknown chain {chain!r}{hint}')
 
 
@@ -73,17 +80,20 @@ class UnknownGroupError(ModelError):
     def __init__(self, group: str, known: Iterable[str] = ()) -> None:
         self.group = group
         known = list(known)
-        hint = f' (known groups: {", ".join(known)})' if known else ''
+        hint = f'{did_you_mean(group, known)} (known groups: {", ".join(known)})' if known else ''
         super().__init__(f'unknown resource group {group!r}{hint}')
 
 
 class UnknownJointError(ModelError):
     """One or more joint names are not joints of the robot model."""
 
-    def __init__(self, joints: Sequence[str], context: Optional[str] = None) -> None:
+    def __init__(self, joints: Sequence[str], context: Optional[str] = None,
+                 known: Iterable[str] = ()) -> None:
         self.joints = list(joints)
         where = f'{context}: ' if context else ''
-        super().__init__(f'{where}unknown joint(s): {", ".join(self.joints)}')
+        known = list(known)
+        hint = did_you_mean(self.joints[0], known) if known and self.joints else ''
+        super().__init__(f'{where}unknown joint(s): {", ".join(self.joints)}{hint}')
 
 
 class MissingJointError(ModelError):

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
+from sweetie_motion.errors import did_you_mean
+
 PACKAGE = 'sweetie_motion'
 
 
@@ -55,9 +57,40 @@ def describe_file_error(path: Union[str, Path], error: BaseException) -> str:
         context = getattr(error, 'context', None)
         where = f' ({context})' if context else ''
         return f'{path}:{mark.line + 1}:{mark.column + 1}: {problem}{where}'
+    if isinstance(error, FileNotFoundError):
+        return f'{path}: no such file{nearby_file(path)}'
     if isinstance(error, OSError):
         return f'{path}: {error.strerror or error}'
     return f'{path}: {" ".join(str(error).split())}'
+
+
+def nearby_file(path: Union[str, Path]) -> str:
+    """
+    Return " (did you mean 'X'?)" for an existing file named like the missing ``path``.
+
+    Looks beside it and, for a relative path, among the shipped config files (where
+    :func:`config_path` also looks); X is written as the user would type it.
+    """
+    import difflib
+    path = Path(path)
+    typed: Dict[str, str] = {}  # file name -> how to type it
+
+    def offer(folder: Path, prefix: str) -> None:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_file():
+                typed.setdefault(entry.name, prefix + entry.name)
+    here = str(path.parent) == '.' or path.parent == Path.cwd()
+    offer(path.parent, '' if here else f'{path.parent}/')
+    if here:
+        offer(share_dir() / 'config', '')
+        offer(share_dir() / 'config' / 'programs', 'programs/')
+        offer(share_dir() / 'config' / 'paths', 'paths/')
+    close = difflib.get_close_matches(path.name, list(typed), n=1, cutoff=0.75)
+    return f' (did you mean {typed[close[0]]!r}?)' if close else ''
 
 
 def load_yaml(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
@@ -108,13 +141,6 @@ def load_yaml_lines(path: Union[str, Path], error: Callable[[str], Exception]) -
             return yaml.load(stream, Loader=Loader)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as problem:
         raise error(f'cannot read {describe_file_error(path, problem)}') from None
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return ' (did you mean 'X'?)' for the closest of ``choices``, or '' if none is close."""
-    import difflib
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f' (did you mean {close[0]!r}?)' if close else ''
 
 
 def check_keys(where: str, section: Mapping, known: Iterable[str],

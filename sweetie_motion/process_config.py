@@ -24,9 +24,9 @@ from pathlib import Path
 import re
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.parameters import ParameterError
-from sweetie_motion.paths import config_path, did_you_mean, LineMap, load_yaml_lines
+from sweetie_motion.paths import config_path, LineMap, load_yaml_lines
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')

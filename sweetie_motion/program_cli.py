@@ -1,12 +1,7 @@
 """
-``sweetie-motion program``: check, plot, run motion programs and write them from paths (R-CART-3).
+`sweetie-motion program`: check, plot, run motion programs and write them from paths (R-CART-3).
 
-    sweetie-motion program check FILE        parse and plan every step offline (no robot)
-    sweetie-motion program plot FILE --out DIR   the four figures of the planned motion
-    sweetie-motion program run FILE [--step]  run it on the motion process (e.g. the arm's)
-    sweetie-motion program from-path PATH.yaml [--out FILE]   a program from waypoints
-
-Offline (check, plot) the program starts from the chain's home pose (the chain property
+Offline (check, plot) a program starts from the chain's home pose (the chain property
 ``home``, else zeros) unless ``--start`` gives the joints [deg]; on the robot it starts where
 the robot is. Errors name the program line.
 """
@@ -19,6 +14,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from sweetie_motion.command_line import (add_connection_options, CommandParser, fail,
+                                         non_negative_number, positive_number, positive_seconds)
 from sweetie_motion.errors import SweetieMotionError
 
 
@@ -79,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from sweetie_motion.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
-    from sweetie_motion.cli import notice
+    from sweetie_motion.command_line import notice
     with ArmClient(args.namespace, model, args.chain, timeout=args.timeout,
                    notice=notice) as robot:
         runner = ProgramRunner(steps, robot, model.list_joints(args.chain),
@@ -144,51 +141,66 @@ def from_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+DESCRIPTION = """\
+Motion programs: plan them offline, plot them, run them on a motion process, write them from
+Cartesian paths.
+
+  check FILE                 parse and plan every step offline (no robot needed)
+  plot FILE [--out DIR]      the four figures of the planned motion
+  run FILE [--step]          run it on the motion process (Ctrl+C stops the robot)
+  from-path PATH.yaml [--out FILE]   a program from waypoints
+
+FILE is a path, or a shipped program by name (programs/paper_path.txt). Offline the program
+starts from the chain's home pose unless --start gives the joints [deg]; on the robot it
+starts where the robot is. Errors name the program's file, line and column."""
+
+
+def build_parser() -> CommandParser:
     """Return the parser of `sweetie-motion program`."""
-    parser = argparse.ArgumentParser(prog='sweetie-motion program',
-                                     description=__doc__.split('\n\n')[0])
-    commands = parser.add_subparsers(dest='action', metavar='ACTION')
+    parser = CommandParser(prog='sweetie-motion program', description=DESCRIPTION)
+    commands = parser.add_subparsers(dest='action', metavar='ACTION', parser_class=CommandParser)
     commands.required = True
 
     def with_robot(command: argparse.ArgumentParser) -> None:
+        command.add_argument('file', metavar='FILE', help='the program')
         command.add_argument('--robot', default='winding_arm.yaml',
                              help='robot description (a name in config/ or a path)')
         command.add_argument('--chain', default='arm', help='the chain the program moves')
 
     def offline(name: str, help_text: str, function) -> argparse.ArgumentParser:
-        command = commands.add_parser(name, help=help_text)
-        command.add_argument('file')
+        command = commands.add_parser(name, help=help_text, description=help_text + '.')
         with_robot(command)
         command.add_argument('--start', type=float, nargs='+', metavar='DEG',
                              help='joint positions to start from [deg] (default: home)')
-        command.add_argument('--period', type=float, default=0.01, help='sample period [s]')
-        command.add_argument('--speed', type=float, default=250.0,
+        command.add_argument('--period', type=positive_seconds, default=0.01,
+                             help='sample period [s]')
+        command.add_argument('--speed', type=positive_number, default=250.0,
                              help='path speed of moves without F [mm/s]')
-        command.add_argument('--acceleration', type=float, default=100.0,
+        command.add_argument('--acceleration', type=positive_number, default=100.0,
                              help='path acceleration [mm/s^2]')
-        command.add_argument('--lateral', type=float, default=500.0,
+        command.add_argument('--lateral', type=non_negative_number, default=500.0,
                              help='centripetal acceleration limit on blends [mm/s^2]; 0: none')
         command.set_defaults(function=function)
         return command
-    offline('check', 'parse and plan every step offline', check)
-    plotter = offline('plot', 'plan offline and write the figures (PNG)', plot)
+    offline('check', 'Parse and plan every step offline', check)
+    plotter = offline('plot', 'Plan offline and write the figures (PNG)', plot)
     plotter.add_argument('--out', default='artifacts/program',
                          help='folder of the figures')
-    runner = commands.add_parser('run', help='run the program on the motion process')
-    runner.add_argument('file')
+    runner = commands.add_parser('run', help='run the program on the motion process',
+                                 description='Run the program on the motion process, step by '
+                                 'step; Ctrl+C stops the robot.')
     with_robot(runner)
-    runner.add_argument('--namespace', default='winding_arm',
-                        help='robot namespace of the motion process')
+    add_connection_options(runner, 'winding_arm')
     runner.add_argument('--step', action='store_true', help='ask before each step')
-    runner.add_argument('--timeout', type=float, default=15.0,
-                        help='seconds to wait for the motion process to answer')
     runner.set_defaults(function=run)
-    generator = commands.add_parser('from-path', help='write the program of a path file')
+    generator = commands.add_parser('from-path', help='write the program of a path file',
+                                    description='Write the program of a path file.')
     generator.add_argument('path', help='YAML: waypoints [[x, y, z, a, b, c], ...] (mm, deg), '
                            'radius (mm), feed (mm/s)')
-    generator.add_argument('--radius', type=float, help='blend radius [mm] (default: the file)')
-    generator.add_argument('--feed', type=float, help='path speed [mm/s] (default: the file)')
+    generator.add_argument('--radius', type=non_negative_number,
+                           help='blend radius [mm] (default: the file)')
+    generator.add_argument('--feed', type=non_negative_number,
+                           help='path speed [mm/s] (default: the file)')
     generator.add_argument('--out', default='-', help='the program file (- : print it)')
     generator.add_argument('--home', action='store_true',
                            help="start the program with HOME (the chain's home pose)")
@@ -198,11 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run a `sweetie-motion program` action."""
+    from sweetie_motion.paths import config_path
     args = build_parser().parse_args(argv)
+    for key in ('file', 'path'):  # a shipped program by name, as config files are
+        typed = getattr(args, key, None)
+        if typed and not Path(typed).exists() and config_path(typed).exists():
+            setattr(args, key, str(config_path(typed)))
     try:
         return args.function(args)
     except SweetieMotionError as error:
         where = f'{args.file}: ' if getattr(args, 'file', '') and \
             args.file not in str(error) else ''
-        print(f'sweetie-motion program {args.action}: {where}{error}', file=sys.stderr)
-        return 2
+        return fail(f'sweetie-motion program {args.action}', f'{where}{error}')

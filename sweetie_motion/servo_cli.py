@@ -1,14 +1,5 @@
 """
-``sweetie-motion servo``: the HerkuleX servos of a running motion process (R-SERVO-1..3).
-
-    sweetie-motion servo status                      every servo: ok, lost, its fault
-    sweetie-motion servo scan                        which IDs answer on each line
-    sweetie-motion servo torque on|off [JOINT ...]   switch servos (default: all)
-    sweetie-motion servo clear [JOINT ...]           clear error flags (then torque on)
-    sweetie-motion servo reboot [JOINT ...]          reboot and set up again
-    sweetie-motion servo read REGISTER [JOINT ...]   a RAM register of each servo
-    sweetie-motion servo write REGISTER VALUE JOINT ...
-    sweetie-motion servo identify [--servos J ...] [--trajectory NAME] [--png FILE]
+`sweetie-motion servo`: the HerkuleX servos of a running motion process (R-SERVO-1..3).
 
 The motion process runs the bus (``bringup --bus serial`` or ``--bus sim-serial``); these
 commands go through its ``servo_bus`` node (``~/command``) and ``servo_ident`` node
@@ -24,6 +15,8 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
+from sweetie_motion.command_line import (add_connection_options, CommandParser, fail,
+                                         positive_number)
 from sweetie_motion.errors import SweetieMotionError
 
 #: the stored motion that excites the servos for identification
@@ -50,7 +43,7 @@ class ServoClient:
         self._background.close()
 
     def _call(self, client, request, what: str, timeout: float):
-        from sweetie_motion.cli import notice
+        from sweetie_motion.command_line import notice
         from sweetie_motion.nodes.background import wait_future
         started = time.monotonic()
         noticed = False
@@ -101,7 +94,7 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
     """
     from sweetie_motion.client import ClientError, MotionClient
     with MotionClient(args.namespace.strip('/'), timeout=args.timeout) as motion:
-        started = client.identification('start', args.servos)
+        started = client.identification('start', args.joints)
         if not started.success:
             raise SweetieMotionError(started.message)
         print(started.message, flush=True)
@@ -159,9 +152,9 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
                                  'the excitation motion failed')
     ended = client.identification('end')
     print(ended.message)
-    for name, samples, error, done in zip(ended.servos, ended.samples, ended.error,
-                                          ended.identified):
-        print(f'  {name}: {samples} samples, prediction error {error:.4f} rad'
+    for name, samples, prediction, done in zip(ended.servos, ended.samples, ended.error,
+                                               ended.identified):
+        print(f'  {name}: {samples} samples, prediction error {prediction:.4f} rad'
               f'{" (identified)" if done else ""}')
     if args.png and history:
         from sweetie_motion.plots import plot_identification
@@ -169,62 +162,116 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
     return 0 if ended.success else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+DESCRIPTION = """\
+The HerkuleX servos of a running motion process (started with
+`sweetie-motion bringup --bus serial` or `--bus sim-serial`).
+
+  status                        every servo: ok, lost, its fault
+  scan                          which IDs answer on each line
+  torque on|off [JOINT ...]     switch servos (default: all)
+  clear [JOINT ...]             clear error flags (then torque on)
+  reboot [JOINT ...]            reboot and set up again
+  read REGISTER [JOINT ...]     a RAM register of each servo
+  write REGISTER VALUE JOINT ...
+  identify [--joints J ...] [--trajectory NAME] [--png FILE]
+
+Every action takes --namespace and --timeout after it; see
+`sweetie-motion servo ACTION --help`."""
+
+
+def build_parser() -> CommandParser:
     """Return the parser of `sweetie-motion servo`."""
-    parser = argparse.ArgumentParser(prog='sweetie-motion servo',
-                                     description=__doc__.split('\n\n')[0])
-    parser.add_argument('--namespace', default='sweetie_bot',
-                        help='robot namespace of the motion process')
-    parser.add_argument('--timeout', type=float, default=15.0,
-                        help='seconds to wait for the motion process')
-    actions = parser.add_subparsers(dest='action', metavar='ACTION')
+    parser = CommandParser(prog='sweetie-motion servo', description=DESCRIPTION)
+    actions = parser.add_subparsers(dest='action', metavar='ACTION', parser_class=CommandParser)
     actions.required = True
-    actions.add_parser('status', help='every servo: ok, lost, its fault')
-    actions.add_parser('scan', help='which IDs answer on each line')
-    torque = actions.add_parser('torque', help='switch servos on or off')
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        command = actions.add_parser(name, help=help_text,
+                                     description=help_text[0].upper() + help_text[1:] + '.')
+        add_connection_options(command, 'sweetie_bot')
+        return command
+    action('status', 'every servo: ok, lost, its fault')
+    action('scan', 'which IDs answer on each line')
+    torque = action('torque', 'switch servos on or off')
     torque.add_argument('state', choices=('on', 'off'))
-    torque.add_argument('joints', nargs='*')
-    for name, text in (('clear', 'clear the error flags'), ('reboot', 'reboot and set up')):
-        command = actions.add_parser(name, help=text)
-        command.add_argument('joints', nargs='*')
-    read = actions.add_parser('read', help='read a RAM register of servos')
-    read.add_argument('register')
-    read.add_argument('joints', nargs='*')
-    write = actions.add_parser('write', help='write a RAM register of servos')
-    write.add_argument('register')
+    torque.add_argument('joints', nargs='*', default=[], metavar='JOINT',
+                        help='the servos (default: all)')
+    for name, text in (('clear', 'clear the error flags (then torque on)'),
+                       ('reboot', 'reboot and set up again')):
+        command = action(name, text)
+        command.add_argument('joints', nargs='*', default=[], metavar='JOINT',
+                             help='the servos (default: all)')
+    read = action('read', 'read a RAM register of servos')
+    read.add_argument('register', help='register name, e.g. torque_policy, absolute_position')
+    read.add_argument('joints', nargs='*', default=[], metavar='JOINT',
+                      help='the servos (default: all)')
+    write = action('write', 'write a RAM register of servos')
+    write.add_argument('register', help='register name, e.g. led_control')
     write.add_argument('value', type=int)
-    write.add_argument('joints', nargs='+')
-    ident = actions.add_parser('identify', help='identify the servo models (seed 003)')
-    ident.add_argument('--servos', nargs='*', default=[],
-                       help='the servos (joints) to identify (default: all with a model)')
+    write.add_argument('joints', nargs='+', metavar='JOINT')
+    ident = action('identify', 'identify the servo models: play an excitation motion, fit '
+                   'each servo model to what it measured')
+    ident.add_argument('--joints', nargs='+', default=[], metavar='JOINT',
+                       help='the servos to identify (default: all with a model)')
     ident.add_argument('--trajectory', default=EXCITATION,
                        help='the stored excitation motion to play')
     ident.add_argument('--png', default='artifacts/servo_identification.png',
                        help='the convergence plot')
-    ident.add_argument('--threshold', type=float, default=0.01,
+    ident.add_argument('--threshold', type=positive_number, default=0.01,
                        help='the threshold drawn in the plot [rad] (the node decides)')
     return parser
+
+
+def check_register(args: argparse.Namespace) -> None:
+    """
+    Refuse a register (or value) of ``read``/``write`` before anything is sent.
+
+    :raises SweetieMotionError: unknown, not in RAM, read-only, or the value does not fit.
+    """
+    from sweetie_motion.servo import herkulex as hx
+    register = hx.register(args.register)
+    register.address(hx.Memory.RAM)
+    if args.action == 'write':
+        if register.read_only:
+            raise SweetieMotionError(f'{register.name} is read-only')
+        register.encode(args.value)
+
+
+def check_joints(client: ServoClient, joints: Sequence[str]) -> None:
+    """
+    Refuse joints that no servo of the bus drives, naming the closest.
+
+    :raises SweetieMotionError: an unknown joint.
+    """
+    from sweetie_motion.errors import did_you_mean
+    if not joints:
+        return
+    known = list(client.command('status').joints)
+    unknown = [j for j in joints if j not in known]
+    if unknown:
+        raise SweetieMotionError(f'not servo joints of this bus: {", ".join(unknown)}'
+                                 f'{did_you_mean(unknown[0], known)} (servo status lists them)')
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run a `sweetie-motion servo` action."""
     args = build_parser().parse_args(argv)
+    what = f'sweetie-motion servo {args.action}'
     try:
+        if args.action in ('read', 'write'):
+            check_register(args)
         client = ServoClient(args.namespace, args.timeout)
     except SweetieMotionError as error:
-        print(f'sweetie-motion servo: {error}', file=sys.stderr)
-        return 2
+        return fail(what, str(error))
     try:
         if args.action == 'identify':
             return identify(client, args)
-        mapping = {'status': ('status', []), 'scan': ('scan', []),
-                   'torque': (f'torque_{getattr(args, "state", "")}',
-                              getattr(args, 'joints', [])),
-                   'clear': ('clear_errors', getattr(args, 'joints', [])),
-                   'reboot': ('reboot', getattr(args, 'joints', [])),
-                   'read': ('read', getattr(args, 'joints', [])),
-                   'write': ('write', getattr(args, 'joints', []))}
-        command, joints = mapping[args.action]
+        commands = {'status': 'status', 'scan': 'scan', 'clear': 'clear_errors',
+                    'reboot': 'reboot', 'read': 'read', 'write': 'write',
+                    'torque': f'torque_{getattr(args, "state", "")}'}
+        command = commands[args.action]
+        joints = getattr(args, 'joints', [])
+        check_joints(client, joints)
         if command in ('scan', 'reboot'):
             print(f'{command}: asking the servos (up to a minute on slow lines) ...',
                   flush=True)
@@ -232,7 +279,6 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   getattr(args, 'value', 0))
         return _print_response(response, command)
     except SweetieMotionError as error:
-        print(f'sweetie-motion servo {args.action}: {error}', file=sys.stderr)
-        return 2
+        return fail(what, str(error))
     finally:
         client.close()

@@ -75,16 +75,18 @@ class MotionClient(RosPeer):
         with self.lock:
             self.owners = dict(zip(msg.resources, msg.owners))
 
-    def wait_ready(self, nodes: List[str], timeout: float = 30.0) -> None:
-        """Wait until every node is active and joint states flow."""
+    def wait_ready(self, nodes: List[str], timeout: float = 30.0,
+                   state: str = 'active') -> None:
+        """Wait until every node is in ``state`` (and, for 'active', joint states flow)."""
         for name in nodes:
             client = self.node.create_client(GetState, f'{self.ns}/{name}/get_state')
             assert client.wait_for_service(timeout_sec=timeout), f'{name} not discovered'
             wait_for(lambda: call_idempotent(client, GetState.Request(), timeout)
-                     .current_state.label == 'active', timeout, period=0.2,
-                     message=f'{name} active')
-        wait_for(lambda: self.joint_states is not None and self.reference is not None,
-                 timeout, message='joint_states and joint_states_ref')
+                     .current_state.label == state, timeout, period=0.2,
+                     message=f'{name} {state}')
+        if state == 'active':
+            wait_for(lambda: self.joint_states is not None and self.reference is not None,
+                     timeout, message='joint_states and joint_states_ref')
 
     def publish(self, topic: str, names: List[str], positions: List[float]) -> None:
         """Publish a JointState on ``topic`` (relative to the namespace)."""

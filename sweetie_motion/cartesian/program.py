@@ -478,10 +478,15 @@ def load_program(path: str) -> List[Command]:
     Read and parse a program file.
 
     :raises ProgramError: a line in error (the file's name in the message).
-    :raises OSError: the file cannot be read.
+    :raises SweetieMotionError: the file cannot be read (why, in one line).
     """
-    with open(path, encoding='utf-8') as stream:
-        return parse_program(stream.read(), source=str(path))
+    from sweetie_motion.paths import describe_file_error
+    try:
+        with open(path, encoding='utf-8') as stream:
+            text = stream.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise SweetieMotionError(f'cannot read {describe_file_error(path, error)}') from None
+    return parse_program(text, source=str(path))
 
 
 # --- formatting --------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ bringup on the virtual robot (everything on this machine), so the console works 
 ``--screenshot`` with ``--quit-after`` saves a PNG of the window and exits.
 """
 
-import argparse
 from dataclasses import dataclass
 import gc
 import os
@@ -21,7 +20,8 @@ import subprocess
 import sys
 from typing import List, NamedTuple, Optional
 
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.command_line import CommandParser, namespace, positive_seconds
+from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 
 #: the configuration the console opens without options
 DEFAULT_CONFIG = 'winding_arm_motion.yaml'
@@ -120,8 +120,7 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
         model.configure()
     chain = settings.chain or model.list_chains()[0]
     if chain not in model.list_chains():
-        raise SweetieMotionError(f'unknown chain {chain!r} of {settings.robot} (chains: '
-                                 f'{", ".join(model.list_chains())})')
+        raise UnknownChainError(chain, model.list_chains())
     planner = OfflinePlanner(model, chain, chain_home(model, chain), settings.period,
                              settings.max_velocity, settings.max_acceleration,
                              settings.lateral_acceleration or None)
@@ -132,20 +131,29 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
     return Console(window, presenter, bridge, planner)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandParser:
     """Return the parser of `sweetie-motion console`."""
-    parser = argparse.ArgumentParser(prog='sweetie-motion console',
-                                     description=__doc__.split('\n\n')[0].strip())
+    parser = CommandParser(
+        prog='sweetie-motion console',
+        description='The operator console of a motion process: joint sliders, Cartesian jog, '
+                    "motion programs. With --config (default: the winding-line arm's bringup) "
+                    'it takes the namespace, the robot, the chain and the gripper from the '
+                    "motion process's configuration; --namespace, --robot and --chain override "
+                    'them. --with-robot also starts that bringup on the virtual robot. '
+                    '--screenshot with --quit-after saves a PNG of the window and exits. ROS '
+                    'arguments go after --ros-args.')
     parser.add_argument('--config', help='the motion process configuration (a name in config/ '
                         f'or a path; default {DEFAULT_CONFIG} when no --robot/--namespace)')
-    parser.add_argument('--namespace', help='robot namespace of the motion process')
+    parser.add_argument('--namespace', type=namespace,
+                        help='robot namespace of the motion process')
     parser.add_argument('--robot', help='robot description (a name in config/ or a path)')
     parser.add_argument('--chain', help='the chain programs and jogs move')
     parser.add_argument('--with-robot', action='store_true',
                         help='also start the bringup of --config on the virtual robot')
     parser.add_argument('--program', help='a motion program to open')
     parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
-    parser.add_argument('--quit-after', type=float, help='close after this many seconds')
+    parser.add_argument('--quit-after', type=positive_seconds,
+                        help='close after this many seconds')
     return parser
 
 
@@ -187,6 +195,8 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
     """Create the application, the node and the console; run the Qt loop."""
     from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
+    from sweetie_motion.command_line import require_display
+    require_display()
     app = QApplication.instance() or QApplication(['sweetie-motion console'])
     from sweetie_motion.nodes.background import BackgroundNode
     ros = BackgroundNode('sweetie_motion_console', ['sweetie_motion_console', *(ros_args or [])])

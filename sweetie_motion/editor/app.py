@@ -8,7 +8,6 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 ``--screenshot`` and ``--quit-after`` render the window to a PNG and exit.
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -31,14 +30,24 @@ def load_poses(path: Optional[str] = None) -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the editor until its window closes."""
+    from sweetie_motion.command_line import CommandParser, fail, namespace, positive_seconds
+    from sweetie_motion.errors import SweetieMotionError
     from sweetie_motion.nodes.background import split_ros_args
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog='sweetie-motion editor', description=__doc__)
+    parser = CommandParser(
+        prog='sweetie-motion editor',
+        description='The trajectory editor: pose the robot, record keyframes, play and store '
+                    'trajectories. With --with-robot it also starts the motion process on the '
+                    'virtual robot, so it works on its own. Without a display '
+                    '(QT_QPA_PLATFORM=offscreen), --screenshot with --quit-after renders the '
+                    'window into a PNG and exits. ROS arguments go after --ros-args.')
     parser.add_argument('--with-robot', action='store_true',
                         help='also start the motion process on the virtual robot')
-    parser.add_argument('--namespace', default='sweetie_bot', help='robot namespace')
+    parser.add_argument('--namespace', type=namespace, default='sweetie_bot',
+                        help='robot namespace of the motion process')
     parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
-    parser.add_argument('--quit-after', type=float, help='close after this many seconds')
+    parser.add_argument('--quit-after', type=positive_seconds,
+                        help='close after this many seconds')
     args = parser.parse_args(argv)
     os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     robot = None
@@ -49,6 +58,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return run(['trajectory_editor', *(ros_args or ['--ros-args']), '-p',
                     f'namespace:={args.namespace}'], args.screenshot, args.quit_after)
+    except SweetieMotionError as error:
+        return fail('sweetie-motion editor', str(error))
     finally:
         if robot is not None:
             robot.send_signal(2)
@@ -107,6 +118,8 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
     """Create the application, the node and the editor; run the Qt loop."""
     from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
+    from sweetie_motion.command_line import require_display
+    require_display()
     app = QApplication.instance() or QApplication(['trajectory_editor'])
     from sweetie_motion.nodes.background import BackgroundNode
     ros = BackgroundNode('trajectory_editor', ros_args)

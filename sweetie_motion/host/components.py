@@ -24,7 +24,7 @@ from sweetie_motion.controllers.joint_trajectory import (
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.servo.bus import BusInput, BusOutput, ServoStatus
 from sweetie_motion.servo.virtual import VirtualServoBus
@@ -219,7 +219,8 @@ class SerialBusComponent(BusComponent):
         bus = self.bus
         unknown = [j for j in joints if j not in bus.joints]
         if unknown:
-            raise ComponentError(f'not servo joints of this bus: {", ".join(unknown)}')
+            raise ComponentError(f'not servo joints of this bus: {", ".join(unknown)}'
+                                 f'{did_you_mean(unknown[0], bus.joints)}')
         targets = list(joints) or list(bus.joints)
         self._commands += 1
         ident = self._commands

@@ -271,7 +271,7 @@ class RobotModelView:
         index = self._state('get_joint_indices').index
         unknown = [j for j in joints if j not in index]
         if unknown:
-            raise UnknownJointError(unknown)
+            raise UnknownJointError(unknown, known=index)
         return np.array([index[j] for j in joints], dtype=np.intp)
 
     def get_chain_indices(self, chain: str) -> np.ndarray:
@@ -286,7 +286,7 @@ class RobotModelView:
         """Return name, index, chain, group, virtual flag, type and limits of ``joint``."""
         info = self._state('get_joint_info').info.get(joint)
         if info is None:
-            raise UnknownJointError([joint])
+            raise UnknownJointError([joint], known=self._state('get_joint_info').info)
         return info
 
     def is_virtual(self, joint: str) -> bool:

@@ -9,7 +9,6 @@ SIGINT/SIGTERM stop the cycle and release everything. Users see one command, one
 and the same lifecycle nodes either way.
 """
 
-import argparse
 import os
 import sys
 import threading
@@ -18,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Type
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from sweetie_motion.command_line import CommandParser, positive_count, positive_seconds
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostSettings, LocalHost, RemoteHost
 from sweetie_motion.host.host import HOST
@@ -159,22 +159,26 @@ class MotionBringup:
             self.host_exited.set()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandParser:
     """Return the argument parser of the bringup."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog='sweetie-motion bringup',
-        description='Run the motion process: every component as a lifecycle node in one '
-                    'MultiThreadedExecutor, driven by the sync cycle.')
+        description='Run the motion process until Ctrl+C. It is three processes: the ROS side '
+                    '(every component of the config as a lifecycle node), the cycle process '
+                    '(the sync cycle: servos in, controllers, aggregator, safety stage, servos '
+                    'out; real-time priority where allowed) and the state publisher. ROS '
+                    'arguments go after --ros-args.')
     parser.add_argument('--config', default='sweetie_bot_motion.yaml',
                         help='process config YAML (a name in config/ or a path)')
-    parser.add_argument('--namespace', help='override the robot namespace of the config')
-    parser.add_argument('--period', type=float, help='override the cycle period [s]')
+    parser.add_argument('--namespace', help="robot namespace (default: the config's)")
+    parser.add_argument('--period', help="cycle period [s] (default: the config's; 0.01 is "
+                        '100 Hz)')
     parser.add_argument('--no-autostart', action='store_true',
                         help='leave every node unconfigured (drive them with lifecycle '
                              'services)')
     parser.add_argument('--storage-dir',
                         help='override storage_dir of the trajectory_storage component')
-    parser.add_argument('--threads', type=int, default=4,
+    parser.add_argument('--threads', type=positive_count, default=4,
                         help='threads of the MultiThreadedExecutor')
     parser.add_argument('--bus', choices=BUS_CHOICES,
                         help='the servos: virtual (the in-process virtual robot), sim-serial '
@@ -186,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where the URDF comes from: file (the robot description's, the "
                         'default), parameter (--ros-args -p robot_description:=...) or topic '
                         '(the latched robot_description topic of robot_state_publisher)')
-    parser.add_argument('--description-timeout', type=float, default=30.0,
+    parser.add_argument('--description-timeout', type=positive_seconds, default=30.0,
                         help='seconds to wait for the robot_description topic')
     parser.add_argument('--in-process', action='store_true',
                         help='run the sync cycle in this process instead of a child process of '

@@ -16,7 +16,7 @@ from typing import Any, List, Mapping
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.paths import config_path
@@ -152,7 +152,8 @@ class TrajectoryStorageNode(ManagedNode):
             raise SweetieMotionError('trajectory_storage is not configured')
         if parameter.type_ == Parameter.Type.NOT_SET:
             if self.store.get(name) is None:
-                raise SweetieMotionError(f'no trajectory named {name!r}')
+                raise SweetieMotionError(f'no trajectory named {name!r}'
+                                         f'{did_you_mean(name, self.store.names())}')
             if self.store.is_library(name):
                 raise SweetieMotionError(f'{name!r} is a built-in trajectory; it cannot be '
                                          'deleted')

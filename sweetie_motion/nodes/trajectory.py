@@ -31,9 +31,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sweetie_motion.controllers.joint_trajectory import GoalPlan, GoalPlanner, Outcome
 from sweetie_motion.conversions import (
-    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, seconds_to_duration,
+    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, goal_to_msg, seconds_to_duration,
 )
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.host.components import JointTrajectorySpec
 from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
@@ -588,7 +588,11 @@ class JointTrajectoryNode(ControllerNode):
         try:
             return await client.load_async(name)
         except TrajectoryNotFoundError as error:
-            raise GoalError(PlayCode.NOT_FOUND, str(error)) from None
+            try:
+                known = await client.list_async()
+            except StorageError:
+                known = []
+            raise GoalError(PlayCode.NOT_FOUND, f'{error}{did_you_mean(name, known)}') from None
         except StorageUnavailableError as error:
             raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
         except StorageError as error:
@@ -633,8 +637,11 @@ class JointTrajectoryNode(ControllerNode):
             goal = await self._load(request.name)
             if request.backward:
                 goal = goal.backward()
-            plan = self.plan(self._approach(goal.scaled(speed)))
+            played = goal.scaled(speed)
+            plan = self.plan(self._approach(played))
             running = self._start(goal_handle, plan, feedback)
+            # `save --last` after a play stores the motion as played (speed, direction)
+            self._last_goal_pub.publish(goal_to_msg(played))
         except (GoalError, TrajectoryFileError) as error:
             code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))  # file errors: -1
             self.get_logger().warning(f'play {request.name!r} refused: {error}')

@@ -34,7 +34,7 @@ import enum
 import math
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import did_you_mean, SweetieMotionError
 
 #: The two header bytes of every frame.
 HEADER = b'\xff\xff'
@@ -169,8 +169,10 @@ class UnknownRegisterError(HerkulexError):
 
     def __init__(self, name: str, known: Iterable[str] = ()) -> None:
         self.name = name
+        known = list(known)
+        # a part of the name ('position': absolute_position, ...), else a misspelling
         close = [k for k in known if name.lower() in k or k in name.lower()][:5]
-        hint = f' (did you mean {", ".join(close)}?)' if close else ''
+        hint = f' (did you mean {", ".join(close)}?)' if close else did_you_mean(name, known)
         super().__init__(f'unknown register {name!r}{hint}')
 
 

@@ -501,7 +501,7 @@ class ServoIdentification:
         """
         index = self._index.get(name)
         if index is None:
-            raise UnknownJointError([name], 'servo identification')
+            raise UnknownJointError([name], 'servo identification', self._index)
         model = self._models[index]
         rls = self._rls.get(index)
         if model is not None and rls is not None:
@@ -547,7 +547,7 @@ class ServoIdentification:
                                       running)
         unknown = [s for s in servos if s not in self._index]
         if unknown:
-            raise UnknownJointError(unknown, 'servo identification')
+            raise UnknownJointError(unknown, 'servo identification', self._index)
         missing = [s for s in servos
                    if (known := self._models[self._index[s]]) is None or known.kp <= 0]
         if missing:
@@ -606,8 +606,9 @@ class ServoIdentification:
                     kept[name] = untouched
                 if clamped:
                     bounded[name] = clamped
-                self._models[index] = model.with_alpha(alpha)
-                models.append(self._models[index])
+                identified = model.with_alpha(alpha)
+                self._models[index] = identified
+                models.append(identified)
         self._rls.clear()
         return IdentResult(tuple(models), failed, tuple(unsampled), refused, kept, bounded)
 

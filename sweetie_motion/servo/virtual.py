@@ -60,7 +60,7 @@ class VirtualServoBus(ServoBus):
         joints = list(joints)
         unknown = [j for j in joints if j not in self._index]
         if unknown:
-            raise UnknownJointError(unknown, 'virtual servo bus')
+            raise UnknownJointError(unknown, 'virtual servo bus', self._index)
         return [self._index[j] for j in joints]
 
     def send(self, now: float, position: np.ndarray, velocity: np.ndarray) -> None:

@@ -54,8 +54,9 @@ def write_config(tmp: Path) -> Path:
 
 
 def servo_cli(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'sweetie_motion.cli', 'servo', '--namespace',
-                           NS, *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, '-m', 'sweetie_motion.cli', 'servo', args[0],
+                           '--namespace', NS, *args[1:]], capture_output=True, text=True,
+                          timeout=timeout)
 
 
 @pytest.fixture(scope='module')
@@ -137,16 +138,16 @@ def test_scan_counts_the_servos_per_line_and_a_written_led_stays(pony):
 
 
 def identify_process(*args: str) -> Process:
-    return Process([sys.executable, '-m', 'sweetie_motion.cli', 'servo', '--namespace', NS,
-                    'identify', *args], 'identify')
+    return Process([sys.executable, '-m', 'sweetie_motion.cli', 'servo', 'identify',
+                    '--namespace', NS, *args], 'identify')
 
 
 def test_ctrl_c_stops_the_excitation_and_a_second_identification_is_refused(pony):
-    first = identify_process('--servos', 'joint11', '--png', '')
+    first = identify_process('--joints', 'joint11', '--png', '')
     try:
         wait_for(lambda: '(5%)' in first.output() or '(6%)' in first.output(), 30, period=0.1,
                  message='the excitation under way')
-        second = servo_cli('identify', '--servos', 'joint12', timeout=60)
+        second = servo_cli('identify', '--joints', 'joint12', timeout=60)
         assert second.returncode != 0
         assert 'identification of 1 servo(s) is running (joint11)' in \
             second.stdout + second.stderr, second.stdout + second.stderr
@@ -161,7 +162,7 @@ def test_ctrl_c_stops_the_excitation_and_a_second_identification_is_refused(pony
                  (len(held) > 10 and abs(held[-1] - held[-10]) < 1e-3), 5, period=0.05,
                  message='the reference of joint11 holding')
         assert abs(moving) < 3.0
-        status = servo_cli('identify', '--servos', 'joint12', '--trajectory', 'no_such')
+        status = servo_cli('identify', '--joints', 'joint12', '--trajectory', 'no_such')
         assert 'is running' not in status.stdout + status.stderr   # the first was aborted
     finally:
         first.stop(signal.SIGKILL)
@@ -188,7 +189,7 @@ def test_identification_finds_the_simulated_servos_models(pony):
     models = []
     pony.node.create_subscription(ServoModels, f'/{NS}/servo_models', models.append, 10)
     png = pony.tmp / 'identification.png'
-    done = servo_cli('identify', '--servos', *TRUE_SCALE, '--png', str(png), timeout=180)
+    done = servo_cli('identify', '--joints', *TRUE_SCALE, '--png', str(png), timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert '2 model(s) identified' in done.stdout, done.stdout
     assert png.stat().st_size > 10000

@@ -383,7 +383,7 @@ def test_an_unreadable_configuration_file_is_one_line_with_where(tmp_path):
             load(str(bad))
         message = str(info.value)
         assert f'{bad}:3:' in message and '\n' not in message, message
-        with pytest.raises(error, match='No such file'):
+        with pytest.raises(error, match='no such file'):
             load(str(tmp_path / 'missing.yaml'))
 
 

@@ -301,7 +301,7 @@ class SerialServoBus(ServoBus):
         joints = list(joints)
         unknown = [j for j in joints if j not in self._servo_of]
         if unknown:
-            raise UnknownJointError(unknown, 'serial servo bus')
+            raise UnknownJointError(unknown, 'serial servo bus', self._servo_of)
         return [self._servo_of[j] for j in joints]
 
     def _each(self, joints: Optional[Iterable[str]], name: str,

@@ -10,7 +10,6 @@ starved by a busy machine would not): :class:`SimulatorProcess`, which tests, be
 of the control channel (:mod:`sweetie_motion.servo.sim.server`).
 """
 
-import argparse
 import dataclasses
 import json
 import math
@@ -23,8 +22,10 @@ import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from sweetie_motion.command_line import CommandParser, fail
 from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.paths import config_path
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.sim.config import load_sim_config_file, number, SimulatorConfigError
 from sweetie_motion.servo.sim.faults import parse_faults
@@ -201,15 +202,15 @@ class SimulatorProcess:
 # --- the program --------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandParser:
     """Return the argument parser of ``servo-sim``."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog='sweetie-motion servo-sim',
         description='HerkuleX servos behind a pseudo-terminal. Prints the port path, then '
                     'serves until SIGTERM/SIGINT.')
     parser.add_argument('--servos', required=True, metavar='CONFIG',
-                        help='servo configuration (YAML: servo_sim, or the servo_bus of the driver'
-                             ' with --bus)')
+                        help='servo configuration (YAML, a name in config/ or a path: servo_sim, '
+                             'or the servo_bus of the driver with --bus)')
     parser.add_argument('--bus', help='the bus of a driver configuration to simulate')
     parser.add_argument('--baud', type=int, help='line speed [Bd] (default: the configuration)')
     parser.add_argument('--latency', type=float, help='reply latency [s] (default 0.0003)')
@@ -220,12 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
                              'jam=ID[@T][+D], silent=ID[@T][+D], close=T[+REOPEN]')
     parser.add_argument('--seed', type=int, default=0, help='seed of the fault draws')
     parser.add_argument('--chunk', type=float, default=0.0005,
-                        help='reply bytes are written at most this often [s] (default 0.0005)')
+                        help='reply bytes are written at most this often [s]')
     parser.add_argument('--link', help='symlink to the pty, kept valid when the port reopens')
     parser.add_argument('--control', help='UNIX socket path of the control channel')
     parser.add_argument('--priority', type=int, default=0,
                         help='SCHED_FIFO priority where the system allows it (0: normal '
-                             'scheduling; default 0)')
+                             'scheduling)')
     return parser
 
 
@@ -238,7 +239,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
-        config = load_sim_config_file(args.servos, args.bus)
+        config = load_sim_config_file(str(config_path(args.servos)), args.bus)
         faults = parse_faults(args.fault)
         changes = {}
         if args.baud is not None:
@@ -255,12 +256,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                            chunk=number('--chunk', args.chunk, 0.0, 0.1))
         path = server.start()
     except (SweetieMotionError, OSError) as error:
-        print(f'servo-sim: error: {error}', file=sys.stderr)
-        return 2
+        return fail('sweetie-motion servo-sim', str(error))
     if args.priority:
         scheduling = set_realtime_priority(args.priority)
         if not scheduling.startswith('SCHED_FIFO'):
-            print(f'servo-sim: {scheduling}', file=sys.stderr)
+            print(f'sweetie-motion servo-sim: {scheduling}', file=sys.stderr)
     previous = {}
     for signum in (signal.SIGTERM, signal.SIGINT):
         previous[signum] = signal.signal(signum, lambda *_: server.stop())
