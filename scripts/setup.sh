@@ -168,14 +168,16 @@ build_interface() {
   stamp_set "iface-$pkg" "$h"
   say "$pkg: built ($(elapsed) so far)"
 }
-# control_msgs only where the environment has none of its own (the wheels have none; a sourced
-# ROS 2 install does, and then ours must not shadow it).
-cm_origin=$("$VENV/bin/python" -c 'import control_msgs, os; print(os.path.dirname(control_msgs.__file__))' 2>/dev/null || true)
-if [ -n "$cm_origin" ] && [[ "$cm_origin" != "$VENV"* ]]; then
-  say "control_msgs: using the installed one ($cm_origin)"
-else
-  build_interface control_msgs
-fi
+# control_msgs and controller_manager_msgs only where the environment has none of its own (the
+# wheels have none; a sourced ROS 2 install does, and then ours must not shadow it).
+for pkg in control_msgs controller_manager_msgs; do
+  origin=$("$VENV/bin/python" -c "import $pkg, os; print(os.path.dirname($pkg.__file__))" 2>/dev/null || true)
+  if [ -n "$origin" ] && [[ "$origin" != "$VENV"* ]]; then
+    say "$pkg: using the installed one ($origin)"
+  else
+    build_interface "$pkg"
+  fi
+done
 build_interface sweetie_motion_msgs
 
 # --- 5. sweetie_motion itself -------------------------------------------------------------------

@@ -273,6 +273,9 @@ def build_parser() -> CommandParser:
         command.set_defaults(run=run)
         return command
 
+    motion_command('status', 'every node of the motion process with its lifecycle state, its '
+                   'chains and what it owns; the safety stage, the servos, the cycle',
+                   _status)
     motion_command('list', 'list the stored trajectories', list_trajectories)
     show = motion_command('show', 'print a stored trajectory as YAML', show_trajectory)
     show.add_argument('name')
@@ -341,6 +344,11 @@ def passthrough(commands, name: str, help_text: str, run) -> None:
     """Add a subcommand that parses its own options (and --ros-args) with its own parser."""
     command = commands.add_parser(name, add_help=False, help=f'{help_text}; see its --help')
     command.set_defaults(run=run, passthrough=True)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from sweetie_motion.status_cli import show_status
+    return show_status(args)
 
 
 def _editor(args: argparse.Namespace) -> int:

@@ -221,6 +221,22 @@ class MotionClient:
                               'bringup without --no-autostart')
         self._storage_checked = True
 
+    def call_service(self, srv_type: Any, name: str, request: Any = None, what: str = '') -> Any:
+        """
+        Call a service of the motion process (discovered first); return the response.
+
+        :param name: the service's full name ('/sweetie_bot/controller_manager/...').
+        :param request: default: an empty request.
+        :raises ClientError: not discovered or not answered within the client's timeout.
+        """
+        client = self.node.create_client(srv_type, name)
+        try:
+            self.discover(client.service_is_ready, what or name)
+            return self._wait(client.call_async(request if request is not None
+                                                else srv_type.Request()), what or name)
+        finally:
+            self.node.destroy_client(client)
+
     def _wait(self, future, what: str, timeout: Optional[float] = None):
         from sweetie_motion.nodes.background import wait_future
         return wait_future(future, self.timeout if timeout is None else timeout,

@@ -580,6 +580,10 @@ class RobotModel(RobotModelView):
         state = self._state('link_positions')
         return self._chain_kinematics(state).link_positions(state.tree.links, pose or {})
 
+    def urdf_document(self) -> str:
+        """Return the URDF document the model was built from (with every joint's limits)."""
+        return self._state('urdf_document').urdf_xml
+
     def urdf_tree(self) -> UrdfTree:
         """Return the links and joints of the URDF (including fixed and non-chain joints)."""
         return self._state('urdf_tree').tree

@@ -24,6 +24,7 @@ from sweetie_motion.host.host import HOST
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.nodes.background import split_ros_args
 from sweetie_motion.nodes.cartesian import CartesianMotionNode
+from sweetie_motion.nodes.controller_manager import ControllerManagerNode
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
 from sweetie_motion.nodes.gripper import GripperNode
@@ -99,6 +100,10 @@ class MotionBringup:
                            **kwargs)
                 node.order = order
                 self.components.append(node)
+            #: ros2_control's controller manager services over these nodes
+            self.manager = ControllerManagerNode(self.motion, [
+                (node, component.type_name)
+                for node, component in zip(self.components, config.components)], **kwargs)
         except BaseException:
             host.close()
             raise
@@ -351,6 +356,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:
             executor.add_node(node)
+        executor.add_node(bringup.manager)
         log = bringup.motion.get_logger()
         if config.autostart:
             failed = bringup.start()
@@ -384,5 +390,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if bringup is not None:
             for node in bringup.nodes:
                 node.destroy_node()
+            bringup.manager.destroy_node()
         rclpy.try_shutdown()
     return 0

@@ -152,27 +152,34 @@ class ControllerNode(ComponentNode):
         if self.lifecycle_state == 'active':
             self.trigger_deactivate()
 
-    def _set_operational(self, request, response):
-        state = self.lifecycle_state
+    def make_operational(self, operational: bool) -> Tuple[bool, str]:
+        """
+        Activate the controller (and take its resources back if it is active) or deactivate it.
+
+        :return: (whether it got there, what it is now).
+        """
         try:
-            if request.data:
-                if state == 'unconfigured':
-                    self.trigger_configure()
-                if self.lifecycle_state == 'inactive':
-                    self.trigger_activate()
-                elif self.lifecycle_state == 'active':
-                    self.host.call(self.get_name(), 'acquire')
-                response.success = self.lifecycle_state == 'active'
-                response.message = ('operational' if response.success
-                                    else f'could not activate (state {self.lifecycle_state})')
-            else:
-                if state == 'active':
-                    self.trigger_deactivate()
-                response.success = self.lifecycle_state != 'active'
-                response.message = f'not operational (state {self.lifecycle_state})'
+            if operational and self.lifecycle_state == 'active':
+                self.host.call(self.get_name(), 'acquire')
+                return True, 'operational'
+            done, state = super().make_operational(operational)
         except SweetieMotionError as error:
-            response.success = False
-            response.message = str(error)
+            return False, str(error)
+        if operational:
+            return done, 'operational' if done else state
+        return done, f'not operational ({state})'
+
+    def controlled_names(self) -> List[str]:
+        """Return its controlled chains (and chainless groups): every one if none are set."""
+        names = list(self.get_parameter('controlled_chains').value or [])
+        if not names and self.ALL_CHAINS_BY_DEFAULT:
+            view = self.process.view
+            names = view.list_chains() + [g for g in view.list_groups()
+                                          if not view.get_group_chains(g)]
+        return names
+
+    def _set_operational(self, request, response):
+        response.success, response.message = self.make_operational(request.data)
         return response
 
 

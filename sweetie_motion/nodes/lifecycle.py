@@ -8,7 +8,7 @@ transition fails; the process never dies of bad parameters or bad requests.
 """
 
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
@@ -170,6 +170,25 @@ class ManagedNode(LifecycleNode):
     def lifecycle_state(self) -> str:
         """Return the label of the current lifecycle state ('active', 'inactive', ...)."""
         return self._state_machine.current_state[1]
+
+    def make_operational(self, operational: bool) -> Tuple[bool, str]:
+        """
+        Bring the node to active (configuring it first if needed) or out of active.
+
+        :return: (whether it got there, what its state is now).
+        """
+        if operational:
+            if self.lifecycle_state == 'unconfigured':
+                self.trigger_configure()
+            if self.lifecycle_state == 'inactive':
+                self.trigger_activate()
+            done = self.lifecycle_state == 'active'
+            reason = f': {self.failure}' if self.failure else ''
+            return done, ('active' if done else
+                          f'could not activate (state {self.lifecycle_state}{reason})')
+        if self.lifecycle_state == 'active':
+            self.trigger_deactivate()
+        return self.lifecycle_state != 'active', f'state {self.lifecycle_state}'
 
     def call_soon(self, function: Callable[[], None]) -> None:
         """Run ``function`` in the executor (e.g. a transition asked for from the cycle)."""

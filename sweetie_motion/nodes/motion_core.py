@@ -4,18 +4,20 @@ The motion core node: the life of the sync cycle, ownership and cycle diagnostic
 Active = the cycle runs. ``joint_states`` (measured) and ``joint_states_ref`` (the
 aggregated reference) come from the cycle's state board: published by a process of their own
 (node ``cycle_state``) when the cycle is isolated, by a thread of this node otherwise. This
-node publishes ``resource_owners`` (who drives what, latched) and the cycle statistics on
-``/diagnostics``.
+node publishes ``resource_owners`` (who drives what, latched), the cycle statistics on
+``/diagnostics`` and, where no robot_state_publisher does, the URDF on ``robot_description``.
 """
 
 import os
 import socket
+from typing import Dict, Optional
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sweetie_motion.host.client import LocalHost
 from sweetie_motion.host.host import HOST
+from sweetie_motion.nodes.description_publisher import DescriptionPublisher
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.state_publisher import JointStatePublisher
@@ -50,6 +52,12 @@ class MotionCoreNode(ManagedNode):
                       'publisher runs one below); 0 = normal scheduling. Needs root, '
                       'CAP_SYS_NICE or an rtprio limit; without, the cycle runs normally and '
                       'the diagnostics say so.', read_only=True, low=0, high=98),
+        ParameterSpec('robot_description_topics', ['robot_description', '/robot_description'],
+                      "Latched topics (std_msgs/String) this node publishes the robot's URDF "
+                      'on, each only if no other node (robot_state_publisher) publishes it '
+                      "there; relative names are in the robot's namespace. "
+                      'rqt_joint_trajectory_controller reads /robot_description.',
+                      read_only=True),
     )
 
     def __init__(self, process: MotionProcess, name: str = 'motion', **kwargs) -> None:
@@ -64,6 +72,9 @@ class MotionCoreNode(ManagedNode):
         self._last_lost = 0
         self._last_intervened = 0
         self.scheduling = 'not started'
+        #: resource group -> the controller owning it ('' : free), as last reported
+        self.owners: Dict[str, str] = {}
+        self._description: Optional[DescriptionPublisher] = None
 
     @property
     def host(self):
@@ -86,6 +97,8 @@ class MotionCoreNode(ManagedNode):
             writer.board.unlink()  # nobody else maps it: the file is not needed
         self.host.add_listener(self._on_event)
         self._publish_owners(self.host.call(HOST, 'owners'))
+        self._description = DescriptionPublisher(self, self.values['robot_description_topics'],
+                                                 self.process.model.urdf_document())
 
     def activate_component(self) -> None:
         self.scheduling = self.host.call(HOST, 'start_cycle', self.values['publish_rate'],
@@ -103,6 +116,9 @@ class MotionCoreNode(ManagedNode):
 
     def cleanup_component(self) -> None:
         self.host.remove_listener(self._on_event)
+        if self._description is not None:
+            self._description.destroy()
+            self._description = None
         if self._local_publisher is not None:
             self._local_publisher.destroy()
             self._local_publisher = None
@@ -147,6 +163,7 @@ class MotionCoreNode(ManagedNode):
         return status
 
     def _publish_owners(self, owners) -> None:
+        self.owners = dict(owners)
         msg = ResourceOwnership()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.resources = list(owners)

@@ -421,8 +421,8 @@ class JointTrajectoryNode(ControllerNode):
         goal_handle.publish_feedback(feedback)
 
     def _resolve(self, running: RunningGoal, outcome: Outcome) -> None:
-        if running.handle is None:
-            self.get_logger().info(f'~/joint_trajectory {outcome.status}: {outcome.message}')
+        if running.handle is None:  # a topic command: routine (rqt_jtc sends ten a second)
+            self.get_logger().debug(f'~/joint_trajectory {outcome.status}: {outcome.message}')
         running.outcome = outcome
         if not running.done.done():
             running.done.set_result(outcome)
@@ -506,8 +506,8 @@ class JointTrajectoryNode(ControllerNode):
         except GoalError as error:
             self.get_logger().error(f'~/joint_trajectory not started: {error}')
             return
-        self.get_logger().info(f'~/joint_trajectory: {len(msg.points)} points, '
-                               f'{plan.duration:.2f} s')
+        self.get_logger().debug(f'~/joint_trajectory: {len(msg.points)} points, '
+                                f'{plan.duration:.2f} s')
 
     def _on_state_subscribers(self, status) -> None:
         """Publish ~/controller_state only while someone listens (a timer costs CPU)."""

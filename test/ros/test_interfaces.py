@@ -1,6 +1,7 @@
 """The generated interfaces: wire layout of control_msgs, our messages, serialization."""
 
 import math
+import sys
 
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
@@ -100,3 +101,46 @@ def test_our_messages_exist_with_their_fields():
     goal = PlayTrajectory.Goal(name='greeting', speed_scale=2.0, backward=True)
     assert deserialize_message(serialize_message(goal), PlayTrajectory.Goal) == goal
     assert PlayTrajectory.Result.NOT_FOUND == -10
+
+
+#: RIHS01 type hashes of ros2_control's controller_manager_msgs on the jazzy branch (4.46.0),
+#: from its own definitions built here: equal hashes, the same wire type
+CONTROLLER_MANAGER_HASHES = {
+    'msg/ChainConnection': '2daecd1da4b171f48b291c79747657a651eb1ab8821b68e38b1c88c736bba91c',
+    'msg/ControllerManagerActivity':
+        '35b7de5d611b6780e89732de325f2f765eacdb8a7adfe5821a27af4a03a7c244',
+    'msg/ControllerState': '9a8780ab9814b6032978a07c6c7033cf1a7894ac8d948a6fb72afea07b04cc83',
+    'msg/HardwareComponentState':
+        '8723f76b60e3ea54920065e3e777d93c68b76fc12839ad6a6ca4e0a6439b384c',
+    'msg/HardwareInterface': 'b4c556991db81ca56a49338b5e8f0675a6707faee54fba161d2bbd4d963d418a',
+    'msg/NamedLifecycleState': 'b7947b6f8df8f7e93d1cb8d115842fb0eeddfa6fb5c7b86cc0f3cafd55be4c1f',
+    'srv/CleanupController': '0e5e0da84cf97150abbb3a4e2249c67e6f43dba01ed9b7228b4deaab8838ec4b',
+    'srv/ConfigureController': 'b5de498113f4eabc7b932e019ca0498d67304b1ca465fe8a426ea89644865ff9',
+    'srv/ListControllerTypes': '873e8d2bb81b8b5903ca736d299ba959f929efec4b4a18d17354b8b322822e05',
+    'srv/ListControllers': '4f8e36bb1fa5afdeba45c2d56ae6a2097b1493a253f961dd6290c085033bd189',
+    'srv/ListHardwareComponents':
+        '2ff105e609928671af16413362c0fdd089e1dd50c5a49d830db603ba8e4439c8',
+    'srv/ListHardwareInterfaces':
+        'c3e561a6e8cc7b9d577d8065c783038e51f6950cbe9bed67fb117a3e2e04d8f1',
+    'srv/LoadController': 'e37f7596c50c88cf8cb7a10cd376ff7579850cc63b5e787e9c8f11981f9ab4d2',
+    'srv/ReloadControllerLibraries':
+        '485cd0040f8a343a9596155b967363e1bc715f034bbb111f795c73d9d8056a9b',
+    'srv/SetHardwareComponentState':
+        '940b15846ed3e1fb561ab45edf77a992b811fd59c574f45d5205a84a0deb2f65',
+    'srv/SwitchController': 'd4ad10aa5da7808bc522d55d4123d8ef79de73d049d165639d7663ac37cc9895',
+    'srv/UnloadController': '4055728e84c041348648d7f808c6681562000e3a9ce9fbb42c3350df25773f16',
+}
+
+
+@pytest.mark.parametrize('name', sorted(CONTROLLER_MANAGER_HASHES))
+def test_controller_manager_msgs_are_upstream_jazzys_on_the_wire(name):
+    import json
+    import os
+    from ament_index_python.packages import get_package_share_directory
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    share = get_package_share_directory('controller_manager_msgs')
+    with open(os.path.join(share, f'{name}.json'), encoding='utf-8') as stream:
+        described = json.load(stream)
+    assert described['type_hashes'][0]['type_name'] == f'controller_manager_msgs/{name}'
+    assert described['type_hashes'][0]['hash_string'] == \
+        f'RIHS01_{CONTROLLER_MANAGER_HASHES[name]}'
