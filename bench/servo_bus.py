@@ -4,8 +4,8 @@ The HerkuleX driver against the bus simulator over ptys: goals, state refresh, w
 
     .venv/bin/python bench/servo_bus.py [--seconds S] [--json]
 
-For the pony's 26 servos (``config/sweetie_bot_servos.yaml``) on one line and on the robot's
-three lines (10 + 10 + 6), at 115200 and 666666 Bd, it starts one ``servo-sim`` per line,
+For the pony's 24 servos (``config/sweetie_bot_servos.yaml``) on one line and on the robot's
+three lines (10 + 10 + 4), at 115200 and 666666 Bd, it starts one ``servo-sim`` per line,
 connects :class:`sweetie_motion.servo.driver.SerialServoBus` to them and drives it at 100 Hz.
 It measures
 
@@ -70,7 +70,7 @@ DRIVER_PRIORITY = 49
 
 
 def layouts(config):
-    """Return {name: buses}: the robot's three lines and all 26 servos on one."""
+    """Return {name: buses}: the robot's three lines and all its servos on one."""
     three = list(config.buses)
     one = [sb.BusConfig('all', 'unused', 115200, tuple(s for b in three for s in b.servos))]
     return {'1 bus': one, '3 buses': three}

@@ -2,8 +2,9 @@
 """
 Generate the robot descriptions in config/ (run from the repository root).
 
-config/sweetie_bot.urdf  -- the Sweetie Bot pony (four 5-DOF legs with a virtual 6th joint,
-                            a 4-DOF neck/head with a virtual 2-DOF nose, two eye joints)
+config/sweetie_bot.urdf  -- Sweetie Bot Proto2 from its published figures (four 5-DOF legs
+                            with a virtual 6th joint, a 4-DOF neck/head with a virtual 2-DOF
+                            nose, two eye joints drawn on the head's displays)
 config/winding_arm.urdf  -- the 6-DOF winding-line arm of seed 004, from its DH table
 
 The URDFs are committed; this script documents where every number comes from and regenerates
@@ -70,93 +71,85 @@ def joint(name, parent, child, xyz, rpy=(0, 0, 0), axis=(0, 1, 0), kind='revolut
     return '\n'.join(lines)
 
 
-# --- Sweetie Bot -------------------------------------------------------------------------------
+# --- Sweetie Bot Proto2 ------------------------------------------------------------------------
 
-# Leg attachment points on the body [m]: leg1 front left, leg2 front right, leg3 rear left,
-# leg4 rear right (x forward, y left, z up), as on the Proto2 pony.
-LEG_ORIGINS = {1: (0.105, 0.055, -0.02), 2: (0.105, -0.055, -0.02),
-               3: (-0.105, 0.055, -0.02), 4: (-0.105, -0.055, -0.02)}
-# Per leg joint: (axis, lower, upper) [rad]. jointN3 and jointN4 bend further than the others.
-LEG_JOINTS = {1: ((1, 0, 0), -1.57, 1.57),   # shoulder/hip abduction
-              2: ((0, 1, 0), -1.57, 1.57),   # shoulder/hip flexion
-              3: ((0, 1, 0), -1.9, 1.9),     # elbow/knee
-              4: ((0, 1, 0), -1.7, 1.7),     # wrist/ankle
-              5: ((1, 0, 0), -1.57, 1.57),   # hoof roll
-              6: ((0, 1, 0), -1.57, 1.57)}   # virtual: hoof contact point, no servo
-# Segment offsets (from joint N(k) to joint N(k+1)) [m] and masses [kg].
-LEG_SEGMENTS = {1: ((0, 0, -0.025), 0.07), 2: ((0, 0, -0.095), 0.12),
-                3: ((0, 0, -0.09), 0.09), 4: ((0, 0, -0.045), 0.05),
-                5: ((0, 0, -0.02), 0.03)}
-SERVO_VELOCITY = 1.57   # rad/s: HerkuleX DRS-0101 at 7.4 V, loaded
-SERVO_EFFORT = 1.2      # N*m: DRS-0101 stall torque 1.18 N*m
+#: the published figures of the pony (transcribed once; the model test reads the same file)
+PROTO2_FIGURES = os.path.join(HERE, '..', 'test', 'data', 'proto2_figures.yaml')
+#: links whose mesh is a display aid of rviz, not a body (the eyes' gaze arrow)
+NO_SHAPE = {'eyes_link_pitch'}
+
+
+def proto2_link(figures):
+    """Return a link of the figures: its inertial, and one box fitted to its mesh's bounds."""
+    lines = [f'  <link name="{figures["name"]}">']
+    if 'mass' in figures:
+        inertia = figures['inertia']
+        lines += ['    <inertial>',
+                  f'      <origin xyz="{fmt(*figures["com"])}" rpy="0 0 0"/>',
+                  f'      <mass value="{figures["mass"]:.10g}"/>',
+                  '      <inertia ' + ' '.join(f'{k}="{inertia[k]:.10g}"' for k in (
+                      'ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')) + '/>',
+                  '    </inertial>']
+    if 'bbox' in figures and figures['name'] not in NO_SHAPE:
+        low, high = (np.array(corner) for corner in figures['bbox'])
+        centre, size = (low + high) / 2, high - low
+        box = f'<box size="{fmt(*size)}"/>'
+        for tag in ('visual', 'collision'):
+            lines += [f'    <{tag}>', f'      <origin xyz="{fmt(*centre)}" rpy="0 0 0"/>',
+                      f'      <geometry>{box}</geometry>', f'    </{tag}>']
+    lines.append('  </link>')
+    return '\n'.join(lines)
+
+
+def servo_efforts():
+    """
+    Return joint -> the stall torque of the servo that drives it [N*m] (the one source).
+
+    Proto2's URDF gives 2.4 N*m for every joint; its servos are DRS-0101 (the robot's own servo
+    configuration), which stall at 1.18 N*m at 7.4 V: the servo config and the servo types
+    decide, and a joint without a servo (virtual) has no effort.
+    """
+    sys.path.insert(0, os.path.join(HERE, '..'))
+    from sweetie_motion.servo.driver import load_bus_config_file
+    config = load_bus_config_file(os.path.join(CONFIG, 'sweetie_bot_servos.yaml'))
+    return {servo.joint: servo.kind.stall_torque for bus in config.buses for servo in bus.servos}
+
+
+def proto2_joint(figures, efforts):
+    """Return a joint of the figures as published; its effort that of its servo."""
+    kind = figures['type']
+    lines = [f'  <joint name="{figures["name"]}" type="{kind}">',
+             f'    <parent link="{figures["parent"]}"/>',
+             f'    <child link="{figures["child"]}"/>',
+             f'    <origin xyz="{fmt(*figures["xyz"])}" rpy="{fmt(*figures["rpy"])}"/>']
+    if kind != 'fixed':
+        lines.append(f'    <axis xyz="{fmt(*figures["axis"])}"/>')
+        effort = efforts.get(figures['name'], 0.0)
+        lines.append(f'    <limit lower="{figures["lower"]:.10g}" upper="{figures["upper"]:.10g}" '
+                     f'effort="{effort:.10g}" velocity="{figures["velocity"]:.10g}"/>')
+    lines.append('  </joint>')
+    return '\n'.join(lines)
+
+
+PROTO2_HEADER = (
+    'Sweetie Bot Proto2, written for sweetie_motion by scripts/generate_urdf.py from',
+    'the published figures (test/data/proto2_figures.yaml): joint origins, axes, limits,',
+    'masses, centres of mass and inertias as published; each mesh replaced by one box',
+    'fitted to its bounding box (visual and collision); efforts: the stall torque of',
+    "each joint's servo (config/sweetie_bot_servos.yaml), 0 without one. Units: m, kg,",
+    'rad, N*m.')
 
 
 def sweetie_bot():
-    parts = ['<?xml version="1.0"?>',
-             '<!-- Sweetie Bot pony, written for sweetie_motion by scripts/generate_urdf.py. -->',
-             '<!-- 32 joints: legs jointN1..jointN6 (jointN6 virtual), head joint51..joint54, -->',
-             '<!-- virtual nose joint55/joint56, eyes_yaw and eyes_pitch. Units: m, kg, rad. -->',
-             '<robot name="sweetie_bot">']
-    body = (0.28, 0.14, 0.10)
-    parts.append(link('base_link', 1.6, box_inertia(1.6, *body),
-                      visual=((0, 0, 0), (0, 0, 0), f'<box size="{fmt(*body)}"/>')))
-    for leg, origin in LEG_ORIGINS.items():
-        parent = 'base_link'
-        xyz = origin
-        for k in range(1, 6):
-            name = f'joint{leg}{k}'
-            child = f'link{leg}{k}' if k < 5 else f'hoof{leg}'
-            axis, lower, upper = LEG_JOINTS[k]
-            parts.append(joint(name, parent, child, xyz, axis=axis, lower=lower, upper=upper,
-                               velocity=SERVO_VELOCITY, effort=SERVO_EFFORT))
-            offset, mass = LEG_SEGMENTS[k]
-            length = abs(offset[2])
-            com = tuple(o / 2 for o in offset)
-            parts.append(link(child, mass, cylinder_inertia(mass, 0.015, length), com,
-                              visual=(com, (0, 0, 0),
-                                      f'<cylinder radius="0.015" length="{length:.6g}"/>')))
-            parent, xyz = child, offset
-        axis, lower, upper = LEG_JOINTS[6]
-        parts.append(joint(f'joint{leg}6', parent, f'hoof{leg}_contact', xyz, axis=axis,
-                           lower=lower, upper=upper, velocity=SERVO_VELOCITY, effort=0.0,
-                           comment=f'virtual joint of leg {leg}: the hoof contact point'))
-        parts.append(link(f'hoof{leg}_contact'))
-    # Neck and head. joint51 lifts the neck (it cannot go far back: upper 0.26 rad).
-    head = [('joint51', 'base_link', 'link51', (0.12, 0, 0.05), (0, 1, 0), -1.57, 0.26,
-             (0, 0, 0.06), 0.10),
-            ('joint52', 'link51', 'link52', (0, 0, 0.06), (0, 0, 1), -1.57, 1.57,
-             (0, 0, 0.05), 0.08),
-            ('joint53', 'link52', 'link53', (0, 0, 0.05), (0, 1, 0), -0.55, 1.0,
-             (0, 0, 0.03), 0.06),
-            ('joint54', 'link53', 'head', (0, 0, 0.03), (1, 0, 0), -0.4, 0.4,
-             (0.03, 0, 0.04), 0.35)]
-    for name, parent, child, xyz, axis, lower, upper, extent, mass in head:
-        parts.append(joint(name, parent, child, xyz, axis=axis, lower=lower, upper=upper,
-                           velocity=SERVO_VELOCITY, effort=SERVO_EFFORT))
-        if child == 'head':
-            size = (0.12, 0.10, 0.10)
-            parts.append(link(child, mass, box_inertia(mass, *size), extent,
-                              visual=(extent, (0, 0, 0), f'<box size="{fmt(*size)}"/>')))
-        else:
-            length = float(np.linalg.norm(extent))
-            com = tuple(e / 2 for e in extent)
-            parts.append(link(child, mass, cylinder_inertia(mass, 0.02, length), com,
-                              visual=(com, (0, 0, 0),
-                                      f'<cylinder radius="0.02" length="{length:.6g}"/>')))
-    parts.append(joint('joint55', 'head', 'nose_base', (0.09, 0, 0.03), axis=(0, 0, 1),
-                       lower=-1.57, upper=1.57, velocity=SERVO_VELOCITY, effort=0.0,
-                       comment='virtual nose joints: the head points its nose (no servos)'))
-    parts.append(link('nose_base'))
-    parts.append(joint('joint56', 'nose_base', 'nose', (0.02, 0, 0), axis=(0, 1, 0),
-                       lower=-1.57, upper=1.57, velocity=SERVO_VELOCITY, effort=0.0))
-    parts.append(link('nose'))
-    parts.append(joint('eyes_yaw', 'head', 'eyes_yaw_link', (0.06, 0, 0.05), axis=(0, 0, 1),
-                       lower=-1.0, upper=1.0, velocity=3.0, effort=0.1,
-                       comment='eyes (drawn on the head displays): yaw then pitch'))
-    parts.append(link('eyes_yaw_link', 0.01, box_inertia(0.01, 0.01, 0.01, 0.01)))
-    parts.append(joint('eyes_pitch', 'eyes_yaw_link', 'eyes', (0, 0, 0), axis=(0, 1, 0),
-                       lower=-1.0, upper=1.0, velocity=3.0, effort=0.1))
-    parts.append(link('eyes', 0.01, box_inertia(0.01, 0.01, 0.01, 0.01)))
+    """Return the URDF of Sweetie Bot Proto2 from its published figures."""
+    import yaml
+    with open(PROTO2_FIGURES, encoding='utf-8') as stream:
+        figures = yaml.safe_load(stream)
+    parts = ['<?xml version="1.0"?>'] + [f'<!-- {line} -->' for line in PROTO2_HEADER] + [
+        '<robot name="sweetie_bot">']
+    parts += [proto2_link(link) for link in figures['links']]
+    efforts = servo_efforts()
+    parts += [proto2_joint(joint, efforts) for joint in figures['joints']]
     parts.append('</robot>')
     return '\n'.join(parts) + '\n'
 

@@ -63,9 +63,34 @@ def draw_kinematic_tree(axes, model: RobotModel, pose: Optional[Mapping[str, flo
             axes.scatter(*b, color=color, s=12)
             if labels:
                 axes.text(*b, f' {joint.name}', fontsize=6)
-    equal_axes(axes, np.array(list(positions.values())))
+    corners = _draw_boxes(axes, model, tree, pose, chain_color, info_of)
+    equal_axes(axes, np.array(list(positions.values()) + corners))
     axes.legend(loc='upper left', fontsize=7)
     axes.set_title(title or f'{tree.name}: kinematic tree (dotted: virtual joints)')
+
+
+#: the faces of a box by the indices of UrdfBox.corners
+_BOX_FACES = ((0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5))
+
+
+def _draw_boxes(axes, model: RobotModel, tree, pose, chain_color, info_of) -> list:
+    """Draw each link's collision boxes, light, in its chain's colour; return the corners."""
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+    if not tree.boxes:
+        return []
+    placements = model.link_placements(pose)
+    drawn = []
+    for link, boxes in tree.boxes.items():
+        joint = tree.parent_joint.get(link)
+        info = info_of.get(joint.name) if joint is not None else None
+        color = chain_color.get(info.chain, 'grey') if info else 'grey'
+        for box in boxes:
+            corners = box.corners(placements[link])
+            axes.add_collection3d(Poly3DCollection(
+                [[corners[i] for i in face] for face in _BOX_FACES], facecolor=color,
+                edgecolor=color, linewidths=0.3, alpha=0.12))
+            drawn.extend(corners)
+    return drawn
 
 
 def plot_kinematic_tree(model: RobotModel, path: Union[str, Path],

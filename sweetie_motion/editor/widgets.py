@@ -4,6 +4,7 @@ Widgets of the editor and the console windows: sliders, links, messages, buttons
 Layout only: they show what they are given and report what a person does through callables.
 """
 
+import math
 from pathlib import Path
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -23,7 +24,7 @@ HOLD = 1.5
 
 def joint_groups(model) -> List[Tuple[str, List[str]]]:
     """
-    Return (group, joints) of the robot model's resource groups, virtual joints left out.
+    Return (group, joints) of the robot model's resource groups, the joints an author poses.
 
     Groups, not chains, because chains overlap (``nose`` shares the head's joints); joints of
     no group come last under 'other'.
@@ -34,11 +35,11 @@ def joint_groups(model) -> List[Tuple[str, List[str]]]:
     groups = []
     for group in model.list_groups():
         joints = [j for j in model.get_group_joints(group)
-                  if not model.is_virtual(j) and j not in seen]
+                  if model.is_posable(j) and j not in seen]
         seen.update(joints)
         if joints:
             groups.append((group, joints))
-    rest = [j for j in model.list_all_joints() if j not in seen and not model.is_virtual(j)]
+    rest = [j for j in model.list_all_joints() if j not in seen and model.is_posable(j)]
     if rest:
         groups.append(('other', rest))
     return groups
@@ -71,7 +72,9 @@ class JointSliders(QScrollArea):
                 info = model.get_joint_info(joint)
                 slider = QSlider(Qt.Horizontal)
                 slider.setObjectName(f'slider_{joint}')
-                slider.setRange(int(round(info.lower * STEPS)), int(round(info.upper * STEPS)))
+                # inward: a slider's end never lies beyond the limit (-1.5708 -> -1.570)
+                slider.setRange(math.ceil(info.lower * STEPS - 1e-9),
+                                math.floor(info.upper * STEPS + 1e-9))
                 slider.setValue(0)
                 slider.setSingleStep(STEPS // 100)
                 slider.setPageStep(STEPS // 10)

@@ -80,19 +80,39 @@ class ChainKinematics:
         jac = full[:, columns]
         return np.vstack((rotation @ jac[:3], rotation @ jac[3:]))
 
-    def link_positions(self, links: Iterable[str], pose: Mapping[str, float]
-                       ) -> Dict[str, np.ndarray]:
-        """Return the origin [m] of each of ``links`` in the root frame for ``pose``."""
+    def _pose_configuration(self, pose: Mapping[str, float]) -> np.ndarray:
         names = [name for name in pose if self.model.existJointName(name)]
-        q = self._configuration(names, [pose[name] for name in names])
+        return self._configuration(names, [pose[name] for name in names])
+
+    def link_placements(self, links: Iterable[str], pose: Mapping[str, float]
+                        ) -> Dict[str, np.ndarray]:
+        """Return the 4x4 pose of each of ``links`` in the root frame for ``pose``."""
         data = self._data()
-        pinocchio.framesForwardKinematics(self.model, data, q)
-        positions = {}
+        pinocchio.framesForwardKinematics(self.model, data, self._pose_configuration(pose))
+        placements = {}
         for link in links:
             if self.model.existFrame(link, pinocchio.FrameType.BODY):
                 frame = self.model.getFrameId(link, pinocchio.FrameType.BODY)
-                positions[link] = data.oMf[frame].translation.copy()
-        return positions
+                placements[link] = data.oMf[frame].homogeneous.copy()
+        return placements
+
+    def link_positions(self, links: Iterable[str], pose: Mapping[str, float]
+                       ) -> Dict[str, np.ndarray]:
+        """Return the origin [m] of each of ``links`` in the root frame for ``pose``."""
+        return {link: placement[:3, 3]
+                for link, placement in self.link_placements(links, pose).items()}
+
+    def center_of_mass(self, pose: Mapping[str, float]) -> Tuple[float, np.ndarray]:
+        """Return the total mass [kg] and the centre of mass [m] in the root frame."""
+        data = self._data()
+        moving = np.array(pinocchio.centerOfMass(self.model, data,
+                                                 self._pose_configuration(pose)), dtype=float)
+        # pinocchio leaves out the bodies fixed to the root (the pony's body: base_link_inertia)
+        root = self.model.inertias[0]
+        mass = float(data.mass[0]) + root.mass
+        if mass <= 0.0:
+            return 0.0, np.zeros(3)
+        return mass, (moving * float(data.mass[0]) + np.asarray(root.lever) * root.mass) / mass
 
     def evaluator(self, chain, link: str) -> 'ChainEvaluator':
         """

@@ -63,25 +63,36 @@ class ChainSpec:
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """Declaration of a resource group: chains plus joints that belong to no chain."""
+    """
+    Declaration of a resource group: chains plus joints that belong to no chain.
+
+    ``virtual: true`` makes the group's own joints virtual: no servo drives them (a pony's
+    eyes, drawn on its head's displays, follow their reference).
+    """
 
     name: str
     chains: Tuple[str, ...] = ()
     joints: Tuple[str, ...] = ()
+    virtual: bool = False
 
     @classmethod
     def from_mapping(cls, name: str, spec: Mapping[str, Any]) -> 'GroupSpec':
-        """Build from a config mapping ``{chains: [...], joints: [...]}``."""
+        """Build from a config mapping ``{chains: [...], joints: [...], virtual: bool}``."""
         if spec is None:
             spec = {}
         if not isinstance(spec, Mapping):
             raise ChainDeclarationError(f'group {name!r}: declaration must be a mapping')
-        unknown = set(spec) - {'chains', 'joints'}
+        unknown = set(spec) - {'chains', 'joints', 'virtual'}
         if unknown:
             raise ChainDeclarationError(
                 f'group {name!r}: unknown key(s) {", ".join(sorted(unknown))} '
-                '(a group has chains and joints)')
-        return cls(name, tuple(spec.get('chains') or ()), tuple(spec.get('joints') or ()))
+                '(a group has chains, joints and virtual)')
+        virtual = spec.get('virtual', False)
+        if not isinstance(virtual, bool):
+            raise ChainDeclarationError(f'group {name!r}: virtual must be true or false, '
+                                        f'got {virtual!r}')
+        return cls(name, tuple(spec.get('chains') or ()), tuple(spec.get('joints') or ()),
+                   virtual)
 
 
 @dataclass(frozen=True)
@@ -290,8 +301,19 @@ class RobotModelView:
         return info
 
     def is_virtual(self, joint: str) -> bool:
-        """Return True if ``joint`` is a virtual joint (past a chain's ``last_link``)."""
+        """Return True if no servo drives ``joint`` (past a chain's last_link, virtual group)."""
         return self.get_joint_info(joint).virtual
+
+    def is_posable(self, joint: str) -> bool:
+        """
+        Return True if an author poses ``joint``: a servo's, or a virtual group's own joint.
+
+        A virtual group's joints (the pony's eyes, drawn on displays) move in animations
+        although no servo turns them; a chain's virtual tail (a hoof contact, the nose pointer)
+        only marks a frame.
+        """
+        info = self.get_joint_info(joint)
+        return not info.virtual or not info.chain
 
     def position_limits(self) -> Tuple[np.ndarray, np.ndarray]:
         """Return (lower, upper) position limits in canonical order [rad or m]."""
@@ -580,6 +602,26 @@ class RobotModel(RobotModelView):
         state = self._state('link_positions')
         return self._chain_kinematics(state).link_positions(state.tree.links, pose or {})
 
+    def link_placements(self, pose: Optional[Mapping[str, float]] = None
+                        ) -> Dict[str, np.ndarray]:
+        """
+        Return the 4x4 pose of every URDF link in the root link's frame.
+
+        :param pose: joint name -> position [rad or m]; joints not given are at zero.
+        """
+        state = self._state('link_placements')
+        return self._chain_kinematics(state).link_placements(state.tree.links, pose or {})
+
+    def center_of_mass(self, pose: Optional[Mapping[str, float]] = None
+                       ) -> Tuple[float, np.ndarray]:
+        """
+        Return the robot's mass [kg] and its centre of mass in the root link's frame [m].
+
+        :param pose: joint name -> position [rad or m]; joints not given are at zero.
+        """
+        state = self._state('center_of_mass')
+        return self._chain_kinematics(state).center_of_mass(pose or {})
+
     def urdf_document(self) -> str:
         """Return the URDF document the model was built from (with every joint's limits)."""
         return self._state('urdf_document').urdf_xml
@@ -730,7 +772,7 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                 continue
             if joint not in seen:
                 seen.add(joint)
-                order.append((joint, '', group.name, False))
+                order.append((joint, '', group.name, group.virtual))
             else:
                 raise ChainDeclarationError(f'joint {joint!r} is listed by two groups')
 

@@ -6,12 +6,15 @@ behind frames; joint types, limits and the parent/child tree are read here, dire
 XML, so that errors can name the exact joint or link.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple, TYPE_CHECKING
 import xml.etree.ElementTree as ElementTree
 
 from sweetie_motion.errors import UrdfError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Joint types that have one degree of freedom and can belong to a chain.
 ACTUATED_TYPES = ('revolute', 'continuous', 'prismatic')
@@ -37,8 +40,38 @@ class UrdfJoint:
 
 
 @dataclass(frozen=True)
+class UrdfBox:
+    """
+    A box of a link's collision geometry.
+
+    :param xyz: its centre in the link's frame [m].
+    :param rpy: its orientation in the link's frame (URDF roll, pitch, yaw) [rad].
+    :param size: its edges along its own x, y, z [m].
+    """
+
+    xyz: Tuple[float, float, float]
+    rpy: Tuple[float, float, float]
+    size: Tuple[float, float, float]
+
+    def corners(self, placement) -> 'np.ndarray':
+        """Return the 8 corners [m] in the frame that ``placement`` (the link's 4x4) maps to."""
+        import numpy as np
+        roll, pitch, yaw = self.rpy
+        cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch),
+                                  math.sin(pitch), math.cos(yaw), math.sin(yaw))
+        # URDF: fixed axes x, then y, then z
+        rotation = np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                             [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                             [-sp, cp * sr, cp * cr]])
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        local = (signs * np.asarray(self.size) / 2) @ rotation.T + np.asarray(self.xyz)
+        placement = np.asarray(placement)
+        return local @ placement[:3, :3].T + placement[:3, 3]
+
+
+@dataclass(frozen=True)
 class UrdfTree:
-    """Links and joints of a URDF, with the tree structure."""
+    """Links and joints of a URDF, with the tree structure and the links' collision boxes."""
 
     name: str
     links: List[str]
@@ -46,6 +79,8 @@ class UrdfTree:
     #: child link -> the joint that connects it to its parent link
     parent_joint: Dict[str, UrdfJoint]
     root: str
+    #: link -> the boxes of its collision geometry (other shapes are not read)
+    boxes: Dict[str, List[UrdfBox]] = field(default_factory=dict)
 
     def path(self, ancestor: str, descendant: str) -> Optional[List[UrdfJoint]]:
         """
@@ -142,4 +177,34 @@ def parse_urdf(xml: str) -> UrdfTree:
     roots = [link for link in links if link not in parent_joint]
     if len(roots) != 1:
         raise UrdfError(f'malformed URDF: expected one root link, found {roots or "none"}')
-    return UrdfTree(root.get('name', ''), links, joints, parent_joint, roots[0])
+    return UrdfTree(root.get('name', ''), links, joints, parent_joint, roots[0],
+                    _collision_boxes(root))
+
+
+def _triple(element: Optional[ElementTree.Element], key: str, where: str
+            ) -> Tuple[float, float, float]:
+    text = '0 0 0' if element is None else element.get(key, '0 0 0')
+    try:
+        x, y, z = (float(v) for v in text.split())
+    except ValueError:
+        raise UrdfError(f'{where}: {key}={text!r} is not three numbers') from None
+    return x, y, z
+
+
+def _collision_boxes(root: ElementTree.Element) -> Dict[str, List[UrdfBox]]:
+    """Return link -> its collision boxes."""
+    boxes: Dict[str, List[UrdfBox]] = {}
+    for link in root.findall('link'):
+        name = link.get('name', '')
+        for collision in link.findall('collision'):
+            box = collision.find('geometry/box')
+            if box is None:
+                continue
+            where = f'link {name!r}: collision box'
+            origin = collision.find('origin')
+            size = _triple(box, 'size', where)
+            if min(size) < 0:
+                raise UrdfError(f'malformed URDF: {where} has a negative size {size}')
+            boxes.setdefault(name, []).append(UrdfBox(_triple(origin, 'xyz', where),
+                                                      _triple(origin, 'rpy', where), size))
+    return boxes

@@ -91,7 +91,7 @@ def test_errors_name_table_rows_counted_from_one(qtbot, robot, editor, tmp_path)
     assert editor.window.load_file(str(path))
     index = editor.window.table_model.index(3, FIXED + JOINTS.index('joint51'))
     tip = editor.window.table_model.data(index, Qt.ToolTipRole)
-    assert tip == 'joint51 = 0.6 is outside its position limits [-1.57, 0.26] rad'
+    assert tip == 'joint51 = 0.6 is outside its position limits [-1.571, 0.26] rad'
     click(qtbot, editor.window.execute_button)
     text = editor.window.message_label.text()
     assert 'row 4' in text and not re.search(r'\bpoint\b', text), text
@@ -134,7 +134,7 @@ def test_a_value_outside_the_limits_is_refused_naming_the_limit(qtbot, robot, ed
     edit_cell(qtbot, editor, 1, column, '0.6')
     assert rows(editor)[1].positions[JOINTS.index('joint51')] == pytest.approx(-0.3, abs=0.01)
     text = editor.window.message_label.text()
-    assert 'joint51 = 0.6 is outside its position limits [-1.57, 0.26] rad' in text, text
+    assert 'joint51 = 0.6 is outside its position limits [-1.571, 0.26] rad' in text, text
     edit_cell(qtbot, editor, 1, column, '0.2')
     assert rows(editor)[1].positions[JOINTS.index('joint51')] == pytest.approx(0.2)
 

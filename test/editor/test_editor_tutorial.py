@@ -25,8 +25,8 @@ NS = 'pony_tutorial'
 #: the key poses the user makes with the sliders: the head looks down and up, a hoof lifts
 POSES = [
     {},
-    {'joint51': -0.4, 'joint53': 0.5, 'joint12': -0.5, 'joint13': 0.7},
-    {'joint51': 0.1, 'joint53': -0.3, 'joint12': -0.9, 'joint13': 1.2},
+    {'joint51': 0.2, 'joint53': -0.5, 'joint12': 0.5, 'joint13': -0.7},
+    {'joint51': -0.1, 'joint53': 0.3, 'joint12': 0.9, 'joint13': -1.2},
     {'joint51': 0.0, 'joint53': 0.0, 'joint12': 0.0, 'joint13': 0.0},
 ]
 
@@ -76,7 +76,7 @@ def test_your_first_animation_in_five_minutes(qtbot, tmp_path, domain_id, artifa
                     click(qtbot, window.add_pose_button)
                     until(qtbot, lambda: len(presenter.waypoints) == k + 1, 5, f'row {k + 1}')
                 assert [w.time for w in presenter.waypoints.waypoints] == [0, 1, 2, 3]
-                assert presenter.waypoints.pose(2)['joint12'] == pytest.approx(-0.9, abs=0.01)
+                assert presenter.waypoints.pose(2)['joint12'] == pytest.approx(0.9, abs=0.01)
                 shot('poses')
 
                 # 3. a slower last move: the time of row 4 becomes 4.5 s

@@ -262,7 +262,7 @@ def test_named_pose_dump_and_load_file(qtbot, robot, editor, tmp_path):
     window = editor.window
     window.named_pose_combo.setCurrentText('hoof_up')
     click(qtbot, window.add_named_pose_button)
-    assert editor.presenter.waypoints.pose(2)['joint12'] == pytest.approx(-1.2)
+    assert editor.presenter.waypoints.pose(2)['joint12'] == pytest.approx(1.2)  # Proto2: about -y
     editor.presenter.set_active(1, False)
     path = tmp_path / 'table.yaml'
     assert window.dump(str(path))

@@ -195,7 +195,7 @@ def test_status_shows_every_node_its_chains_owners_safety_and_servos(pony):
     lines = {' '.join(words[:2]): ' '.join(words) for words in rows.values()}
     assert 'resources:' in result.stdout
     assert 'within the joint limits' in lines['safety stage'], result.stdout
-    assert lines['servos 26'].startswith('servos 26 servos, torque on'), result.stdout
+    assert lines['servos 24'].startswith('servos 24 servos, torque on'), result.stdout
     assert ' Hz, compute p99 ' in lines['sync cycle'], result.stdout
 
 

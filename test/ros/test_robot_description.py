@@ -25,7 +25,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 
 def narrowed_urdf() -> str:
     text = (Path(ROOT) / 'config' / 'sweetie_bot.urdf').read_text()
-    old = '<limit lower="-1.57" upper="0.26" velocity="1.57" effort="1.2"/>'
+    old = '<limit lower="-1.5708" upper="0.26" effort="1.18" velocity="1.5708"/>'
     assert text.count(old) >= 1
     start = text.index('<joint name="joint51"')
     at = text.index(old, start)

@@ -54,10 +54,10 @@ def test_pony_chains_groups_and_virtual_joints(pony):
     assert pony.get_group_chains('head') == ['head', 'nose']
     assert pony.get_group_joints('eyes') == ['eyes_yaw', 'eyes_pitch']
     assert pony.list_virtual_joints() == ['joint16', 'joint26', 'joint36', 'joint46',
-                                          'joint55', 'joint56']
+                                          'joint55', 'joint56', 'eyes_yaw', 'eyes_pitch']
     assert pony.is_virtual('joint46') and not pony.is_virtual('joint45')
-    assert pony.get_chain_property('leg2', 'leg') is True
-    assert pony.get_chain_property('head', 'leg', 'no') == 'no'
+    assert pony.get_chain_property('leg2', 'contact') == 'hoof2'
+    assert pony.get_chain_property('head', 'contact', 'no') == 'no'
 
 
 def test_joint_to_chain_and_group_lookups(pony):
@@ -76,13 +76,13 @@ def test_joint_to_chain_and_group_lookups(pony):
 def test_limits_come_from_the_urdf(pony):
     lower, upper = pony.position_limits()
     i = pony.get_joint_index
-    assert (lower[i('joint51')], upper[i('joint51')]) == (-1.57, 0.26)
+    assert (lower[i('joint51')], upper[i('joint51')]) == (-1.5708, 0.26)
     assert (lower[i('joint53')], upper[i('joint53')]) == (-0.55, 1.0)
     assert (lower[i('joint54')], upper[i('joint54')]) == (-0.4, 0.4)
     assert (lower[i('joint23')], upper[i('joint23')]) == (-1.9, 1.9)
     assert (lower[i('joint34')], upper[i('joint34')]) == (-1.7, 1.7)
-    assert upper[i('joint12')] == 1.57
-    assert pony.velocity_limits()[i('joint12')] == 1.57
+    assert upper[i('joint12')] == 1.5708
+    assert pony.velocity_limits()[i('joint12')] == 1.5708
     with pytest.raises(ValueError):
         lower[0] = 5.0  # shared arrays are read-only
 
@@ -264,10 +264,10 @@ def test_forward_kinematics_of_the_arm_matches_the_paper(arm):
 
 def test_forward_kinematics_of_a_leg_in_the_zero_pose(pony):
     pose = pony.forward_kinematics('leg1', np.zeros(6))
-    # attachment (0.105, 0.055, -0.02) plus segments 0.025+0.095+0.09+0.045+0.02 down
-    np.testing.assert_allclose(pose[:3, 3], [0.105, 0.055, -0.295], atol=1e-9)
+    # Proto2: hip (0.080425, 0.037, -0.0275), upper leg 0.08, lower leg 0.09605 (0.0016 out)
+    np.testing.assert_allclose(pose[:3, 3], [0.080425, 0.0386, -0.20355], atol=1e-9)
     hoof = pony.forward_kinematics('leg1', np.zeros(6), link='hoof1')
-    np.testing.assert_allclose(hoof[:3, 3], pose[:3, 3] + [0, 0, 0.02])  # above the contact
+    np.testing.assert_allclose(hoof[:3, 3], pose[:3, 3] + [0, 0, -0.03])  # the hoof below
 
 
 def test_forward_kinematics_with_continuous_and_prismatic_joints():

@@ -102,7 +102,7 @@ def test_a_value_beyond_the_limits_is_refused_with_the_limit_and_the_cell(presen
     with_rows(presenter, 2)
     assert not presenter.set_position(1, 'joint51', '0.6')
     message = presenter.message
-    assert message.text == ('joint51 = 0.6 is outside its position limits [-1.57, 0.26] rad: '
+    assert message.text == ('joint51 = 0.6 is outside its position limits [-1.571, 0.26] rad: '
                             'row 2 not changed')
     assert (message.row, message.column, message.level) == (1, 'joint51', 'error')
     assert presenter.set_position(1, 'joint51', '0,2')   # a decimal comma is fine
@@ -163,7 +163,7 @@ def test_sliders_move_through_follow_joint_state_or_by_hand(presenter, sent):
     assert not presenter.move_joint('joint12', -0.7)
     assert presenter.message.text == 'the servos are off: move the robot by hand'
     assert not presenter.move_joint('joint51', 0.5)
-    assert 'limits [-1.57, 0.26]' in presenter.message.text
+    assert 'limits [-1.571, 0.26]' in presenter.message.text
 
 
 def test_execute_sends_the_range_and_reports_how_it_ended(presenter, sent):

@@ -204,7 +204,7 @@ def test_check_limits_lists_every_violation(model):
     violations = check_limits(goal, model)
     assert [(v.joint, v.point, v.value) for v in violations] == [
         ('joint51', 0, 0.3), ('joint51', 2, 0.27), ('joint54', 1, 0.5), ('joint54', 2, -0.5)]
-    assert violations[0] == LimitViolation('joint51', 0, 0.3, -1.57, 0.26)
+    assert violations[0] == LimitViolation('joint51', 0, 0.3, -1.5708, 0.26)
     assert str(violations[3]) == 'joint54 point 2 = -0.5 < lower limit -0.4'
 
 

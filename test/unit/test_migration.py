@@ -92,7 +92,7 @@ def test_limit_violations_name_exactly_the_joint_point_and_value(goals, model, n
     goal = goals[name]
     joint = OUTSIDE[name]
     column = goal.joint_names.index(joint)
-    lower, upper = {'joint51': (-1.57, 0.26), 'joint54': (-0.4, 0.4)}[joint]
+    lower, upper = {'joint51': (-1.5708, 0.26), 'joint54': (-0.4, 0.4)}[joint]
     expected = [(k, p.positions[column]) for k, p in enumerate(goal.points)
                 if not lower - 1e-6 <= p.positions[column] <= upper + 1e-6]
     violations = check_limits(goal, model)

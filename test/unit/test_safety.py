@@ -386,7 +386,7 @@ def test_jerk_limited_smoothing_takes_the_models_limits_for_zero(model):
     smoothing = spec.create(['joint12', 'eyes_yaw'], PERIOD)
     assert smoothing.params['max_acceleration'].tolist() == [20.0, 40.0]
     assert smoothing.params['max_jerk'].tolist() == [50.0, 1000.0]
-    assert smoothing.params['max_velocity'].tolist() == [1.57, 3.0]
+    assert smoothing.params['max_velocity'].tolist() == [1.5708, 6.2832]
 
 
 def test_an_approach_takes_the_requested_time_when_the_limits_allow_it(model):

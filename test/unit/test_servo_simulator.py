@@ -369,7 +369,7 @@ def test_configuration_from_the_driver_file():
     with pytest.raises(sm.SimulatorConfigError, match='leg12'):
         sm.load_sim_config_file(path)
     config = sm.load_sim_config_file(path, 'head')
-    assert [s.servo_id for s in config.servos] == [51, 52, 53, 54, 61, 62]
+    assert [s.servo_id for s in config.servos] == [51, 52, 53, 54]   # Proto2's eyes have no servo
     assert config.servos[0].joint == 'joint51' and config.baud == 115200
 
 
