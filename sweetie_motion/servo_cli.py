@@ -93,6 +93,11 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
     and aborts the identification; so does an abort by anyone else while it plays.
     """
     from sweetie_motion.client import ClientError, MotionClient
+    if args.abort:
+        # the way out when the client that started one is gone (a closed terminal, a kill)
+        aborted = client.identification('abort')
+        print(aborted.message)
+        return 0 if aborted.success else 1
     with MotionClient(args.namespace.strip('/'), timeout=args.timeout) as motion:
         started = client.identification('start', args.joints)
         if not started.success:
@@ -217,6 +222,9 @@ def build_parser() -> CommandParser:
                        help='the stored excitation motion to play')
     ident.add_argument('--png', default='artifacts/servo_identification.png',
                        help='the convergence plot')
+    ident.add_argument('--abort', action='store_true',
+                       help='abort the identification that runs (one whose client is gone); '
+                       'no model changes')
     ident.add_argument('--threshold', type=positive_number, default=0.01,
                        help='the threshold drawn in the plot [rad] (the node decides)')
     return parser

@@ -5,6 +5,7 @@ import itertools
 import os
 import random
 import re
+import signal
 import sys
 from typing import Iterator
 
@@ -28,6 +29,12 @@ def next_domain_id() -> int:
 
 
 os.environ['ROS_DOMAIN_ID'] = str(next_domain_id())
+
+# Tests press Ctrl+C as a terminal does (SIGINT). A suite started in the background by a
+# script (`cmd &`, nohup) inherits SIGINT ignored, and so would every process it starts:
+# Python then installs no KeyboardInterrupt handler and Ctrl+C would do nothing.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: what ``--without-ros-and-qt`` hides: rclpy, every ROS interface package, Qt

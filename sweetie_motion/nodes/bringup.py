@@ -391,5 +391,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for node in bringup.nodes:
                 node.destroy_node()
             bringup.manager.destroy_node()
+        # the check's node must be gone before the context: a thread still spinning at exit
+        # aborts the process (std::terminate) instead of returning the exit code
+        running.join(5.0)
         rclpy.try_shutdown()
     return 0

@@ -192,7 +192,8 @@ class ServoIdentNode(ComponentNode):
                     return response
             elif command == 'abort':
                 servos = self.host.call(name, 'abort')
-                response.message = f'aborted ({len(servos)} servo(s))'
+                response.message = (f'aborted ({len(servos)} servo(s)): no model changed'
+                                    if servos else 'no identification was running')
             else:
                 raise SweetieMotionError(f'unknown command {request.command!r} (start, '
                                          'status, end, abort)')

