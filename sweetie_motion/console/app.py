@@ -193,7 +193,7 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    from sweetie_motion.editor.widgets import close_after
+    from sweetie_motion.editor.widgets import close_after, close_on_interrupt
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()
@@ -212,6 +212,9 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         # stream's thread would feel as a stall
         gc.collect()
         gc.freeze()
+        close_on_interrupt(window)
+        print('sweetie-motion console: the window is open; Ctrl+C here closes it as its close '
+              'button does', flush=True)
         if quit_after is not None:
             close_after(window, quit_after, screenshot)
         return app.exec_()

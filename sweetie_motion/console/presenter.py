@@ -408,6 +408,8 @@ class ConsolePresenter:
         # the program
         self.text = ''
         self.source = ''
+        #: the text as last read from or written to ``source``: what Save would not change
+        self.saved_text = ''
         self.steps: List[ProgramStep] = []
         self.parse_error: Optional[ProgramError] = None
         self.next_step = 0
@@ -743,20 +745,32 @@ class ConsolePresenter:
         if not self.set_text(text):
             return False
         self.source = str(path)
+        self.saved_text = text
         self.say(f'{path}: {len(self.steps)} steps' if self.parse_error is None else
                  f'{path}: {self.parse_error}', 'info' if self.parse_error is None else 'error',
                  self.error_line)
         self._notify('program')
         return True
 
+    @property
+    def modified(self) -> bool:
+        """Return whether the program has edits that are in no file."""
+        return self.text != self.saved_text
+
+    def discard_changes(self) -> None:
+        """Give the edits up: closing asks nothing (the text stays until it is replaced)."""
+        self.saved_text = self.text
+        self._notify('program')
+
     def save_file(self, path: str) -> bool:
-        """Write the program's text to ``path``."""
+        """Write the program's text to ``path`` (whole or not at all)."""
+        from sweetie_motion.storage.files import write_atomically
         try:
-            with open(path, 'w', encoding='utf-8') as stream:
-                stream.write(self.text)
+            write_atomically(str(path), self.text)
         except OSError as error:
             return self._refuse(ConsoleError(f'cannot write {path}: {error}'))
         self.source = str(path)
+        self.saved_text = self.text
         self.say(f'saved {path}')
         self._notify('program')
         return True

@@ -6,6 +6,7 @@ this module builds the widgets, forwards clicks, asks for file names and redraws
 presenter says changed. Every widget a person (or a test) uses has an objectName.
 """
 
+import os
 import time
 from typing import Callable, List, Optional
 
@@ -13,7 +14,7 @@ from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
     QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-    QPlainTextEdit, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
+    QMessageBox, QPlainTextEdit, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
     QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
@@ -44,8 +45,7 @@ class ConsoleWindow(QMainWindow):
         self.events = events
         self.where = where
         self._shown_chain = ''
-        self.setWindowTitle(f'sweetie-motion console - {where}' if where else
-                            'sweetie-motion console')
+        self._show_title()
         self._build()
         presenter.subscribe(self._changed)
         self._timer = QTimer(self)
@@ -135,8 +135,13 @@ class ConsoleWindow(QMainWindow):
         buttons = QHBoxLayout()
         self.open_button = push_button('Open...', 'open_button', 'read a program file')
         self.open_button.clicked.connect(self.open_program)
-        self.save_button = push_button('Save...', 'save_button', 'write the program to a file')
+        self.save_button = push_button('Save', 'save_button', 'write the program to its file '
+                                       '(Ctrl+S)')
         self.save_button.clicked.connect(self.save_program)
+        QShortcut(QKeySequence.Save, self, self.save_program)
+        self.save_as_button = push_button('Save as...', 'save_as_button',
+                                          'write the program to another file')
+        self.save_as_button.clicked.connect(self.save_program_as)
         self.check_button = push_button('Check', 'check_button',
                                         'plan every step offline, within the limits and zones')
         self.check_button.clicked.connect(p.check)
@@ -150,7 +155,8 @@ class ConsoleWindow(QMainWindow):
         self.home_button = push_button('Home', 'home_button', "the chain's home pose, at the "
                                        'joint speed')
         self.home_button.clicked.connect(p.go_home)
-        for button in (self.open_button, self.save_button, self.check_button, self.run_button,
+        for button in (self.open_button, self.save_button, self.save_as_button,
+                       self.check_button, self.run_button,
                        self.step_button, self.program_stop_button, self.home_button):
             buttons.addWidget(button)
         layout.addLayout(buttons)
@@ -212,20 +218,27 @@ class ConsoleWindow(QMainWindow):
     # --- what a person does --------------------------------------------------------------------
 
     def open_program(self) -> None:
-        """Ask for a program file and read it."""
+        """Ask for a program file and read it (after asking about unsaved edits)."""
+        if not self._keep_or_give_up_edits('open another program'):
+            return
         path, _ = QFileDialog.getOpenFileName(self, 'Open a motion program',
                                               self.presenter.source,
                                               'motion programs (*.txt *.prg);;all files (*)')
         if path:
             self.presenter.load_file(path)
 
-    def save_program(self) -> None:
-        """Ask for a file name and write the program."""
+    def save_program(self) -> bool:
+        """Write the program to its file (ask for one when it has none); return success."""
+        if not self.presenter.source:
+            return self.save_program_as()
+        return self.presenter.save_file(self.presenter.source)
+
+    def save_program_as(self) -> bool:
+        """Ask for a file name and write the program; return success."""
         path, _ = QFileDialog.getSaveFileName(self, 'Save the motion program',
                                               self.presenter.source,
                                               'motion programs (*.txt *.prg);;all files (*)')
-        if path:
-            self.presenter.save_file(path)
+        return bool(path) and self.presenter.save_file(path)
 
     def run_command(self) -> None:
         """Run the typed command; keep it in the field when refused."""
@@ -239,8 +252,28 @@ class ConsoleWindow(QMainWindow):
                 self.presenter.handle(event)
         self.presenter.tick()
 
+    def _keep_or_give_up_edits(self, what: str) -> bool:
+        """Ask Save / Discard / Cancel about unsaved edits; return whether to go on."""
+        p = self.presenter
+        if not p.modified:
+            return True
+        name = os.path.basename(p.source) if p.source else 'The untitled program'
+        box = QMessageBox(QMessageBox.Warning, 'Unsaved changes',
+                          f'{name} has unsaved changes.',
+                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
+        box.setObjectName('close_question')
+        box.setInformativeText(f'Save them before you {what}?')
+        box.setDefaultButton(QMessageBox.Save)
+        answer = box.exec_()
+        if answer == QMessageBox.Save:
+            return self.save_program()
+        return answer == QMessageBox.Discard
+
     def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
-        """Stop what moves, then close (the robot holds where it stopped)."""
+        """Ask about unsaved edits; stop what moves, then close (the robot holds there)."""
+        if not self._keep_or_give_up_edits('close'):
+            event.ignore()
+            return
         if self.presenter.busy or self.presenter.manual is not None:
             self.presenter.stop()
             if self.events is not None:
@@ -296,8 +329,16 @@ class ConsoleWindow(QMainWindow):
         self.jog_panel.show_settings(p.jog_frame, p.translation_step, p.rotation_step,
                                      p.translation_speed, p.rotation_speed)
 
+    def _show_title(self) -> None:
+        p = self.presenter
+        name = os.path.basename(p.source) if p.source else 'untitled'
+        where = f' - {self.where}' if self.where else ''
+        self.setWindowTitle(f'{name}[*] - sweetie-motion console{where}')
+        self.setWindowModified(p.modified)
+
     def _show_program(self) -> None:
         p = self.presenter
+        self._show_title()
         if self.editor.toPlainText() != p.text:
             self.editor.setPlainText(p.text)
         self.editor.setReadOnly(p.job is not None and p.job.kind == 'program')

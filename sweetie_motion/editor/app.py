@@ -116,7 +116,7 @@ def load_model(description: str):
 def run(ros_args: List[str], screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the editor; run the Qt loop."""
-    from sweetie_motion.editor.widgets import close_after
+    from sweetie_motion.editor.widgets import close_after, close_on_interrupt
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()
@@ -128,6 +128,9 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
         editor = build_editor(ros.node)
         window = editor.window
         window.show()
+        close_on_interrupt(window)
+        print('trajectory editor: the window is open; Ctrl+C here closes it as its close button '
+              'does', flush=True)
         if quit_after is not None:
             close_after(window, quit_after, screenshot)
         return app.exec_()

@@ -31,6 +31,8 @@ class EditorDocument:
     def __init__(self, limit: int = 200) -> None:
         self.waypoints = WaypointsList()
         self.name = ''
+        #: the stored trajectory this list came from or was saved as ('' : new, a file, a backup)
+        self.stored_name = ''
         self.limit = limit
         self._steps: List[_Step] = []
         self._index = 0            # steps[:index] are done
@@ -126,6 +128,7 @@ class EditorDocument:
         self._index = 0
         self._clean = waypoints if clean else None
         self.name = name
+        self.stored_name = name if clean else ''
         self._set(waypoints)
 
     # --- saved state ---------------------------------------------------------------------------
@@ -143,5 +146,6 @@ class EditorDocument:
             the way stay unsaved); default: the list now.
         """
         self.name = name
+        self.stored_name = name
         self._clean = self.waypoints if saved is None else saved
         self._changed()

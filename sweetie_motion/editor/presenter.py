@@ -1108,16 +1108,29 @@ class EditorPresenter:
         self.say(f'loading {name!r}...')
         return True
 
-    def save(self, name: str, close_after: bool = False) -> bool:
+    def overwrites(self, name: str) -> bool:
+        """Return whether saving under ``name`` replaces another stored trajectory."""
+        name = name.strip()
+        return name in self.names and name != self.document.stored_name
+
+    def save(self, name: str, close_after: bool = False, overwrite: bool = False) -> bool:
         """
         Save the whole table (active rows; speed ignored) under ``name``.
 
         :param close_after: the window closes once the storage has it.
+        :param overwrite: replace another stored trajectory of that name (ask first: a
+            built-in one is shadowed by the copy until ``sweetie-motion delete NAME``).
         """
         name = name.strip()
         try:
             check_name(name)
+            if self.overwrites(name) and not overwrite:
+                raise EditorError(f'{name!r} is stored already: confirm that it is replaced, '
+                                  'or choose another name')
             goal = tidy_goal(self.waypoints.build_goal(whole=True))
+            if goal.points[-1].time <= 0.0:
+                raise EditorError('a motion needs time: the last active row is at 0 s (give '
+                                  'it a time, or add a row after it)')
             if not self.links.get('storage'):
                 raise EditorError('the trajectory storage is not connected: Dump... to a file')
             if self._saving is not None:

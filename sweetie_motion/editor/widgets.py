@@ -11,8 +11,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import (
-    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QSlider,
-    QVBoxLayout, QWidget,
+    QApplication, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+    QSizePolicy, QSlider, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.presenter import PART_NAMES, PARTS
 
@@ -207,3 +207,26 @@ def close_after(window: QWidget, seconds: float, screenshot: Optional[str] = Non
             print(f'screenshot: {screenshot}')
         window.close()
     QTimer.singleShot(int(seconds * 1000), finish)
+
+
+def close_on_interrupt(window: QWidget) -> None:
+    """
+    Make Ctrl+C in the terminal close ``window`` as its close button does.
+
+    The window then asks about unsaved work as on any close, instead of Python's traceback and
+    an abort. Qt's loop runs no Python while it waits, so a timer wakes it now and then to let
+    the signal handler run.
+    """
+    import signal
+    import sys
+
+    def interrupted(*_) -> None:
+        if QApplication.activeModalWidget() is not None:
+            print('Ctrl+C: answer the question in the window first', file=sys.stderr)
+            return
+        print('Ctrl+C: closing the window', file=sys.stderr)
+        QTimer.singleShot(0, window.close)
+    signal.signal(signal.SIGINT, interrupted)
+    waker = QTimer(window)
+    waker.timeout.connect(lambda: None)
+    waker.start(200)

@@ -699,8 +699,20 @@ class EditorWindow(QMainWindow):
             self.presenter.load(name)
 
     def save(self) -> None:
-        """Save under the name in the selector."""
-        self.presenter.save(self.name_combo.currentText())
+        """Save under the name in the selector; ask before another stored one is replaced."""
+        name = self.name_combo.currentText().strip()
+        overwrite = self.presenter.overwrites(name)
+        if overwrite:
+            answer = QMessageBox.question(
+                self, 'Replace a stored trajectory',
+                f'A trajectory named {name!r} is stored already. Replace it with this table? '
+                f'(If {name!r} is a built-in animation, your copy hides it until '
+                f'`sweetie-motion delete {name}`.)', QMessageBox.Save | QMessageBox.Cancel,
+                QMessageBox.Cancel)
+            if answer != QMessageBox.Save:
+                self.presenter.say(f'not saved: {name!r} kept as it was')
+                return
+        self.presenter.save(name, overwrite=overwrite)
 
     def add_named_pose(self) -> None:
         """Add the chosen named pose."""

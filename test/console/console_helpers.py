@@ -41,7 +41,8 @@ class Console:
         return widget
 
     def close(self) -> None:
-        """Close the window (it stops what moves) and release the node."""
+        """Close the window (it stops what moves) and release the node; edits are given up."""
+        self.presenter.discard_changes()
         self.window.close()
         self.window.deleteLater()
         self.parts.close()

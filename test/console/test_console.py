@@ -14,8 +14,10 @@ from console_helpers import (
     at_rest, click, cruise_speeds, JOINTS, move_sliders, newest_stamp, reference, speeds, tool,
     type_program, until, wait_at_rest, wait_job,
 )
+from editor_helpers import answer
 import numpy as np
 from PyQt5.QtCore import Qt
+from PyQt5.QtWidgets import QMessageBox
 import pytest
 from ros_util import ROOT
 from sweetie_motion.cartesian.frames import Pose, rot_z, rotation_angle
@@ -196,3 +198,27 @@ def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_mode
     until(qtbot, lambda: presenter.job is None and 'joint9' in presenter.message.text, 10,
           'the unknown joint named')
     assert window.command_line.text() == 'MOVJ joint9=10'
+
+
+def test_an_edited_program_is_marked_saved_by_ctrl_s_and_not_lost_on_close(
+        qtbot, console, tmp_path, shots):
+    window, presenter = console.window, console.presenter
+    path = tmp_path / 'square.txt'
+    path.write_text('HOME\n')
+    assert presenter.load_file(str(path))
+    until(qtbot, lambda: window.windowTitle().startswith('square.txt'), 5,
+          'the file name in the title')
+    assert not window.isWindowModified()
+    window.editor.setPlainText('HOME\nMOVJ joint1=10 V5\n')
+    until(qtbot, window.isWindowModified, 5, 'the modified marker in the title')
+    shots(console, 'modified')
+    text = answer(qtbot, QMessageBox.Cancel, window.close)
+    assert 'square.txt has unsaved changes' in text, text
+    assert window.isVisible(), 'Cancel closed the console'
+    qtbot.keyClick(window.editor, Qt.Key_S, Qt.ControlModifier)
+    until(qtbot, lambda: not window.isWindowModified(), 5, 'saved by Ctrl+S')
+    assert path.read_text() == 'HOME\nMOVJ joint1=10 V5\n'
+    window.editor.setPlainText('HOME\n')
+    answer(qtbot, QMessageBox.Discard, window.close)
+    until(qtbot, lambda: not window.isVisible(), 5, 'closed after Discard')
+    assert path.read_text() == 'HOME\nMOVJ joint1=10 V5\n'

@@ -7,6 +7,8 @@ each test opens its own editor window with a fresh workspace (``editor``).
 
 from pathlib import Path
 import re
+import subprocess
+import sys
 
 from editor_helpers import (
     add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, set_robot_pose, until,
@@ -208,6 +210,33 @@ def test_new_trajectory_and_add_pose_records_only_the_trajectory_joints(qtbot, r
     assert joints == ['joint51', 'joint52', 'joint53', 'joint54'], joints
     assert len(rows(editor)[0].positions) == 4
     assert window.table_model.columnCount() == FIXED + 4
+
+
+def test_saving_onto_a_stored_name_asks_and_a_motion_without_time_is_refused(
+        qtbot, robot, editor):
+    # New -> head -> Add pose -> name `nod` -> Save replaced the built-in nod with one point
+    window, presenter = editor.window, editor.presenter
+    until(qtbot, lambda: 'nod' in presenter.names, 10, 'the stored names listed')
+    choose_joints(qtbot, editor, ['head'])
+    click(qtbot, window.add_pose_button)
+    window.name_combo.setEditText('single')
+    click(qtbot, window.save_button)
+    assert 'a motion needs time' in presenter.message.text, presenter.message.text
+    assert not (robot.storage_dir / 'single.yaml').exists()
+    click(qtbot, window.add_pose_button)         # a second row, a second later
+    window.name_combo.setEditText('nod')
+    text = answer(qtbot, QMessageBox.Cancel, lambda: click(qtbot, window.save_button))
+    assert "'nod' is stored already" in text and 'sweetie-motion delete nod' in text, text
+    assert not (robot.storage_dir / 'nod.yaml').exists() and presenter.document.modified
+    assert 'not saved' in presenter.message.text
+    try:
+        answer(qtbot, QMessageBox.Save, lambda: click(qtbot, window.save_button))
+        until(qtbot, lambda: not presenter.document.modified, 10, 'saved after the question')
+        assert len(load_goal_file(robot.storage_dir / 'nod.yaml').points) == 2
+    finally:
+        # the built-in nod shows again for the other tests
+        subprocess.run([sys.executable, '-m', 'sweetie_motion.cli', 'delete', 'nod',
+                        '--namespace', 'pony_editor'], capture_output=True, timeout=60)
 
 
 def test_close_with_unsaved_changes_asks_save_discard_cancel(qtbot, robot, editor):

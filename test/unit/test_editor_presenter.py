@@ -14,7 +14,7 @@ from sweetie_motion.editor.presenter import (
     clean_recording, EditorPresenter, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished,
     LinksChanged, LOST, MoveByHand, PARTS, PoseReceived, PublishMarker, RecordingFinished,
     rows_named, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording, STOPPED,
-    StopRecording, TrajectoryLoaded, TrajectorySaved,
+    StopRecording, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.editor.workspace import Workspace
 
@@ -254,7 +254,7 @@ def test_load_brings_back_labels_and_disabled_rows_of_a_save(presenter, sent):
 
 
 def test_save_refused_names_the_reason(presenter, sent):
-    with_rows(presenter, 1)
+    with_rows(presenter, 2)
     assert not presenter.save('../escape')
     assert 'invalid trajectory name' in presenter.message.text
     presenter.save('ok')
@@ -388,3 +388,21 @@ def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
     presenter.handle(GoalFinished(goal_id, LOST, 0, 'no answer within 5 s'))
     assert presenter.message.text == 'lost: no answer within 5 s'
     assert presenter.message.level == 'error'
+
+
+def test_saving_onto_another_stored_name_asks_first_and_a_motion_needs_time(presenter, sent):
+    presenter.handle(TrajectoriesListed(('nod', 'wave')))
+    with_rows(presenter, 1)
+    assert not presenter.save('single')        # one row at 0 s: nothing would move
+    assert 'a motion needs time' in presenter.message.text
+    pose(presenter, joint12=-0.5)
+    assert presenter.add_pose()
+    assert presenter.overwrites('nod') and not presenter.overwrites('new_name')
+    assert not presenter.save('nod')           # the built-in nod is not replaced silently
+    assert "'nod' is stored already" in presenter.message.text
+    assert not of(sent, SaveTrajectory) and presenter.document.modified
+    assert presenter.save('nod', overwrite=True)
+    presenter.handle(TrajectorySaved('nod'))
+    assert not presenter.overwrites('nod')      # its own name now: saving again asks nothing
+    presenter.new_trajectory()
+    assert presenter.overwrites('nod')
