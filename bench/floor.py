@@ -96,6 +96,13 @@ def explained_by_floor(late_ticks, floor_events):
     return explained
 
 
+def explained_lateness(late_ticks, floor_events):
+    """Return the longest lateness [s] of the ticks that a stall of the machine explains."""
+    return max((lateness for deadline, lateness, _ in late_ticks
+                if any(expected <= deadline + lateness and actual >= deadline
+                       for _, expected, actual in floor_events)), default=0.0)
+
+
 def stall_note(result):
     """Describe the stalls of the machine a run's floor probes saw."""
     events = result.get('floor', [])

@@ -8,10 +8,10 @@ the presenter's events, which :meth:`EditorBridge.poll` hands over in the GUI th
 callbacks only fill a queue and a pose buffer, they never touch the presenter or a widget.
 
 Every call to the robot has a time-out, so that every request gets its answer event: a goal
-not accepted within ``call_timeout`` or without a result by its deadline ends as ``lost``, so
-does a running goal when joint_states stop (the motion process died: the action server's
-disappearance takes DDS far longer to notice), and an unanswered torque switch call reports
-the servos as unknown. Links (controller, FollowJointState, storage, servos) are re-checked
+not accepted within ``call_timeout`` (asked twice) or without a result by its deadline ends as
+``lost``, so does a running goal when joint_states stop (the motion process died: the action
+server's disappearance takes DDS far longer to notice), and an unanswered torque switch call
+reports the servos as unknown. Links (controller, FollowJointState, storage, servos) are re-checked
 twice a second, so that everything works again as soon as the motion process is back.
 """
 
@@ -19,7 +19,7 @@ import math
 import queue
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from sweetie_motion.editor.presenter import (
     CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, LinksChanged,
@@ -50,6 +50,9 @@ class _Goal:
         self.handle = None
         self.cancel = False
         self.done = False
+        #: sends the goal request (again); set once, before the first send
+        self.send: Optional[Callable[[], None]] = None
+        self.resent = False
 
 
 class EditorBridge:
@@ -245,9 +248,18 @@ class EditorBridge:
             goals = list(self._goals.values())
             torque = self._torque
         for goal in goals:
-            if goal.handle is None and now > goal.accept_deadline:
+            if goal.handle is None and now > goal.accept_deadline and not goal.resent and \
+                    goal.send is not None and self._action.server_is_ready():
+                # DDS drops a request that leaves before a restarted server has matched this
+                # client, and the answer to one it had not matched yet: ask once more (should
+                # both arrive, the later one takes over at the controller)
+                with self._lock:
+                    goal.resent = True
+                    goal.accept_deadline = now + self.timeout
+                goal.send()
+            elif goal.handle is None and now > goal.accept_deadline:
                 self._finish(goal, LOST, 0, 'no answer from the trajectory controller within '
-                             f'{self.timeout:g} s (is the motion process running?)')
+                             f'{self.timeout:g} s, asked twice (is the motion process running?)')
             elif now > goal.result_deadline:
                 self._finish(goal, LOST, 0, 'no result from the trajectory controller by the '
                              'end of the motion')
@@ -332,23 +344,30 @@ class EditorBridge:
             handle = future.result()
             with self._lock:
                 late = goal.done
+                again = goal.handle is not None     # the answer to the repeated request too
                 if not late and handle is not None and handle.accepted:
-                    goal.handle = handle
+                    goal.handle = handle            # the later one runs: it took over
                     goal.result_deadline = time.monotonic() + goal.result_timeout
             if late:
                 if handle is not None and handle.accepted:
                     handle.cancel_goal_async()   # the editor gave up on it: do not let it run
                 return
             if handle is None or not handle.accepted:
-                self._finish(goal, FAILED, 0, 'the trajectory controller rejected the goal')
+                if not again:
+                    self._finish(goal, FAILED, 0, 'the trajectory controller rejected the goal')
                 return
-            self._events.put(GoalAccepted(goal.goal_id))
+            if not again:
+                self._events.put(GoalAccepted(goal.goal_id))
             if goal.cancel:
                 handle.cancel_goal_async()
-            handle.get_result_async().add_done_callback(finished)
+            handle.get_result_async().add_done_callback(
+                lambda result, ran=handle: finished(result, ran))
 
-        def finished(future) -> None:
+        def finished(future, ran) -> None:
             from action_msgs.msg import GoalStatus
+            with self._lock:
+                if goal.handle is not ran:
+                    return      # the first of two requests: the repeated one took over
             response = future.result()
             if response is None:
                 self._finish(goal, LOST, 0, 'the trajectory controller gave no result')
@@ -363,8 +382,10 @@ class EditorBridge:
                 outcome = FAILED
             self._finish(goal, outcome, int(result.error_code),
                          result.error_string or f'status {status}')
-        self._action.send_goal_async(goal_to_msg(request.goal), feedback_callback=feedback
-                                     ).add_done_callback(accepted)
+        message = goal_to_msg(request.goal)
+        goal.send = lambda: self._action.send_goal_async(
+            message, feedback_callback=feedback).add_done_callback(accepted)
+        goal.send()
 
     def _finish(self, goal: _Goal, outcome: str, code: int, message: str) -> None:
         with self._lock:

@@ -259,7 +259,8 @@ class RunningCheck(threading.Thread):
     """
     Look for a motion process already running in ``namespace`` (its ``motion`` node).
 
-    Runs beside the start-up (discovery takes a second or so); :attr:`found` says who runs it
+    Runs beside the start-up (discovery takes a second or so, several on a busy machine: it
+    is given 3 s, which a start with nobody there waits); :attr:`found` says who runs it
     ('' : nobody), from its motion node's ``process`` parameter. A motion node that does not
     answer is a process that ended (discovery keeps it for a while): it does not count.
 
@@ -267,7 +268,7 @@ class RunningCheck(threading.Thread):
     :param wait: how long discovery is given [s].
     """
 
-    def __init__(self, namespace: str, wait: float = 1.5) -> None:
+    def __init__(self, namespace: str, wait: float = 3.0) -> None:
         super().__init__(name='namespace_check', daemon=True)
         self.namespace = namespace
         self.wait = wait
@@ -292,9 +293,9 @@ class RunningCheck(threading.Thread):
             # answers runs
             client = node.create_client(GetParameters,
                                         f'{space.rstrip("/")}/motion/get_parameters')
-            if client.wait_for_service(timeout_sec=1.0):
+            if client.wait_for_service(timeout_sec=2.0):
                 future = client.call_async(GetParameters.Request(names=['process']))
-                executor.spin_until_future_complete(future, timeout_sec=1.0)
+                executor.spin_until_future_complete(future, timeout_sec=2.0)
                 values = future.result().values if future.done() and future.result() else []
                 if values:
                     who = f' ({values[0].string_value})' if values[0].string_value else ''
@@ -393,6 +394,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             bringup.manager.destroy_node()
         # the check's node must be gone before the context: a thread still spinning at exit
         # aborts the process (std::terminate) instead of returning the exit code
-        running.join(5.0)
+        running.join(10.0)
         rclpy.try_shutdown()
     return 0

@@ -26,7 +26,7 @@ import pytest
 from ros_util import HERE, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, 'bench'))
-from floor import explained_by_floor, FloorProbe  # noqa: E402, I100
+from floor import explained_by_floor, explained_lateness, FloorProbe  # noqa: E402, I100
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -81,7 +81,9 @@ def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_p
         f'the cycle lost {watch["lost"]} ticks under load, {explained} of them in stalls of the '
         f'machine (scheduling: {watch["scheduling"]}; late ticks {watch["late_ticks"]}; '
         f'stalls {stalls})')
-    assert watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3, watch
+    # a stall of the machine that took the cycle's CPU delays joint_states as long as it lasts
+    stalled = explained_lateness(watch['late_ticks'], stalls)
+    assert watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3 + stalled, (watch, stalls)
     assert watch['messages'] > 0
     assert storm_result['answered'] == storm_result['sent'] == 2000, storm_result
     codes = storm_result['sample_codes']
