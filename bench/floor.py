@@ -88,19 +88,20 @@ def explained_by_floor(late_ticks, floor_events):
     A lost tick is explained when a floor probe was late across the tick's deadline: its CPU
     was taken from everyone at that moment.
     """
-    explained = 0
-    for deadline, lateness, lost in late_ticks:
-        if any(expected <= deadline + lateness and actual >= deadline
-               for _, expected, actual in floor_events):
-            explained += lost
-    return explained
+    return sum(lost for deadline, lateness, lost in late_ticks
+               if _in_a_stall(deadline, lateness, floor_events))
 
 
 def explained_lateness(late_ticks, floor_events):
     """Return the longest lateness [s] of the ticks that a stall of the machine explains."""
     return max((lateness for deadline, lateness, _ in late_ticks
-                if any(expected <= deadline + lateness and actual >= deadline
-                       for _, expected, actual in floor_events)), default=0.0)
+                if _in_a_stall(deadline, lateness, floor_events)), default=0.0)
+
+
+def _in_a_stall(deadline, lateness, floor_events):
+    """Return whether a floor probe was late across the tick's deadline (a stalled CPU)."""
+    return any(expected <= deadline + lateness and actual >= deadline
+               for _, expected, actual in floor_events)
 
 
 def stall_note(result):

@@ -10,7 +10,7 @@ checked by the same functions everywhere. Imports no rclpy.
 import argparse
 import os
 import sys
-from typing import Any, List, NoReturn, Sequence
+from typing import Any, Callable, List, NoReturn, Sequence
 
 from sweetie_motion.errors import did_you_mean
 
@@ -112,48 +112,39 @@ def left_by(parsed: argparse.Namespace, default: CommandParser) -> CommandParser
     return parser if isinstance(parser, CommandParser) else default
 
 
+def _checked(text: str, convert: Callable[[str], Any], noun: str,
+             valid: Callable[[Any], bool], requirement: str) -> Any:
+    """Convert ``text``; refuse what does not convert (not ``noun``) or is not ``valid``."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not {noun}') from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f'{text} is not {requirement}')
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """Return ``text`` as a positive, finite number of seconds (an argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds') from None
-    if not 0 < value < float('inf'):
-        raise argparse.ArgumentTypeError(f'{text} is not a positive number of seconds')
-    return value
+    return _checked(text, float, 'a number of seconds', lambda v: 0 < v < float('inf'),
+                    'a positive number of seconds')
 
 
 def positive_count(text: str) -> int:
     """Return ``text`` as a whole number >= 1 (an argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'{text} is not a whole number >= 1')
-    return value
+    return _checked(text, int, 'a whole number', lambda v: v >= 1, 'a whole number >= 1')
 
 
 def positive_number(text: str) -> float:
     """Return ``text`` as a positive, finite number (an argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-    if not 0 < value < float('inf'):
-        raise argparse.ArgumentTypeError(f'{text} is not a positive number')
-    return value
+    return _checked(text, float, 'a number', lambda v: 0 < v < float('inf'),
+                    'a positive number')
 
 
 def non_negative_number(text: str) -> float:
     """Return ``text`` as a finite number >= 0 (an argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-    if not 0 <= value < float('inf'):
-        raise argparse.ArgumentTypeError(f'{text} is not a number >= 0')
-    return value
+    return _checked(text, float, 'a number', lambda v: 0 <= v < float('inf'),
+                    'a number >= 0')
 
 
 def namespace(text: str) -> str:

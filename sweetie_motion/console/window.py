@@ -21,7 +21,7 @@ from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
-from sweetie_motion.editor.widgets import MessageArea, push_button
+from sweetie_motion.editor.widgets import ask_about_unsaved, MessageArea, push_button
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50
@@ -258,13 +258,7 @@ class ConsoleWindow(QMainWindow):
         if not p.modified:
             return True
         name = os.path.basename(p.source) if p.source else 'The untitled program'
-        box = QMessageBox(QMessageBox.Warning, 'Unsaved changes',
-                          f'{name} has unsaved changes.',
-                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
-        box.setObjectName('close_question')
-        box.setInformativeText(f'Save them before you {what}?')
-        box.setDefaultButton(QMessageBox.Save)
-        answer = box.exec_()
+        answer = ask_about_unsaved(self, name, f'Save them before you {what}?')
         if answer == QMessageBox.Save:
             return self.save_program()
         return answer == QMessageBox.Discard

@@ -11,8 +11,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import (
-    QApplication, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea,
-    QSizePolicy, QSlider, QVBoxLayout, QWidget,
+    QApplication, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QMessageBox, QPushButton,
+    QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.presenter import PART_NAMES, PARTS
 
@@ -230,3 +230,17 @@ def close_on_interrupt(window: QWidget) -> None:
     waker = QTimer(window)
     waker.timeout.connect(lambda: None)
     waker.start(200)
+
+
+def ask_about_unsaved(parent: QWidget, what: str, question: str) -> int:
+    """
+    Ask Save / Discard / Cancel about unsaved changes (Save is the default); return the answer.
+
+    :param what: what has them ("The untitled program"); :param question: the line below.
+    """
+    box = QMessageBox(QMessageBox.Warning, 'Unsaved changes', f'{what} has unsaved changes.',
+                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, parent)
+    box.setObjectName('close_question')
+    box.setInformativeText(question)
+    box.setDefaultButton(QMessageBox.Save)
+    return box.exec_()

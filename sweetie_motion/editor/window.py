@@ -21,7 +21,8 @@ from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.presenter import EditorPresenter, RECORD_SMOOTHING, SPEED_RANGE
 from sweetie_motion.editor.views import RobotView, TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea, push_button,
+    ask_about_unsaved, fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea,
+    push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -804,13 +805,8 @@ class EditorWindow(QMainWindow):
             p.closing()
             event.accept()
             return
-        box = QMessageBox(QMessageBox.Warning, 'Unsaved changes',
-                          f'{p.document.name or "The untitled trajectory"} has unsaved changes.',
-                          QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
-        box.setObjectName('close_question')
-        box.setInformativeText('Save them to the storage before closing?')
-        box.setDefaultButton(QMessageBox.Save)
-        answer = box.exec_()
+        answer = ask_about_unsaved(self, p.document.name or 'The untitled trajectory',
+                                   'Save them to the storage before closing?')
         if answer == QMessageBox.Discard:
             p.closing(discard=True)
             event.accept()
