@@ -267,7 +267,7 @@ class Frame:
 
         :param raw: the frame's bytes.
         :return: the frame.
-        :raises FrameError: bad header or size.
+        :raises FrameError: bad header, size or ID.
         :raises ChecksumError: the checksums do not match.
         """
         raw = bytes(raw)
@@ -279,6 +279,8 @@ class Frame:
         expected = checksums(size, raw[3], raw[4], raw[7:])
         if (raw[5], raw[6]) != expected:
             raise ChecksumError(expected, (raw[5], raw[6]), raw)
+        if raw[3] > BROADCAST_ID:
+            raise FrameError(f'pID {raw[3]} is no servo ID (0..253, 254 broadcast)', raw)
         return cls(raw[3], raw[4], raw[7:])
 
 
@@ -336,9 +338,10 @@ class FrameParser:
     It hunts the header (FF FF), checks the size byte (7..223, and the size the command
     implies when it is known: 7 for STAT, 9 for a write ACK, 11 + len for a read ACK, ...), the
     checksum pair as soon as it arrives (both even, XOR = 0xFE), then the checksums over the
-    data. A candidate that fails any check loses only its first byte and the scan restarts one
-    byte later, so a frame that starts inside rejected bytes (two 0xFF in data, a truncated
-    frame followed by a good one) is still found. Every dropped byte is counted.
+    data and the ID (0xFF is none). A candidate that fails any check loses only its first byte
+    and the scan restarts one byte later, so a frame that starts inside rejected bytes (two
+    0xFF in data, a truncated frame followed by a good one) is still found. Every dropped byte
+    is counted.
 
     :param commands: the CMD bytes to accept (e.g. :data:`REPLY_COMMANDS` on the master's side,
         which rejects a false header at once); None accepts any CMD (a servo must see unknown
@@ -454,6 +457,12 @@ class FrameParser:
                 x ^= buf[k]
             if (x & 0xFE) != c1:
                 self._reject('checksum_errors')
+                pos += 1
+                continue
+            if buf[pos + 3] > BROADCAST_ID:
+                # ID 0xFF is no servo's: bit 0 of the ID flipped past the checksums (fact
+                # sheet 1.2's blind spot) on a broadcast frame
+                self._reject('command_errors')
                 pos += 1
                 continue
             frame = Frame(buf[pos + 3], cmd, bytes(buf[pos + 7:pos + size]))

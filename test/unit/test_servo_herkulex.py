@@ -192,6 +192,13 @@ def test_a_flip_of_bit_0_of_pid_or_data_passes_the_checksums(frame, data):
     raw = bytearray(frame.encode())
     position = data.draw(st.sampled_from([3] + list(range(7, len(raw)))))
     raw[position] ^= 0x01
+    if position == 3 and raw[3] == 0xFF:
+        # the broadcast ID 254 became 255, which no frame may carry: refused all the same
+        with pytest.raises(hx.FrameError):
+            hx.Frame.decode(bytes(raw))
+        parser = hx.FrameParser()
+        assert parser.feed(bytes(raw)) == [] and parser.counters.command_errors == 1
+        return
     decoded = hx.Frame.decode(bytes(raw))
     assert decoded != frame
 
@@ -393,3 +400,14 @@ def test_baud_codes_and_models():
     assert hx.servo_type_of(0x02).name == 'DRS-0201' and hx.servo_type_of(7) is None
     with pytest.raises(hx.UnknownServoTypeError, match='DRS-0401'):
         hx.servo_type('DRS-0401')
+
+
+def test_a_broadcast_frame_whose_id_bit_0_flipped_is_counted_not_raised():
+    # a noisy line turns 0xFE into 0xFF past both checksums: the parser must count the frame
+    # as bad and go on (a ValueRangeError here would end the reader), the next frame intact
+    good = hx.Frame(hx.BROADCAST_ID, 0x06, bytes(5)).encode()
+    bad = bytearray(good)
+    bad[3] ^= 0x01
+    parser = hx.FrameParser()
+    assert parser.feed(bytes(bad) + good) == [hx.Frame.decode(good)]
+    assert parser.counters.command_errors == 1
