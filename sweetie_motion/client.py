@@ -33,11 +33,17 @@ NOTICE_AFTER = 0.5
 
 
 class MotionResult(NamedTuple):
-    """How a motion ended: success flag, the action's error_code and error_string."""
+    """
+    How a motion ended: success flag, the action's error_code and error_string.
+
+    ``failed_waypoint``: a Cartesian motion's waypoint (index in the goal) planning failed at,
+    -1 for none and for every other action.
+    """
 
     succeeded: bool
     error_code: int
     error_string: str
+    failed_waypoint: int = -1
 
 
 class ClientError(SweetieMotionError):
@@ -438,4 +444,6 @@ def _outcome(response) -> MotionResult:
     message = response.result.error_string
     if not succeeded and not message:
         message = f'the goal ended with status {response.status} and no reason'
-    return MotionResult(succeeded, response.result.error_code, message)
+    # only CartesianMotion's result has the field; FollowJointTrajectory's has none
+    failed_waypoint = int(getattr(response.result, 'failed_waypoint', -1))
+    return MotionResult(succeeded, response.result.error_code, message, failed_waypoint)

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.cartesian.runner import WaypointFailure
 from sweetie_motion.client import ClientError, MotionClient, MotionResult
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
@@ -100,7 +101,8 @@ class ArmClient(MotionClient):
         """
         Move the tool from the current pose (``waypoints[0]``) through the others.
 
-        :raises ClientError: refused or failed (the Cartesian node's reason).
+        :raises WaypointFailure: planning failed at a waypoint (its index in ``waypoints``).
+        :raises ClientError: refused or failed otherwise (the Cartesian node's reason).
         """
         from sweetie_motion.conversions import pose_to_msg
         self.discover(self._cartesian.server_is_ready, 'Cartesian motion action')
@@ -109,8 +111,13 @@ class ArmClient(MotionClient):
         goal.waypoints = [pose_to_msg(p) for p in waypoints[1:]]
         goal.blend_radii = [float(r) for r in radii[1:]]
         goal.speeds = [float(v or 0.0) for v in speeds[1:]]
-        return self._outcome(self._run_goal(self._cartesian, goal, 'Cartesian motion'),
-                             'linear move')
+        result = self._run_goal(self._cartesian, goal, 'Cartesian motion')
+        if not result.succeeded and result.failed_waypoint >= 0:
+            # waypoints[0] (the current pose) is not in the goal
+            raise WaypointFailure(result.failed_waypoint + 1,
+                                  f'linear move failed ({result.error_code}): '
+                                  f'{result.error_string}')
+        return self._outcome(result, 'linear move')
 
     def gripper(self, action: str) -> str:
         """Clamp, release or hold; return the gripper's state."""

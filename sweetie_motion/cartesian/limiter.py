@@ -65,6 +65,8 @@ class LimitViolation(SweetieMotionError):
         self.sample = int(sample)
         self.segment_index = None if segment is None else segment.index
         self.segment_kind = None if segment is None else segment.kind
+        #: index (in the waypoints given) of the waypoint the segment leads to or rounds
+        self.waypoint = None if segment is None else segment.waypoint
         where = '' if segment is None else f', {segment.describe()}'
         super().__init__(f'{what} at t = {self.time:.3f} s (sample {self.sample}{where})')
 

@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.cartesian.limiter import LimitViolation
+from sweetie_motion.cartesian.path import PathError
 from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest,
                                               START_ORIENTATION_TOLERANCE,
                                               START_POSITION_TOLERANCE)
@@ -37,6 +39,28 @@ class ProgramRunError(SweetieMotionError):
         self.line = int(line)
         self.reason = reason
         super().__init__(f'line {line}: {reason}' if line else reason)
+
+
+class WaypointFailure(SweetieMotionError):
+    """
+    A path move failed at one of its waypoints, as a backend over ROS reports it.
+
+    :param index: the waypoint's index in the waypoints given to ``move_linear``.
+    :param message: the reason.
+    """
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = int(index)
+        super().__init__(message)
+
+
+def failed_waypoint(error: SweetieMotionError) -> Optional[int]:
+    """Return the index of the waypoint (in the path's waypoints) ``error`` is at, or None."""
+    if isinstance(error, LimitViolation):
+        return error.waypoint
+    if isinstance(error, (PathError, WaypointFailure)):
+        return error.index
+    return None
 
 
 class ProgramStopped(SweetieMotionError):
@@ -109,7 +133,12 @@ class MotionBackend(Protocol):
 
     def move_linear(self, waypoints: List[Pose], radii: List[float],
                     speeds: List[Optional[float]], override: float) -> str:
-        """Move the tool along the path from the current pose (waypoints[0]) through the rest."""
+        """
+        Move the tool along the path from the current pose (waypoints[0]) through the rest.
+
+        An error at one waypoint says which (:func:`failed_waypoint`), so that the program
+        line of that MOVL is reported.
+        """
 
     def gripper(self, action: str) -> str:
         """Clamp, release or hold."""
@@ -262,14 +291,24 @@ class ProgramRunner:
         # a linear step holds only MOVL (program_steps); linear_run checks each command
         moves = cast(List[LinearMove], list(step.commands))
         waypoints, radii, speeds = linear_run(moves, backend.tool_pose())
+        # the program line of each waypoint: the path starts at the tool (the step's line)
+        lines = [step.line] + [getattr(move, 'line', step.line) for move in moves]
         # a first move to where the tool already is (the program's numbers rounded) adds no
         # segment: the path starts at the tool
         while len(waypoints) > 1 and waypoints[1].is_close(
                 waypoints[0], START_POSITION_TOLERANCE, START_ORIENTATION_TOLERANCE):
-            del waypoints[1], radii[1], speeds[1]
+            del waypoints[1], radii[1], speeds[1], lines[1]
         if len(waypoints) < 2:
             return 'the tool is there already'
-        return backend.move_linear(waypoints, radii, speeds, self.override)
+        try:
+            return backend.move_linear(waypoints, radii, speeds, self.override)
+        except SweetieMotionError as error:
+            # a path error names the waypoint (segment) it is at: report that MOVL's line,
+            # not the line the run of MOVL starts at
+            index = failed_waypoint(error)
+            if index is None or not 0 <= index < len(lines) or self._stop.is_set():
+                raise
+            raise ProgramRunError(lines[index], str(error)) from None
 
 
 @dataclass
@@ -361,10 +400,15 @@ class OfflineBackend:
     def move_linear(self, waypoints: List[Pose], radii: List[float],
                     speeds: List[Optional[float]], override: float) -> str:
         """Plan the path as the motion process's Cartesian node would."""
-        plan = self.planner.plan(CartesianRequest(
-            waypoints, radii, self.max_velocity, self.max_acceleration, None,
-            self.lateral_acceleration, None,
-            speeds if any(v is not None for v in speeds) else None, override), self._q)
+        try:
+            plan = self.planner.plan(CartesianRequest(
+                waypoints, radii, self.max_velocity, self.max_acceleration, None,
+                self.lateral_acceleration, None,
+                speeds if any(v is not None for v in speeds) else None, override), self._q)
+        except SweetieMotionError:
+            # the waypoints stay in the picture of a path that failed, beside its error
+            self.record.waypoints += [pose.position for pose in waypoints]
+            raise
         assert plan.times is not None  # CartesianPlanner.plan times every sample
         self._append(plan.times[1:], plan.positions[1:])
         self.record.steps.append(('linear', len(self.record.times) - 1, plan.describe()))

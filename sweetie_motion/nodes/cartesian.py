@@ -21,6 +21,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
 from sweetie_motion.cartesian.planner import (CartesianCode, CartesianPlan, CartesianPlanner,
                                               CartesianRequest, code_of, POLICIES)
+from sweetie_motion.cartesian.runner import failed_waypoint
 from sweetie_motion.conversions import goal_to_msg, pose_from_msg, pose_to_msg
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.host import HOST
@@ -32,10 +33,16 @@ from sweetie_motion_msgs.action import CartesianMotion
 
 
 class CartesianGoalError(SweetieMotionError):
-    """A Cartesian goal is refused: the result code and the message for the client."""
+    """
+    A Cartesian goal is refused: the result code and the message for the client.
 
-    def __init__(self, code: int, message: str) -> None:
+    :param failed_waypoint: the index (in the goal's waypoints) of the waypoint planning failed
+        at, -1 if it is not at one.
+    """
+
+    def __init__(self, code: int, message: str, failed_waypoint: int = -1) -> None:
         self.code = int(code)
+        self.failed_waypoint = int(failed_waypoint)
         super().__init__(message)
 
 
@@ -191,7 +198,12 @@ class CartesianMotionNode(ManagedNode):
                 speeds if any(v is not None for v in speeds) else None,
                 override=request.speed_scale or 1.0), start)
         except SweetieMotionError as error:
-            raise CartesianGoalError(code_of(error), str(error)) from None
+            index = failed_waypoint(error)
+            # the goal's waypoints do not hold the current pose inserted above
+            if index is not None and request.start_from_current:
+                index -= 1
+            raise CartesianGoalError(code_of(error), str(error),
+                                     -1 if index is None or index < 0 else index) from None
         except ValueError as error:
             raise CartesianGoalError(CartesianCode.INVALID_GOAL, str(error)) from None
         if len(plan.times) > values['max_points']:
@@ -211,13 +223,14 @@ class CartesianMotionNode(ManagedNode):
         return poses.reference.position[self.process.model.get_chain_indices(chain)]
 
     async def _execute(self, goal_handle):
-        result = CartesianMotion.Result()
+        result = CartesianMotion.Result(failed_waypoint=-1)
         try:
             return await self._execute_goal(goal_handle, result)
         except CartesianGoalError as error:
             self.get_logger().warning(f'Cartesian motion refused ({error.code}): {error}')
             goal_handle.abort()
             result.error_code, result.error_string = error.code, str(error)
+            result.failed_waypoint = error.failed_waypoint
             return result
         except Exception as error:  # noqa: B902 -- a client must always get a reason
             self.get_logger().error(f'Cartesian goal failed:\n{traceback.format_exc()}')

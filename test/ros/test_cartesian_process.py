@@ -108,7 +108,8 @@ def test_the_papers_program_moves_the_arm_through_all_eight_waypoints(arm, domai
             assert rotation_angle(poses[nearest].rotation, waypoint.rotation) < 0.01
 
 
-def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, domain_id):
+def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, domain_id,
+                                                                         tmp_path):
     from sweetie_motion_msgs.action import CartesianMotion
     with motion_process(CONFIG, NS):
         with MotionClient(NS, domain_id) as peer:
@@ -123,19 +124,22 @@ def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, do
             result = cartesian_goal(peer, goal)
             assert result.error_code == CartesianMotion.Result.FORBIDDEN_ZONE, result
             assert 'floor' in result.error_string and 'segment' in result.error_string
+            assert result.failed_waypoint == 0  # the goal's first waypoint
             with peer.lock:
                 after = tool(arm, peer.reference)
             assert np.linalg.norm(after.position - before.position) < 1e-6  # nothing moved
-            # a pose out of reach: NO_IK_SOLUTION naming the time; plan_only moves nothing
+            # a pose out of reach after one within it: NO_IK_SOLUTION naming the time and the
+            # waypoint (index 1 of the goal's); plan_only moves nothing
+            up = Pose(before.position + [0, 0, 0.05], before.rotation)
             far = Pose(before.position + [0, 0, 2.0], before.rotation)
             result = cartesian_goal(peer, CartesianMotion.Goal(
-                start_from_current=True, waypoints=[pose_to_msg(far)]))
+                start_from_current=True, waypoints=[pose_to_msg(up), pose_to_msg(far)]))
             assert result.error_code == CartesianMotion.Result.NO_IK_SOLUTION, result
-            assert 't = ' in result.error_string
-            up = Pose(before.position + [0, 0, 0.05], before.rotation)
+            assert 't = ' in result.error_string and result.failed_waypoint == 1, result
             result = cartesian_goal(peer, CartesianMotion.Goal(
                 start_from_current=True, waypoints=[pose_to_msg(up)], plan_only=True))
             assert result.error_code == 0 and result.samples > 10, result
+            assert result.failed_waypoint == -1
             assert 'not executed' in result.error_string
             # nothing may move for a while after the plan: 0.3 s of the process's own stamps
             end = peer.node.get_clock().now().nanoseconds * 1e-9 + 0.3
@@ -144,6 +148,16 @@ def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, do
                 since = list(peer.history[first:])
             moved = max(np.linalg.norm(tool(arm, m).position - before.position) for m in since)
             assert moved < 1e-6, f'the tool moved {moved * 1e3:.3f} mm without a motion'
+            # a program whose third move is out of reach fails on that move's line (not on
+            # the line of the first move of the run)
+            program = tmp_path / 'reach.txt'
+            program.write_text('HOME\nMOVL X0 Y-384.8 Z850.2 A-90 B90 C180 F250\n'
+                               'MOVL X1037 Y0 Z735 A0 B90 C180 R20\nMOVL Z2000\n')
+            run = subprocess.run(
+                [sys.executable, '-m', 'sweetie_motion.cli', 'program', 'run', str(program),
+                 '--namespace', NS], capture_output=True, text=True, timeout=180, cwd=ROOT)
+            assert run.returncode != 0 and 'line 4: ' in run.stdout + run.stderr, \
+                run.stdout + run.stderr
 
 
 def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id):

@@ -448,3 +448,20 @@ def test_check_plans_the_papers_path_from_the_reference_a_home_move_leaves(model
         assert not plan.error, plan.error
     finally:
         planner.close()
+
+
+def test_a_path_that_fails_at_one_move_names_that_moves_line_and_keeps_its_waypoints(model):
+    # stumble 3: a MOVL out of reach added as line 12 of the paper's program was reported on
+    # line 4 (where the run of MOVL starts), and the path's waypoints vanished from the view
+    planner = OfflinePlanner(model, 'arm', chain_home(model, 'arm'))
+    try:
+        with open(PAPER) as stream:
+            text = stream.read().rstrip('\n') + '\nMOVL Z2000\n'
+        assert text.splitlines()[11] == 'MOVL Z2000'
+        steps = tuple(program_steps(parse_program(text)))
+        plan = planner.plan(PlanProgram(1, steps, tuple(np.zeros(6))))
+        assert plan.line == 12 and plan.error.startswith('line 12: '), plan.error
+        assert len(plan.waypoints) == 9  # the tool (at waypoint 1) and the 8 moves after it
+        assert np.allclose(plan.waypoints[-1], [-0.410, 1.000, 2.000], atol=1e-4)
+    finally:
+        planner.close()
