@@ -303,8 +303,9 @@ def build_parser() -> CommandParser:
     retime.add_argument('name')
     retime.add_argument('--save-as', metavar='NEW',
                         help='store the result under NEW (default: back under NAME)')
-    retime.add_argument('--keep-pauses', action='store_true',
-                        help='segments between equal keyframes keep their duration')
+    retime.add_argument('--keep-pauses', action=argparse.BooleanOptionalAction, default=True,
+                        help='segments between equal keyframes keep their duration (default; '
+                        '--no-keep-pauses shortens them too)')
     retime.add_argument('--interpolation', default='akima', choices=('akima', 'cubic'),
                         help="the controller's interpolation")
     retime.add_argument('--robot', default='sweetie_bot.yaml',

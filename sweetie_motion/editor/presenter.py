@@ -821,11 +821,12 @@ class EditorPresenter:
         self.speed = 100
         return True
 
-    def fit_to_limits(self, keep_pauses: bool = False) -> bool:
+    def fit_to_limits(self, keep_pauses: bool = True) -> bool:
         """
         Give the rows (two or more selected: those) the fastest times within the limits.
 
-        One undoable edit; the message shows the durations before and after.
+        One undoable edit; the message shows the durations before and after. With
+        ``keep_pauses`` a segment between equal keyframes keeps its duration.
         """
         if self.model is None:
             return self._refused(EditorError('fit to limits needs the robot model (its limits)'))

@@ -210,6 +210,10 @@ class EditorWindow(QMainWindow):
         times.addWidget(self.fit_button)
         self.keep_pauses_check = QCheckBox('keep pauses')
         self.keep_pauses_check.setObjectName('keep_pauses_check')
+        # a pause between equal keyframes is an author's choice: kept unless unticked
+        self.keep_pauses_check.setChecked(True)
+        self.keep_pauses_check.setToolTip('segments between equal keyframes keep their '
+                                          'duration (untick to shorten them too)')
         times.addWidget(self.keep_pauses_check)
         times.addStretch(1)
         layout.addLayout(times)

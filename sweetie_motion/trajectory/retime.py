@@ -41,10 +41,10 @@ Rules:
 
 - The first keyframe keeps its time (a lead-in before it stays); durations are reported from
   the first to the last keyframe.
-- A segment between identical keyframes (a pause: nothing moves) gets :data:`MIN_SEGMENT`, the
-  shortest segment kept (two cycles of the 100 Hz controller: shorter keyframe spacing is not
-  played anyway, and the times stay strictly increasing), or keeps its duration with
-  ``keep_pauses``.
+- A segment between identical keyframes (within :data:`PAUSE_TOLERANCE`: a pause) gets
+  :data:`MIN_SEGMENT`, the shortest segment kept (two cycles of the 100 Hz controller: shorter
+  keyframe spacing is not played anyway, and the times stay strictly increasing), or keeps its
+  duration with ``keep_pauses``.
 - Joints without a finite, positive velocity (or acceleration) limit do not constrain the
   timing; a segment in which only such joints move keeps its duration (there is nothing to fit
   it to).
@@ -93,6 +93,10 @@ GRID_PER_SEGMENT = 16
 SNAP = 1e-4
 #: toppra's path speed at most, relative to the old timing
 PATH_SPEED_CAP = 1e3
+#: keyframes closer than this in every joint [rad or m] are one pose: a pause between them
+#: (0.29 deg, under one 0.325 deg step of a HerkuleX DRS-0101; the virtual robot posed twice
+#: by the editor's sliders settled 0.2 deg apart)
+PAUSE_TOLERANCE = 5e-3
 #: a joint moves in a segment when its speed or acceleration somewhere exceeds this
 MOTION_EPSILON = 1e-9
 #: what a segment's duration is bound by, besides 'velocity' and 'acceleration'
@@ -387,7 +391,10 @@ def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
     original = usage(h_before)
     selected = np.zeros(k - 1, bool)
     selected[first:last] = True
-    pause = selected & ~original.moves
+    # a pause is judged on the keyframes: two poses an author took of a robot at rest differ
+    # by what its servos settle to, which is still a pause
+    still = np.all(np.abs(np.diff(p, axis=0)) <= PAUSE_TOLERANCE, axis=1)
+    pause = selected & (still | ~original.moves)
     free = selected & original.limited & ~pause
     shortened = pause & (not keep_pauses)
     fixed = ~free & ~shortened

@@ -24,7 +24,7 @@ VALID = {
     ('list',): ([], ['--namespace', '--timeout']),
     ('save',): (['x', '--last'], ['--controller', '--namespace', '--timeout']),
     ('delete',): (['x'], ['--namespace', '--timeout']),
-    ('retime',): (['nod'], ['--save-as', '--keep-pauses', '--interpolation', '--robot',
+    ('retime',): (['nod'], ['--save-as', '--no-keep-pauses', '--interpolation', '--robot',
                             '--dry-run']),
     ('import',): (['f.json'], ['--clamp', '--name', '--dir', '--robot']),
     ('export',): ([], ['--out', '--namespace']),

@@ -108,18 +108,21 @@ def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
 
 
 def test_fit_to_limits_shows_the_gain_and_is_undone_in_one_step(qtbot, robot, editor):
-    add_poses(qtbot, robot, editor, POSES)
+    # the last pose twice: a deliberate 2 s pause, which Fit to limits keeps by default
+    add_poses(qtbot, robot, editor, POSES + [POSES[-1]])
     window = editor.window
-    for row, value in ((3, '12'), (2, '9'), (1, '4')):
+    for row, value in ((4, '14'), (3, '12'), (2, '9'), (1, '4')):
         edit_cell(qtbot, editor, row, TIME, value)
     before = [w.time for w in rows(editor)]
+    assert window.keep_pauses_check.isChecked()
     click(qtbot, window.fit_button)
     text = window.message_label.text()
     match = re.match(r'fit to limits: ([0-9.]+) s -> ([0-9.]+) s', text)
     assert match, text
-    assert float(match.group(1)) == pytest.approx(12.0)
+    assert float(match.group(1)) == pytest.approx(14.0)
     after = [w.time for w in rows(editor)]
-    assert after[-1] == pytest.approx(float(match.group(2)), abs=0.006) and after[-1] < 6.0
+    assert after[-1] == pytest.approx(float(match.group(2)), abs=0.006) and after[-2] < 6.0
+    assert after[-1] - after[-2] == pytest.approx(2.0, abs=0.006)
     set_robot_pose(qtbot, robot, editor, POSES[0])
     click(qtbot, window.execute_button)   # the controller plays it without retiming it
     until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')

@@ -300,3 +300,12 @@ def test_a_trajectory_of_contact_flags_only_is_refused(pony):
     waypoints.waypoints = [Waypoint([1.0], 0.0), Waypoint([0.0], 1.0)]
     with pytest.raises(RetimeError, match='no joints'):
         retime_waypoints(waypoints, pony)
+
+
+def test_a_pause_between_poses_measured_at_rest_is_a_pause():
+    # two poses taken of a robot posed twice differ by what its servos settled to
+    times = [0.0, 1.0, 3.0, 4.0]
+    positions = np.array([[0.0], [0.5], [0.5 + 3e-3], [0.0]])
+    kept = fit_to_limits(times, positions, ['joint'], limits(1), keep_pauses=True)
+    assert np.diff(kept.times)[1] == pytest.approx(2.0)
+    assert kept.segments[1].bound_by == PAUSE
