@@ -267,10 +267,17 @@ class _Line:
         return tokens
 
     def _number_end(self, match: 're.Match', start: int) -> int:
+        text = self.text
         end = match.end()
-        if end < len(self.text) and (self.text[end] == '.' or self.text[end] == '_'):
-            bad = re.split(r'[ \t;(]', self.text[start:], maxsplit=1)[0]
-            raise self.error(start + 1, f'malformed number {bad!r}')
+        if end >= len(text):
+            return end
+        # G-code's compact words (X10Y20Z30) are upper case; a lower-case letter right after a
+        # number is a typo (Z7x35 for Z735 would move the tool to X35)
+        typo = text[end].islower() or (text[end].isupper() and text[start].islower())
+        if text[end] in '._' or typo:
+            bad = re.split(r'[ \t;(]', text[start:], maxsplit=1)[0]
+            extra = ' (separate words by spaces)' if typo else ''
+            raise self.error(start + 1, f'malformed number {bad!r}{extra}')
         return end
 
     def _word(self, i: int, tokens: List[_Token]) -> int:

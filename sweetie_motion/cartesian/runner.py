@@ -88,15 +88,17 @@ class ProgramStep:
         """Say what the step does, in a few words."""
         # program_steps gives each kind its command type: the isinstance checks follow kind
         first = self.commands[0]
+        # a command typed at the console's command line has no program line
+        where = f'line {self.line}' if self.line else 'command'
         if self.kind == 'linear':
-            return f'line {self.line}: {len(self.commands)} linear move(s)'
+            return f'{where}: {len(self.commands)} linear move(s)'
         if isinstance(first, Wait):
-            return f'line {self.line}: wait {first.seconds:g} s'
+            return f'{where}: wait {first.seconds:g} s'
         if isinstance(first, Gripper):
-            return f'line {self.line}: gripper {first.action.lower()}'
+            return f'{where}: gripper {first.action.lower()}'
         if isinstance(first, SpeedOverride):
-            return f'line {self.line}: speed {first.percent:g} %'
-        return f'line {self.line}: {"home" if self.kind == "home" else "joint move"}'
+            return f'{where}: speed {first.percent:g} %'
+        return f'{where}: {"home" if self.kind == "home" else "joint move"}'
 
 
 def program_steps(commands: Sequence[Command]) -> List[ProgramStep]:

@@ -55,7 +55,10 @@ PART_NAMES = {'joint_states': 'joint states', 'controller': 'trajectory controll
               'cartesian': 'Cartesian motion', 'follow_joint_state': 'FollowJointState',
               'gripper': 'gripper'}
 #: jog axes: translations along and rotations about x, y, z
-AXES = ('x', 'y', 'z', 'roll', 'pitch', 'yaw')
+#: how a message about the offline plan starts
+PLAN_PREFIX = 'offline plan: '
+#: the jog axes: along x, y, z and about x, y, z (rx, ry, rz: not the ZYZ angles A B C)
+AXES = ('x', 'y', 'z', 'rx', 'ry', 'rz')
 #: the frames a jog is expressed in: the chain's base frame or the tool's own
 FRAMES = ('base', 'tool')
 #: the step sizes offered: translation [mm], rotation [deg]
@@ -153,7 +156,7 @@ class JogTool:
     """
     Move the tool by one jog step from where the reference is (see :func:`jog_target`).
 
-    :param amount: the step [m] (x, y, z) or [rad] (roll, pitch, yaw), signed.
+    :param amount: the step [m] (x, y, z) or [rad] (rx, ry, rz), signed.
     :param speed: path speed [m/s] (for rotations: the angular speed times :data:`EQRADIUS`).
     """
 
@@ -330,7 +333,7 @@ def jog_target(pose: Pose, axis: str, amount: float, frame: str) -> Pose:
 
     :param pose: the tool's pose in the chain's base frame [m].
     :param axis: one of :data:`AXES`.
-    :param amount: [m] for x, y, z; [rad] for roll, pitch, yaw (about x, y, z).
+    :param amount: [m] for x, y, z; [rad] for rx, ry, rz (about x, y, z).
     :param frame: 'base' (the chain's base axes) or 'tool' (the tool's own axes).
     :raises ValueError: an unknown axis or frame.
     """
@@ -660,7 +663,7 @@ class ConsolePresenter:
         return True
 
     def jog(self, axis: str, direction: int) -> bool:
-        """Move the tool one step along (x, y, z) or about (roll, pitch, yaw) an axis, ±1."""
+        """Move the tool one step along (x, y, z) or about (rx, ry, rz) an axis, ±1."""
         if axis not in AXES or direction not in (-1, 1):
             return self._refuse(ConsoleError(f'jog: unknown axis or direction {axis!r} '
                                              f'{direction!r}'))
@@ -732,6 +735,11 @@ class ConsolePresenter:
             self.parse_error = error
             self.error_line = error.line
             self._plan_due = None
+        if self.message.text.startswith(PLAN_PREFIX):
+            # the plan it reports is of the text before this edit: it would stand beside the
+            # new parse error or the new plan; the log keeps it
+            self.message = Message('')
+            self._notify('message')
         self._notify('program')
         return True
 
@@ -918,7 +926,8 @@ class ConsolePresenter:
     def _on_StepFinished(self, event: StepFinished) -> None:  # noqa: N802
         if self.job is None or self.job.job_id != event.job_id:
             return
-        self.say(f'line {event.line}: done in {event.seconds:.2f} s: {event.message}')
+        where = f'line {event.line}' if event.line else 'command'
+        self.say(f'{where}: done in {event.seconds:.2f} s: {event.message}')
 
     def _on_JobFinished(self, event: JobFinished) -> None:  # noqa: N802
         job = self.job
@@ -966,7 +975,7 @@ class ConsolePresenter:
         if event.error:
             if self.job is None:
                 self.error_line = event.line
-            self.say(f'offline plan: {event.error}', 'error', event.line)
+            self.say(f'{PLAN_PREFIX}{event.error}', 'error', event.line)
         elif checking:
             self.say(f'check: {len(self.steps)} steps plan within the limits, '
                      f'{event.duration:.2f} s, {len(event.tool)} samples')
@@ -986,7 +995,7 @@ class ConsolePresenter:
             return ('', 'info') if self.steps or not self.text.strip() else \
                 ('no commands: only comments and blank lines', 'info')
         if plan.error:
-            return f'offline plan: {plan.error}', 'error'
+            return f'{PLAN_PREFIX}{plan.error}', 'error'
         return (f'offline plan: {len(self.steps)} steps, {plan.duration:.2f} s, '
                 f'{len(plan.tool)} samples; ' + '; '.join(plan.reports[-2:]), 'info')
 

@@ -462,7 +462,7 @@ class JointSliders(QGroupBox):
 
 class JogPanel(QGroupBox):
     """
-    Cartesian jog: ±x/y/z and ±roll/pitch/yaw in the base or the tool frame, step and speed.
+    Cartesian jog: ±x/y/z and ±rx/ry/rz (turns about x, y, z) in the base or the tool frame.
 
     :param jog: called with (axis, +1 or -1).
     :param settings: called with keyword settings (frame, translation_step, rotation_step,

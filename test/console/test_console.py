@@ -135,11 +135,11 @@ def test_jog_moves_the_tool_one_step_in_the_base_and_the_tool_frame(
                        atol=3e-4)
 
     click(qtbot, panel.frame_buttons['base'])
-    before = jog('jog_yaw_plus')
+    before = jog('jog_rz_plus')
     after = tool(arm, arm_model)
     assert np.linalg.norm(after.position - before.position) < 5e-4  # the tool point stays
     assert rotation_angle(after.rotation, rot_z(math.radians(5)) @ before.rotation) < 3e-3
-    shots(console, 'base_yaw_plus')
+    shots(console, 'base_rz_plus')
 
     click(qtbot, window.clamp_button)
     wait_job(qtbot, console)

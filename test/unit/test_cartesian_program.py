@@ -95,7 +95,10 @@ def test_blank_and_comment_lines_give_nothing():
     ('WAIT', 5, 'WAIT needs a duration'),
     ('WAIT -1', 6, 'duration >= 0'),
     ('WAIT 1 2', 8, "unexpected '2'"),
-    ('WAIT 2s', 7, "unexpected 's'"),
+    ('WAIT 2s', 6, r"malformed number '2s' \(separate words by spaces\)"),
+    # a typo, not G-code's compact X10Y20 (it would move the tool to X35)
+    ('MOVL X10 Z7x35', 10, r"malformed number 'Z7x35' \(separate words by spaces\)"),
+    ('MOVJ joint1=30deg', 13, "malformed number '30deg'"),
     ('WAIT soon', 6, 'WAIT needs a duration'),
     ('SPEED 0', 7, r'percentage in \(0, 100\]'),
     ('SPEED 101', 7, r'percentage in \(0, 100\]'),

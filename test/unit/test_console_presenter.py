@@ -19,8 +19,8 @@ from sweetie_motion.console.planning import OfflinePlanner
 from sweetie_motion.console.presenter import (
     CommandGripper, ConsolePresenter, FAILED, GripperState, JobFinished,
     jog_target, JogTool, LinksChanged, MoveHome, PARTS, PLAN_DELAY, PlanProgram,
-    ProgramPlanned, RunSteps, SETTLE, StateReceived, StepStarted, StopJob, STOPPED,
-    StopStream, StreamDone, StreamJoints, SUCCEEDED,
+    ProgramPlanned, RunSteps, SETTLE, StateReceived, StepFinished, StepStarted, StopJob,
+    STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream, MAX_STEP
 from sweetie_motion.model import load_robot_description
@@ -73,10 +73,10 @@ def test_a_jog_step_moves_along_or_turns_about_the_base_or_the_tool_axes():
     assert rotation_angle(moved.rotation, pose.rotation) < 1e-12
     moved = jog_target(pose, 'z', -0.02, 'tool')
     assert np.allclose(moved.position - pose.position, -0.02 * pose.rotation[:, 2])
-    turned = jog_target(pose, 'yaw', math.radians(5), 'base')
+    turned = jog_target(pose, 'rz', math.radians(5), 'base')
     assert np.allclose(turned.position, pose.position)
     assert np.allclose(turned.rotation, rot_z(math.radians(5)) @ pose.rotation)
-    turned = jog_target(pose, 'yaw', math.radians(5), 'tool')
+    turned = jog_target(pose, 'rz', math.radians(5), 'tool')
     assert np.allclose(turned.rotation, pose.rotation @ rot_z(math.radians(5)))
     assert np.allclose(turned.rotation[:, 2], pose.rotation[:, 2])  # about the tool's own z
     with pytest.raises(ValueError, match='jog axis'):
@@ -97,7 +97,7 @@ def test_jog_sends_the_step_and_the_speed_and_waits_for_its_end(presenter, sent)
     finish(presenter, message='linear move done')
     assert not presenter.busy and presenter.can('jog')
     presenter.set_jog(rotation_step=10.0, rotation_speed=30.0)
-    assert presenter.jog('pitch', 1)
+    assert presenter.jog('ry', 1)
     jog = of(sent, JogTool)[-1]
     assert jog.amount == pytest.approx(math.radians(10))
     # the planner turns an orientation-only span at path speed / EQRADIUS
@@ -364,6 +364,10 @@ def test_a_typed_command_runs_at_once_and_a_bad_one_names_the_column(presenter, 
     assert presenter.run_line('MOVJ joint5=30')
     run = of(sent, RunSteps)[-1]
     assert len(run.steps) == 1 and run.steps[0].kind == 'joint' and run.single
+    # stumble 13: a typed command is no program line ("line 0")
+    assert run.steps[0].describe() == 'command: joint move'
+    presenter.handle(StepFinished(run.job_id, 0, 0, 'moved', 1.5))
+    assert presenter.message.text == 'command: done in 1.50 s: moved'
 
 
 def test_the_offline_plan_draws_the_newest_request_only(presenter, sent):
@@ -382,6 +386,10 @@ def test_the_offline_plan_draws_the_newest_request_only(presenter, sent):
     presenter.handle(ProgramPlanned(of(sent, PlanProgram)[-1].plan_id, empty, empty,
                                     np.zeros((0, 6)), 0.0, (), 'line 4: the floor', 4))
     assert presenter.error_line == 4 and presenter.message.level == 'error'
+    # stumble 13: an edit that does not parse shows its error, not the old plan's beside it
+    presenter.set_text(PROGRAM + 'MOVL Z7x35\n')
+    assert presenter.parse_error is not None and presenter.message.text == ''
+    assert 'offline plan: line 4: the floor' in [m.text for m in presenter.log]
 
 
 def test_a_file_that_cannot_be_read_is_named(presenter, tmp_path):
