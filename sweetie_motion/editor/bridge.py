@@ -234,7 +234,9 @@ class EditorBridge:
         node = self.node
         links = (('controller', fresh and self._action.server_is_ready()),
                  ('follow_joint_state', fresh and node.count_subscribers(self.set_topic) > 0),
-                 ('storage', self.storage.ready()),
+                 # a dead process's services look ready for 10 s or more: what its
+                 # joint_states say decides, as for the other parts
+                 ('storage', fresh and self.storage.ready()),
                  ('servos', fresh and self._torque_client.service_is_ready()))
         return LinksChanged(links, fresh and node.count_subscribers(self.hand_topic) > 0)
 

@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 import numpy as np
 
 from sweetie_motion.editor.document import EditorDocument
+from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.storage.files import check_name, TrajectoryFileError
@@ -423,6 +424,7 @@ class EditorPresenter:
         self.interpolation = interpolation
         self.backup_period = float(backup_period)
         self.clock = clock
+        self._link_watch = LinkWatch(clock(), 'Execute, Save and Load')
         self.document = EditorDocument()
         self.document.subscribe(self._document_changed)
         self.selection: List[int] = []
@@ -1234,6 +1236,9 @@ class EditorPresenter:
     def tick(self) -> None:
         """Periodic work (the window calls it): backups while unsaved, the support legs."""
         now = self.clock()
+        news = self._link_watch.tick(now)
+        if news is not None:
+            self.say(news.text, news.level)
         if self.publish_support and now - self._last_support >= SUPPORT_PERIOD:
             self._publish_support()
         if (self.workspace is not None and self.document.modified
@@ -1266,6 +1271,12 @@ class EditorPresenter:
                                       'the trajectory controller went away'))
         if self.links['storage'] and not before.get('storage'):
             self.refresh_names()
+        news = self._link_watch.update(self.links)
+        if news is not None:
+            if news.back and self.last_outcome.startswith(LOST):
+                self.last_outcome = ''  # the red 'lost' of the result line is over
+                self._notify('execution')
+            self.say(news.text, news.level)
         if self.links != before:
             self._notify('links')
 

@@ -525,9 +525,10 @@ class EditorWindow(QMainWindow):
         row = p.selected_row
         if row is not None:
             pose.update(p.waypoints.pose(row))
+        title = (f'row {row + 1}' if row is not None else 'current pose' if p.current_pose
+                 else 'no joint_states: the model at zero, not the robot')
         self.robot_view.show_pose({j: v for j, v in pose.items()
-                                   if not j.startswith(SUPPORT_PREFIX)},
-                                  f'row {row + 1}' if row is not None else 'current pose')
+                                   if not j.startswith(SUPPORT_PREFIX)}, title)
 
     def _show_pose(self) -> None:
         first = self.joint_tree.topLevelItemCount() == 0

@@ -5,9 +5,11 @@ The motion process is killed with SIGKILL (no goodbye on DDS) and started again,
 and a restart by a person would.
 """
 
+from pathlib import Path
+
 from editor_helpers import (
-    add_poses, answer, click, editor_config, open_editor, POSES, READY, set_robot_pose,
-    start_motion, until, wait_back,
+    add_poses, answer, click, editor_config, open_editor, POSES, READY, screenshot,
+    set_robot_pose, start_motion, until, wait_back,
 )
 from motion_process import MotionClient
 from PyQt5.QtWidgets import QMessageBox
@@ -24,15 +26,32 @@ def finished(qtbot, editor, timeout: float, what: str) -> str:
 
 
 def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
-        qtbot, tmp_path, domain_id):
+        qtbot, tmp_path, domain_id, artifacts_dir):
     config = editor_config(tmp_path)
-    process = start_motion(config, NS)
+    shots = Path(artifacts_dir) / 'editor_recovery'
+    shots.mkdir(parents=True, exist_ok=True)
+    step = [0]
+
+    def shot(editor, name: str) -> None:
+        step[0] += 1
+        screenshot(editor, shots / f'{step[0]:02d}_{name}.png')
+
+    process = None
     try:
         with MotionClient(NS, domain_id) as robot:
-            robot.wait_ready(READY)
             with open_editor(qtbot, NS, tmp_path / 'workspace') as editor:
                 presenter, window = editor.presenter, editor.window
+                # started before the motion process (stumble 14): it says how to start one,
+                # and the robot view does not pass the model at zero off as the robot's pose
+                until(qtbot, lambda: 'sweetie-motion bringup' in window.message_label.text(),
+                      15, 'the hint to start a motion process')
+                assert not presenter.current_pose
+                shot(editor, 'no_motion_process')
+                process = start_motion(config, NS)
+                robot.wait_ready(READY)
                 until(qtbot, lambda: all(presenter.links.values()), 30, 'connected')
+                until(qtbot, lambda: window.message_label.text() ==
+                      'the motion process is connected', 10, 'the news')
                 until(qtbot, lambda: window.servo_indicator.text() == 'servos: ON', 10,
                       'the servos shown on')
                 add_poses(qtbot, robot, editor, POSES[:2])
@@ -56,12 +75,22 @@ def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
                     f'{window.servo_indicator.text()!r} while the motion process is gone'
                 assert 'disconnected' in window.links_panel.labels['controller'].text()
                 assert not window.execute_button.isEnabled()
+                # stumble 9: the storage's light goes out too, and the message says why
+                until(qtbot, lambda: not presenter.links['storage'] and
+                      'motion process is gone' in window.message_label.text(), 10,
+                      'the storage shown down, with the reason')
+                assert not window.save_button.isEnabled()
+                shot(editor, 'motion_process_gone')
 
                 # back: Execute, Stop, Save and Load work without restarting the editor
                 process.stop()
                 process = start_motion(config, NS)
                 wait_back(robot, NS)
                 until(qtbot, lambda: all(presenter.links.values()), 30, 'connected again')
+                until(qtbot, lambda: window.message_label.text() ==
+                      'the motion process is connected again', 10, 'the news')
+                assert not window.result_label.text().startswith('lost')
+                shot(editor, 'motion_process_back')
                 set_robot_pose(qtbot, robot, editor, POSES[0])
                 click(qtbot, window.execute_button)
                 until(qtbot, lambda: presenter.execution is not None and
@@ -93,4 +122,5 @@ def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
                 until(qtbot, lambda: not window.execute_button.isEnabled(), 10,
                       'Execute disabled while the controller is gone')
     finally:
-        process.stop()
+        if process is not None:
+            process.stop()

@@ -205,6 +205,40 @@ def test_a_running_goal_ends_when_the_controller_goes_away(presenter, sent):
     assert presenter.can_execute
 
 
+def test_the_motion_process_gone_and_back_is_said_and_the_lost_result_cleared(presenter, sent):
+    # stumble 9: the lights went red with no word, and 'lost' stayed red after a restart
+    with_rows(presenter, 2)
+    presenter.execute()
+    presenter.handle(LinksChanged(tuple((part, False) for part in PARTS)))
+    assert presenter.message.level == 'error' and 'motion process is gone' in \
+        presenter.message.text and 'Save' in presenter.message.text
+    assert presenter.last_outcome.startswith('lost')
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS)))
+    assert presenter.message.text == 'the motion process is connected again'
+    assert presenter.last_outcome == ''
+
+
+def test_an_editor_without_a_motion_process_says_how_to_start_one(model, sent, clock):
+    # stumble 14: no hint, and a "current pose" of zeros
+    lonely = EditorPresenter(sent.append, model, clock=clock)
+    lonely.tick()
+    assert lonely.message.text == ''   # discovery takes a moment
+    clock.now += 5.0
+    lonely.tick()
+    assert 'sweetie-motion bringup' in lonely.message.text
+    lonely.say('something else')
+    clock.now += 5.0
+    lonely.tick()
+    assert lonely.message.text == 'something else'   # once
+    lonely.handle(LinksChanged(tuple((part, True) for part in PARTS)))
+    assert lonely.message.text == 'the motion process is connected'
+    found = EditorPresenter(sent.append, model, clock=clock)
+    found.handle(LinksChanged(tuple((part, True) for part in PARTS)))
+    clock.now += 5.0
+    found.tick()
+    assert found.message.text == ''   # found in time: the lights say it
+
+
 def test_goal_points_are_named_as_table_rows():
     assert rows_named('joint51 point 2 = 0.6 > upper limit 0.26', [1, 2, 3]) == \
         'joint51 row 4 = 0.6 > upper limit 0.26'
