@@ -13,15 +13,16 @@ from typing import Callable, List, Optional
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
-    QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-    QMessageBox, QPlainTextEdit, QShortcut, QSplitter, QTableWidget, QTableWidgetItem,
+    QFileDialog, QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
+    QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSplitter, QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
-from sweetie_motion.editor.widgets import ask_about_unsaved, MessageArea, push_button
+from sweetie_motion.editor.widgets import ask_about_unsaved, fitting_size, MessageArea, push_button
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50
@@ -72,10 +73,13 @@ class ConsoleWindow(QMainWindow):
         font = self.connection_label.font()
         font.setBold(True)
         self.connection_label.setFont(font)
-        top.addWidget(self.connection_label)
         self.parts_label = QLabel()
         self.parts_label.setObjectName('parts_label')
-        top.addWidget(self.parts_label, 1)
+        # long states wrap instead of widening the window past a laptop's screen
+        for label, stretch in ((self.connection_label, 2), (self.parts_label, 3)):
+            label.setWordWrap(True)
+            label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+            top.addWidget(label, stretch)
         self.stop_button = push_button('STOP', 'stop_button', 'stop every motion (Esc)')
         self.stop_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
                                        'font-weight: bold; padding: 4px 18px; }')
@@ -86,7 +90,15 @@ class ConsoleWindow(QMainWindow):
 
         splitter = QSplitter(Qt.Horizontal)
         splitter.setObjectName('main_splitter')
-        splitter.addWidget(self._build_manual())
+        # the sliders, the jog and the gripper scroll in a low window (a laptop's 768 px)
+        manual = QScrollArea()
+        manual.setObjectName('manual_pane')
+        manual.setWidgetResizable(True)
+        manual.setFrameShape(QFrame.NoFrame)
+        manual.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        manual.setWidget(self._build_manual())
+        manual.setMinimumWidth(manual.widget().minimumSizeHint().width())
+        splitter.addWidget(manual)
         splitter.addWidget(self._build_program())
         splitter.addWidget(self._build_views())
         splitter.setSizes([470, 480, 550])
@@ -101,7 +113,7 @@ class ConsoleWindow(QMainWindow):
         self.message_log.setFixedHeight(90)
         layout.addWidget(self.message_log)
         self.setCentralWidget(central)
-        self.resize(1500, 920)
+        self.resize(*fitting_size(1500, 920))
 
     def _build_manual(self) -> QWidget:
         p = self.presenter
@@ -117,6 +129,8 @@ class ConsoleWindow(QMainWindow):
         row = QHBoxLayout(gripper)
         self.gripper_label = QLabel()
         self.gripper_label.setObjectName('gripper_state')
+        self.gripper_label.setWordWrap(True)
+        self.gripper_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
         row.addWidget(self.gripper_label, 1)
         self.clamp_button = push_button('Clamp', 'gripper_clamp')
         self.clamp_button.clicked.connect(lambda: p.gripper('clamp'))
@@ -155,11 +169,18 @@ class ConsoleWindow(QMainWindow):
         self.home_button = push_button('Home', 'home_button', "the chain's home pose, at the "
                                        'joint speed')
         self.home_button.clicked.connect(p.go_home)
+        # the file's buttons, then the robot's: one row of eight was 700 px wide
         for button in (self.open_button, self.save_button, self.save_as_button,
-                       self.check_button, self.run_button,
-                       self.step_button, self.program_stop_button, self.home_button):
+                       self.check_button):
             buttons.addWidget(button)
+        buttons.addStretch(1)
         layout.addLayout(buttons)
+        moves = QHBoxLayout()
+        for button in (self.run_button, self.step_button, self.program_stop_button,
+                       self.home_button):
+            moves.addWidget(button)
+        moves.addStretch(1)
+        layout.addLayout(moves)
         self.editor = ProgramEditor()
         self.editor.textChanged.connect(lambda: p.set_text(self.editor.toPlainText()))
         layout.addWidget(self.editor, 1)
@@ -189,7 +210,7 @@ class ConsoleWindow(QMainWindow):
         splitter = QSplitter(Qt.Vertical)
         self.robot_view = RobotView3D(p.model, p.chain)
         self.robot_view.setObjectName('robot_view')
-        self.robot_view.setMinimumSize(300, 280)
+        self.robot_view.setMinimumSize(300, 200)
         splitter.addWidget(self.robot_view)
         state = QGroupBox('State')
         layout = QVBoxLayout(state)

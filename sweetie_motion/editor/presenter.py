@@ -49,7 +49,7 @@ TOPICS = ('document', 'selection', 'pose', 'links', 'execution', 'servos', 'mess
 PARTS = ('controller', 'follow_joint_state', 'storage', 'servos')
 #: readable names of :data:`PARTS`
 PART_NAMES = {'controller': 'trajectory controller', 'follow_joint_state': 'FollowJointState',
-              'storage': 'storage', 'servos': 'servos (torque switch)'}
+              'storage': 'storage', 'servos': 'torque switch'}
 #: the speed slider's range [%]
 SPEED_RANGE = (25, 200)
 #: seconds a result may come after the goal's planned end before the editor gives up on it

@@ -135,10 +135,12 @@ class LinkPanel(QWidget):
         self.show_links(dict.fromkeys(PARTS, False))
 
     def show_links(self, links: Mapping[str, bool]) -> None:
-        """Show each part as connected (green) or disconnected (red)."""
+        """Show each part as connected (green, ✓) or disconnected (red, ✗; the tooltip says)."""
         for part, label in self.labels.items():
             up = bool(links.get(part))
-            label.setText(f'● {PART_NAMES[part]}: {"connected" if up else "disconnected"}')
+            # short: four long lamps made the window wider than a laptop's screen
+            label.setText(f'● {PART_NAMES[part]} {"✓" if up else "✗"}')
+            label.setToolTip(f'{PART_NAMES[part]}: {"connected" if up else "disconnected"}')
             label.setStyleSheet('color: #1a7f1a' if up else 'color: #c00000')
 
 
@@ -244,3 +246,19 @@ def ask_about_unsaved(parent: QWidget, what: str, question: str) -> int:
     box.setInformativeText(question)
     box.setDefaultButton(QMessageBox.Save)
     return box.exec_()
+
+
+def fitting_size(width: int, height: int) -> Tuple[int, int]:
+    """
+    Return the window size to start with: ``width`` x ``height``, or the screen's free area.
+
+    A window opened larger than the screen (1366 x 768 on many laptops) has its edges, and
+    what is there, off the screen.
+    """
+    from PyQt5.QtWidgets import QApplication
+    screen = QApplication.primaryScreen()
+    if screen is None:
+        return width, height
+    free = screen.availableGeometry()
+    # the window manager's frame and title bar are outside the size given
+    return min(width, free.width() - 16), min(height, free.height() - 40)

@@ -13,16 +13,16 @@ from PyQt5.QtCore import QItemSelectionModel, Qt, QTimer
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
     QAbstractItemView, QAction, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-    QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
-    QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem, QTabWidget, QTreeWidget,
-    QTreeWidgetItem, QVBoxLayout, QWidget,
+    QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
+    QScrollArea, QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem, QTabWidget,
+    QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.presenter import EditorPresenter, RECORD_SMOOTHING, SPEED_RANGE
 from sweetie_motion.editor.views import RobotView, TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, fixed_width_label, joint_groups, JointSliders, LinkPanel, MessageArea,
-    push_button,
+    ask_about_unsaved, fitting_size, fixed_width_label, joint_groups, JointSliders, LinkPanel,
+    MessageArea, push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -76,7 +76,14 @@ class EditorWindow(QMainWindow):
         self.tabs.addTab(self._build_waypoints_tab(), 'Waypoints')
         self.tabs.addTab(self._build_setup_tab(), 'Setup')
         self.tabs.addTab(self._build_record_tab(), 'Record')
-        splitter.addWidget(self.tabs)
+        # the tabs scroll sideways in a narrow pane instead of widening the window
+        tabs_pane = QScrollArea()
+        tabs_pane.setObjectName('tabs_pane')
+        tabs_pane.setWidgetResizable(True)
+        tabs_pane.setFrameShape(QFrame.NoFrame)
+        tabs_pane.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        tabs_pane.setWidget(self.tabs)
+        splitter.addWidget(tabs_pane)
         self.sliders = JointSliders(self.model, self.presenter.move_joint)
         splitter.addWidget(self.sliders)
         views = QSplitter(Qt.Vertical)
@@ -98,7 +105,7 @@ class EditorWindow(QMainWindow):
         layout.addWidget(self.message_label)
         self.setCentralWidget(central)
         self._build_menu()
-        self.resize(1400, 860)
+        self.resize(*fitting_size(1400, 860))
 
     def _build_top(self) -> QHBoxLayout:
         top = QHBoxLayout()
@@ -341,8 +348,9 @@ class EditorWindow(QMainWindow):
         layout.addWidget(self.record_table, 1)
         return tab
 
-    def _build_commands(self) -> QHBoxLayout:
-        bar = QHBoxLayout()
+    def _build_commands(self) -> QGridLayout:
+        # two rows: in one, the three groups were 1620 px wide (a laptop has 1366)
+        bar = QGridLayout()
         run = QGroupBox('Execute')
         run_layout = QHBoxLayout(run)
         self.execute_button = push_button('Execute', 'execute_button',
@@ -368,7 +376,7 @@ class EditorWindow(QMainWindow):
                        self.reverse_button, self.speed_slider, self.speed_label,
                        self.apply_scale_button, self.result_label):
             run_layout.addWidget(widget)
-        bar.addWidget(run, 3)
+        bar.addWidget(run, 0, 0, 1, 2)
         servos = QGroupBox('Servos')
         servo_layout = QHBoxLayout(servos)
         self.servos_button = push_button('Servos off', 'servos_button',
@@ -377,7 +385,7 @@ class EditorWindow(QMainWindow):
         self.servo_indicator = fixed_width_label('servo_indicator', 'servos: ?', 120)
         servo_layout.addWidget(self.servos_button)
         servo_layout.addWidget(self.servo_indicator)
-        bar.addWidget(servos, 1)
+        bar.addWidget(servos, 1, 0)
         support = QGroupBox('Support legs')
         support_layout = QHBoxLayout(support)
         self.publish_support_check = QCheckBox('Publish contact list')
@@ -390,7 +398,8 @@ class EditorWindow(QMainWindow):
             check.setChecked(True)
             self.leg_checks[leg] = check
             support_layout.addWidget(check)
-        bar.addWidget(support, 2)
+        bar.addWidget(support, 1, 1)
+        bar.setColumnStretch(1, 1)
         return bar
 
     def _wire(self) -> None:

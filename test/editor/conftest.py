@@ -18,38 +18,10 @@ from typing import Iterator
 from editor_helpers import DISPLAY as _display, editor_config, open_editor, READY, until
 import pytest
 from waiting import wait_for
+from x_display import die_with_parent, free_display, window_manager_runs
 
 #: the screen of the X server the tests start [px]
 SCREEN = (1600, 1000)
-
-
-def _free_display() -> int:
-    for number in range(90, 200):
-        if not os.path.exists(f'/tmp/.X11-unix/X{number}') and \
-                not os.path.exists(f'/tmp/.X{number}-lock'):
-            return number
-    raise RuntimeError('no free X display number in 90..199')
-
-
-def _die_with_parent() -> None:
-    """
-    Have the kernel stop the child when pytest ends (Linux prctl PR_SET_PDEATHSIG).
-
-    The X server must outlive every Qt window: Qt ends the process when its X connection
-    breaks, so it is not stopped at the fixture's teardown but when pytest itself exits.
-    """
-    import ctypes
-    import signal
-    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, int(signal.SIGTERM))
-
-
-def _window_manager_runs(display: str) -> bool:
-    """Return whether an EWMH window manager owns the display (it sets the desktop count)."""
-    if not shutil.which('xdotool'):
-        return False
-    result = subprocess.run(['xdotool', 'get_num_desktops'], env={**os.environ,
-                            'DISPLAY': display}, capture_output=True, timeout=10)
-    return result.returncode == 0
 
 
 @pytest.fixture(scope='session', autouse=True)
@@ -61,21 +33,21 @@ def display() -> Iterator[dict]:
     elif os.environ.get('DISPLAY'):
         name = os.environ['DISPLAY']
         os.environ['QT_QPA_PLATFORM'] = 'xcb'
-        _display.update(name=name, wm=_window_manager_runs(name),
-                        reason='' if _window_manager_runs(name) else
+        _display.update(name=name, wm=window_manager_runs(name),
+                        reason='' if window_manager_runs(name) else
                         f'no EWMH window manager on DISPLAY={name}')
     elif shutil.which('Xvfb') and shutil.which('openbox'):
-        number = _free_display()
+        number = free_display()
         name = f':{number}'
         subprocess.Popen(
             ['Xvfb', name, '-screen', '0', f'{SCREEN[0]}x{SCREEN[1]}x24', '-nolisten', 'tcp'],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         wait_for(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, message='Xvfb')
         os.environ['DISPLAY'] = name
         subprocess.Popen(['openbox', '--sm-disable'], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                         stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         if shutil.which('xdotool'):
-            wait_for(lambda: _window_manager_runs(name), 20, message='openbox')
+            wait_for(lambda: window_manager_runs(name), 20, message='openbox')
             _display.update(name=name, wm=True)
         else:
             _display.update(name=name, reason='xdotool is missing: the window manager cannot '

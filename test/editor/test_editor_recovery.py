@@ -73,7 +73,7 @@ def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
                       not presenter.links['servos'], 10, 'the links shown down')
                 assert window.servo_indicator.text() == 'servos: ?', \
                     f'{window.servo_indicator.text()!r} while the motion process is gone'
-                assert 'disconnected' in window.links_panel.labels['controller'].text()
+                assert '✗' in window.links_panel.labels['controller'].text()
                 assert not window.execute_button.isEnabled()
                 # stumble 9: the storage's light goes out too, and the message says why
                 until(qtbot, lambda: not presenter.links['storage'] and

@@ -1,0 +1,35 @@
+"""An X server of the tests' own: a free display number, its life, its window manager."""
+
+import os
+import shutil
+import subprocess
+
+
+def free_display() -> int:
+    """Return the number of an X display no server uses."""
+    for number in range(90, 200):
+        if not os.path.exists(f'/tmp/.X11-unix/X{number}') and \
+                not os.path.exists(f'/tmp/.X{number}-lock'):
+            return number
+    raise RuntimeError('no free X display number in 90..199')
+
+
+def die_with_parent() -> None:
+    """
+    Have the kernel stop the child when pytest ends (Linux prctl PR_SET_PDEATHSIG).
+
+    The X server must outlive every Qt window: Qt ends the process when its X connection
+    breaks, so it is not stopped at the fixture's teardown but when pytest itself exits.
+    """
+    import ctypes
+    import signal
+    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, int(signal.SIGTERM))
+
+
+def window_manager_runs(display: str) -> bool:
+    """Return whether an EWMH window manager owns the display (it sets the desktop count)."""
+    if not shutil.which('xdotool'):
+        return False
+    result = subprocess.run(['xdotool', 'get_num_desktops'], env={**os.environ,
+                            'DISPLAY': display}, capture_output=True, timeout=10)
+    return result.returncode == 0
