@@ -347,6 +347,11 @@ class EditorError(SweetieMotionError):
         super().__init__(message)
 
 
+def rows_count(count: int) -> str:
+    """Return e.g. '1 row', '5 rows'."""
+    return f'{count} row{"" if count == 1 else "s"}'
+
+
 def rows_named(text: str, rows: Sequence[int]) -> str:
     """
     Return a controller message with its 0-based goal points named as table rows.
@@ -1056,8 +1061,7 @@ class EditorPresenter:
         recording.times, recording.positions = times, positions
         text = f'recorded: {fit.describe(list(event.names))}'
         if excess is not None:
-            text += (f'; {excess.joint} needs {excess.needed:.2f} where its {excess.quantity} '
-                     f'limit is {excess.allowed:.2f}: the controller would play it '
+            text += (f'; {excess.describe()}: the controller would play it '
                      f'{slowdown:.1f} times slower (Fit to limits after Accept, or more '
                      'smoothing)')
         self.say(text + ': Accept or Discard', 'warning' if excess is not None else 'info')
@@ -1071,11 +1075,24 @@ class EditorPresenter:
         factor, excess = limit_excess(spline, joints, limits_of(self.model, joints))
         return (float(factor), excess) if factor > 1.0 + 1e-6 else (1.0, None)
 
-    def accept_recording(self) -> bool:
-        """Make the recorded keyframes the table (one undoable edit)."""
+    def accept_replaces(self) -> int:
+        """Return how many rows Accept would replace (0: the table is empty)."""
+        return len(self.waypoints)
+
+    def accept_recording(self, replace: bool = False) -> bool:
+        """
+        Make the recorded keyframes the table (one undoable edit).
+
+        :param replace: the table's rows may go (ask first: :meth:`accept_replaces`); without
+            it a table with rows is kept and Accept is refused.
+        """
         recording = self.recording
         if recording is None or recording.waypoints is None:
             return self._refused(EditorError('no recorded keyframes to accept'))
+        if self.accept_replaces() and not replace:
+            return self._refused(EditorError(
+                f'Accept replaces the {rows_count(self.accept_replaces())} of the table: '
+                'confirm it, or Discard the recording'))
         new = recording.waypoints
         count = len(new)
         self.recording = None

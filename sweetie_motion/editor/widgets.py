@@ -4,12 +4,14 @@ Widgets of the editor and the console windows: sliders, links, messages, buttons
 Layout only: they show what they are given and report what a person does through callables.
 """
 
+import contextlib
 import math
 from pathlib import Path
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from PyQt5.QtCore import Qt, QTimer
+from PyQt5.QtGui import QFontMetrics
 from PyQt5.QtWidgets import (
     QApplication, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QMessageBox, QPushButton,
     QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
@@ -149,34 +151,52 @@ class MessageArea(QLabel):
     The editor's message line: the outcome of the last action, refusals in red.
 
     It wraps long messages instead of widening the window (a QLabel without wrapping asks for
-    the width of its text, and the window grows to give it).
+    the width of its text, and the window grows to give it), and keeps the height of
+    :data:`LINES` lines whatever the message, so that the window's panels do not jump when a
+    message wraps; the whole text is also its tooltip.
     """
 
     COLORS = {'info': '#202020', 'warning': '#8a5a00', 'error': '#c00000'}
+    #: the lines the message area always has room for
+    LINES = 2
 
     def __init__(self) -> None:
         super().__init__('')
         self.setObjectName('message_label')
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.level = 'info'
+        self.show_message('')
 
     def show_message(self, text: str, level: str = 'info') -> None:
         """Show ``text`` (replacing the message before)."""
         self.level = level
         self.setText(text)
+        self.setToolTip(text)
         self.setStyleSheet(f'color: {self.COLORS.get(level, "#202020")}; padding: 2px;'
                            + (' font-weight: bold;' if level == 'error' else ''))
+        # the bold font of an error is the taller one: the height holds for every level
+        bold = self.font()
+        bold.setBold(True)
+        self.setFixedHeight(QFontMetrics(bold).lineSpacing() * self.LINES + 6)
 
 
-def fixed_width_label(name: str, text: str = '', width: Optional[int] = None) -> QLabel:
-    """Return a label that never asks for more width than it has (long text is cut)."""
+def fixed_width_label(name: str, text: str = '', longest: str = '') -> QLabel:
+    """
+    Return a label as wide as ``longest`` needs in its font, asking for no more.
+
+    Its texts must fit ``longest`` (a width in pixels cut "running 3.0 / 4.0 s" where the
+    font was wider than the one it was chosen with); what does not fit goes in the tooltip.
+    """
     label = QLabel(text)
     label.setObjectName(name)
     label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-    if width is not None:
-        label.setMinimumWidth(width)
+    if longest:
+        margins = label.contentsMargins()
+        label.setMinimumWidth(label.fontMetrics().horizontalAdvance(longest) + 8 +
+                              margins.left() + margins.right())
     return label
 
 
@@ -262,3 +282,14 @@ def fitting_size(width: int, height: int) -> Tuple[int, int]:
     free = screen.availableGeometry()
     # the window manager's frame and title bar are outside the size given
     return min(width, free.width() - 16), min(height, free.height() - 40)
+
+
+@contextlib.contextmanager
+def busy_cursor() -> Iterator[None]:
+    """Show the busy (wait) cursor over the application while the block runs."""
+    from PyQt5.QtWidgets import QApplication
+    QApplication.setOverrideCursor(Qt.WaitCursor)
+    try:
+        yield
+    finally:
+        QApplication.restoreOverrideCursor()

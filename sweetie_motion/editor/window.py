@@ -7,30 +7,39 @@ can (unsaved changes, restore a backup, file names) and redraws what the present
 changed. Every widget a person (or a test) uses has an objectName.
 """
 
+import time
 from typing import Callable, Dict, List, Mapping, Optional
 
-from PyQt5.QtCore import QItemSelectionModel, Qt, QTimer
+from PyQt5.QtCore import QEventLoop, QItemSelectionModel, Qt, QTimer
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAbstractItemView, QAction, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-    QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
-    QScrollArea, QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem, QTabWidget,
-    QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView, QAction, QApplication, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
+    QFormLayout, QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow,
+    QMessageBox, QScrollArea, QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem,
+    QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
+from sweetie_motion.console.views import RobotView3D
 from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
-from sweetie_motion.editor.presenter import EditorPresenter, RECORD_SMOOTHING, SPEED_RANGE
-from sweetie_motion.editor.views import RobotView, TrajectoryPlot
+from sweetie_motion.editor.presenter import (
+    EditorPresenter, RECORD_SMOOTHING, rows_count, SPEED_RANGE,
+)
+from sweetie_motion.editor.views import TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, fitting_size, fixed_width_label, joint_groups, JointSliders, LinkPanel,
-    MessageArea, push_button,
+    ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups, JointSliders,
+    LinkPanel, MessageArea, push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50
-#: the robot view of the current pose is redrawn at most this often [s] (a 3D plot is slow)
-ROBOT_VIEW_PERIOD = 1.0
+#: the robot view of the current pose is redrawn at most this often [s]
+ROBOT_VIEW_PERIOD = 0.1
+#: the plot and the 3D view are drawn this long after the last change that needs them [ms]
+VIEWS_DELAY_MS = 60
+#: the longest texts of the result and the servos labels (their widths are made for these)
+RESULT_LONGEST = 'running 888.8 / 888.8 s'
+SERVOS_LONGEST = 'servos (88 chains): OFF'
 
 
 class EditorWindow(QMainWindow):
@@ -52,9 +61,25 @@ class EditorWindow(QMainWindow):
         self.poses = dict(poses or {})
         self._syncing = False
         self._robot_view_time = 0.0
+        self._robot_follows = False
         self.setWindowTitle(presenter.title)
         self._build()
         self._wire()
+        #: what each of the presenter's topics redraws (every topic has one)
+        self._views: Dict[str, Callable[[], None]] = {
+            'document': self._show_document, 'selection': self._show_selection,
+            'pose': self._show_pose, 'links': self._show_links,
+            'execution': self._show_execution, 'servos': self._show_servos,
+            'message': self._show_message, 'names': self._show_names,
+            'recording': self._show_recording, 'close': self._show_close}
+        # the plot and the 3D view take 0.3-0.4 s to draw: drawn once when the edits of this
+        # turn of the event loop are done, not once per change (an Add pose drew 5 of them)
+        self._views_due = QTimer(self)
+        self._views_due.setSingleShot(True)
+        self._views_due.setInterval(VIEWS_DELAY_MS)
+        self._views_due.timeout.connect(self.draw_views)
+        self._plot_due = False
+        self._robot_due = False
         presenter.subscribe(self._changed)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self.pump)
@@ -71,6 +96,7 @@ class EditorWindow(QMainWindow):
         layout.addLayout(self._build_top())
         splitter = QSplitter(Qt.Horizontal)
         splitter.setObjectName('main_splitter')
+        self.main_splitter = splitter
         self.tabs = QTabWidget()
         self.tabs.setObjectName('tabs')
         self.tabs.addTab(self._build_waypoints_tab(), 'Waypoints')
@@ -89,7 +115,10 @@ class EditorWindow(QMainWindow):
         views = QSplitter(Qt.Vertical)
         self.trajectory_plot = TrajectoryPlot(self.model)
         self.trajectory_plot.setObjectName('trajectory_plot')
-        self.robot_view = RobotView(self.model)
+        # the QPainter view of the console: a frame in a millisecond (a matplotlib 3D figure
+        # took 0.3 s, and every Add pose waited for it)
+        self.robot_view = RobotView3D(self.model) if self.model is not None else \
+            QLabel('no robot model: no robot view')
         self.robot_view.setObjectName('robot_view')
         for canvas in (self.trajectory_plot, self.robot_view):
             canvas.setMinimumSize(200, 150)
@@ -371,7 +400,7 @@ class EditorWindow(QMainWindow):
         self.apply_scale_button = push_button('Apply scale', 'apply_scale_button',
                                               'rewrite the times with this speed')
         # short states only ("running 1.2 / 4.0 s"); the full result goes to the message area
-        self.result_label = fixed_width_label('result_label', '', 150)
+        self.result_label = fixed_width_label('result_label', '', RESULT_LONGEST)
         for widget in (self.execute_button, self.stop_button, self.backward_check,
                        self.reverse_button, self.speed_slider, self.speed_label,
                        self.apply_scale_button, self.result_label):
@@ -382,7 +411,7 @@ class EditorWindow(QMainWindow):
         self.servos_button = push_button('Servos off', 'servos_button',
                                          'free the servos to pose the robot by hand')
         self.servos_button.setCheckable(True)
-        self.servo_indicator = fixed_width_label('servo_indicator', 'servos: ?', 120)
+        self.servo_indicator = fixed_width_label('servo_indicator', 'servos: ?', SERVOS_LONGEST)
         servo_layout.addWidget(self.servos_button)
         servo_layout.addWidget(self.servo_indicator)
         bar.addWidget(servos, 1, 0)
@@ -420,8 +449,9 @@ class EditorWindow(QMainWindow):
         self.update_pose_button.clicked.connect(p.update_pose)
         self.set_pose_button.clicked.connect(p.set_robot_pose)
         self.shift_button.clicked.connect(lambda: p.shift_times(self.shift_spin.value()))
-        self.fit_button.clicked.connect(
-            lambda: p.fit_to_limits(self.keep_pauses_check.isChecked()))
+        self.fit_button.clicked.connect(lambda: self.busy(
+            'fitting to the limits ...', lambda: p.fit_to_limits(
+                self.keep_pauses_check.isChecked())))
         self.add_named_pose_button.clicked.connect(self.add_named_pose)
         self.apply_joints_button.clicked.connect(lambda: p.set_joints(self.checked_joints()))
         self.path_all_button.clicked.connect(
@@ -442,7 +472,7 @@ class EditorWindow(QMainWindow):
             check.toggled.connect(lambda _: self._support_changed())
         self.record_button.clicked.connect(self._record)
         self.stop_record_button.clicked.connect(p.stop_recording)
-        self.accept_record_button.clicked.connect(p.accept_recording)
+        self.accept_record_button.clicked.connect(self.accept_recording)
         self.discard_record_button.clicked.connect(p.discard_recording)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
 
@@ -458,7 +488,36 @@ class EditorWindow(QMainWindow):
     # --- redrawing -----------------------------------------------------------------------------
 
     def _changed(self, topic: str) -> None:
-        getattr(self, f'_show_{topic}')()
+        self._views[topic]()
+
+    def busy(self, what: str, action: Callable[[], object]) -> None:
+        """
+        Run an action that takes a while (Fit to limits: 1-2 s on 100 rows) under a busy sign.
+
+        ``what`` is shown in the message line and the cursor is the busy one until it ends;
+        clicks meanwhile wait in Qt's queue.
+        """
+        self.presenter.say(what)
+        QApplication.processEvents(QEventLoop.ExcludeUserInputEvents)   # show it first
+        with busy_cursor():
+            action()
+
+    def views_pending(self) -> bool:
+        """Return whether the plot or the 3D view is still to be drawn after a change."""
+        return self._plot_due or self._robot_due
+
+    def draw_views(self) -> None:
+        """Draw the plot and the 3D view if a change asked for them (busy cursor meanwhile)."""
+        self._views_due.stop()
+        if not (self._plot_due or self._robot_due):
+            return
+        with busy_cursor():
+            if self._plot_due:
+                self._plot_due = False
+                self._draw_plot()
+            if self._robot_due:
+                self._robot_due = False
+                self._draw_robot()
 
     def _show_document(self) -> None:
         p = self.presenter
@@ -513,6 +572,10 @@ class EditorWindow(QMainWindow):
         self.presenter.select(rows)
 
     def _show_plot(self) -> None:
+        self._plot_due = True
+        self._views_due.start()
+
+    def _draw_plot(self) -> None:
         p = self.presenter
         row = p.selected_row
         cursor = p.waypoints.waypoints[row].time if row is not None else None
@@ -520,24 +583,28 @@ class EditorWindow(QMainWindow):
                                              cursor=cursor)
 
     def _show_robot(self, force: bool = False) -> None:
-        import time
         p = self.presenter
         now = time.monotonic()
-        recording = p.recording is not None and p.recording.fit is None
-        # a 3D redraw holds the GUI for a tenth of a second: not while a person records with
-        # the sliders (their steps would come late, as jumps in the recording)
-        if not force and (p.selected_row is not None or recording or
-                          now - self._robot_view_time < ROBOT_VIEW_PERIOD):
+        # a selected row is shown, except while a motion runs: then the robot, as it moves
+        showing_row = p.selected_row is not None and p.execution is None
+        if not force and (showing_row or now - self._robot_view_time < ROBOT_VIEW_PERIOD):
             return
         self._robot_view_time = now
+        self._robot_due = True
+        self._views_due.start()
+
+    def _draw_robot(self) -> None:
+        p = self.presenter
         pose = dict(p.current_pose)
-        row = p.selected_row
+        row = p.selected_row if p.execution is None else None
         if row is not None:
             pose.update(p.waypoints.pose(row))
         title = (f'row {row + 1}' if row is not None else 'current pose' if p.current_pose
                  else 'no joint_states: the model at zero, not the robot')
-        self.robot_view.show_pose({j: v for j, v in pose.items()
-                                   if not j.startswith(SUPPORT_PREFIX)}, title)
+        if isinstance(self.robot_view, RobotView3D):
+            self.robot_view.set_pose({j: v for j, v in pose.items()
+                                      if not j.startswith(SUPPORT_PREFIX)}, title=title)
+            self.robot_view.redraw()
 
     def _show_pose(self) -> None:
         first = self.joint_tree.topLevelItemCount() == 0
@@ -557,6 +624,11 @@ class EditorWindow(QMainWindow):
 
     def _show_execution(self) -> None:
         p = self.presenter
+        running = p.execution is not None
+        if running != self._robot_follows:
+            # the 3D view follows the robot while a motion runs, then shows the row again
+            self._robot_follows = running
+            self._show_robot(force=True)
         self.execute_button.setEnabled(p.can_execute)
         self.stop_button.setEnabled(p.running)
         execution = p.execution
@@ -577,12 +649,15 @@ class EditorWindow(QMainWindow):
         if off is None:
             text, color = 'servos: ?', 'gray'
         else:
-            which = '' if p.free_chains is None else f' ({", ".join(sorted(p.free_chains))})'
-            text, color = (f'servos{which}: OFF (pose by hand)', 'red') if off else \
-                ('servos: ON', 'green')
+            chains = sorted(p.free_chains or ())
+            which = ('' if not chains else f' ({chains[0]})' if len(chains) == 1 else
+                     f' ({len(chains)} chains)')
+            text, color = (f'servos{which}: OFF', 'red') if off else ('servos: ON', 'green')
         self.servo_indicator.setText(text)
         self.servo_indicator.setStyleSheet(f'color: {color}')
-        self.servo_indicator.setToolTip(p.servo_message)
+        freed = (f'off: {", ".join(sorted(p.free_chains))} (pose by hand)\n'
+                 if off and p.free_chains else '')
+        self.servo_indicator.setToolTip(freed + p.servo_message)
         self.servos_button.blockSignals(True)
         self.servos_button.setChecked(bool(off))
         self.servos_button.setText('Servos on' if off else 'Servos off')
@@ -728,6 +803,24 @@ class EditorWindow(QMainWindow):
                 self.presenter.say(f'not saved: {name!r} kept as it was')
                 return
         self.presenter.save(name, overwrite=overwrite)
+
+    def accept_recording(self) -> None:
+        """Make the recorded keyframes the table; ask before the table's rows are replaced."""
+        rows = self.presenter.accept_replaces()
+        replace = False
+        if rows:
+            count = len(self.presenter.recording.waypoints) if self.presenter.recording and \
+                self.presenter.recording.waypoints is not None else 0
+            answer = QMessageBox.question(
+                self, 'Replace the table',
+                f'Accept replaces the {rows_count(rows)} of the table with the {count} '
+                'recorded keyframes (Undo brings the rows back). Replace them?',
+                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+            if answer != QMessageBox.Yes:
+                self.presenter.say('the recording is kept: Accept or Discard')
+                return
+            replace = True
+        self.presenter.accept_recording(replace=replace)
 
     def add_named_pose(self) -> None:
         """Add the chosen named pose."""

@@ -269,3 +269,8 @@ def add_poses(qtbot, robot, editor: Editor, poses: List[dict],
         rows = len(editor.presenter.waypoints)
         click(qtbot, window.add_pose_button)
         until(qtbot, lambda: len(editor.presenter.waypoints) == rows + 1, 5, 'a new row')
+
+
+def shown_whole(label) -> bool:
+    """Return whether a label's text fits its width (stumble 16: "running 3.0 /", "OF")."""
+    return label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()

@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 from editor_helpers import (
-    add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, set_robot_pose, until,
+    add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, set_robot_pose,
+    shown_whole, until,
 )
 from PyQt5.QtCore import Qt
 from PyQt5.QtTest import QTest
@@ -107,8 +108,18 @@ def test_stop_is_reported_as_stopped_not_failed(qtbot, robot, editor):
     click(qtbot, editor.window.execute_button)
     until(qtbot, lambda: presenter.execution is not None and presenter.execution.progress > 2.0,
           10, 'the motion under way')
+    label = editor.window.result_label
+    assert label.text().startswith('running ') and label.text().endswith(' s'), label.text()
+    assert shown_whole(label), f'{label.text()!r} is cut'
+    # stumble 5: the 3D view follows the robot during Execute, though a row is selected
+    view = editor.window.robot_view
+    assert presenter.selected_row is not None
+    until(qtbot, lambda: view.title == 'current pose' and abs(
+        view.pose['joint12'] - presenter.current_pose['joint12']) < 0.05, 5,
+        'the 3D view on the moving robot')
     click(qtbot, editor.window.stop_button)
     until(qtbot, lambda: presenter.execution is None, 10, 'the end of the motion')
+    until(qtbot, lambda: view.title.startswith('row '), 5, 'the selected row shown again')
     text = editor.window.message_label.text()
     assert text.startswith('stopped at'), text
     assert 'FAILED' not in editor.window.result_label.text()
@@ -186,6 +197,7 @@ def test_plot_cursor_is_on_the_selected_keyframe_when_the_first_row_is_not_at_ze
     edit_cell(qtbot, editor, 0, TIME, '2.0')   # the first row at t = 2 s
     window.table.selectRow(1)
     until(qtbot, lambda: editor.presenter.selection == [1], 5, 'row 2 selected')
+    until(qtbot, lambda: not window.views_pending(), 5, 'the plot drawn')
     figure = window.trajectory_plot.figure
     cursors = [line for axes in figure.axes for line in axes.get_lines()
                if line.get_gid() == 'cursor']

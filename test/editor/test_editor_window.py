@@ -9,13 +9,13 @@ import re
 import time
 
 from editor_helpers import (
-    add_poses, choose_joints, click, edit_cell, JOINTS, POSES, require_window_manager,
-    screenshot, set_robot_pose, steady, until,
+    add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, require_window_manager,
+    screenshot, set_robot_pose, shown_whole, steady, until,
 )
 import numpy as np
 from PyQt5.QtCore import Qt
 from PyQt5.QtTest import QTest
-from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QSlider
+from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QMessageBox, QSlider
 import pytest
 from sweetie_motion.editor.models import FIXED, TIME
 from sweetie_motion.editor.widgets import HOLD
@@ -47,12 +47,15 @@ def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts
         until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')
         assert window.message_label.text().startswith('succeeded'), window.message_label.text()
     editor.presenter.set_active(0, False)
+    panels = window.main_splitter.geometry()
     editor.presenter.say('a very long message ' * 30, 'error')
     until(qtbot, lambda: window.message_label.text().startswith('a very long message'), 5,
           'the long message shown')
     # whatever the layout and the window manager do with it has settled half a second later
     grown = steady(qtbot, lambda: window.frameGeometry().width(), message='the frame settled')
     assert grown == pytest.approx(width, abs=2), f'the window grew from {width} to {grown} px'
+    # stumble 7: nothing moves when a message wraps (the panels shifted by 15 px)
+    assert window.main_splitter.geometry() == panels
     assert window.minimumSizeHint().width() <= minimum + 2
     plot = window.trajectory_plot
     right = plot.mapToGlobal(plot.rect().topRight()).x()
@@ -136,6 +139,7 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
         qtbot, robot, editor, artifacts_dir):
     window = editor.window
     presenter = editor.presenter
+    add_poses(qtbot, robot, editor, POSES[:2])   # a table that Accept is to replace
     set_robot_pose(qtbot, robot, editor, {'joint51': 0.0, 'joint53': 0.0})
     window.tabs.setCurrentIndex(2)
     window.findChild(QCheckBox, 'record_head').setChecked(True)
@@ -172,7 +176,12 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
         f'{j}: max deviation {d:.4f} rad, noise {n:.4f} rad'
         for j, d, n in zip(presenter.recording.waypoints.joints, fit.max_deviation,
                            fit.noise)) + '\n')
-    click(qtbot, window.accept_record_button)
+    # stumble 7: Accept asks before the table's rows go; Cancel keeps both
+    text = answer(qtbot, QMessageBox.Cancel, lambda: click(qtbot, window.accept_record_button),
+                  snapshot=Path(artifacts_dir) / 'editor_accept_question.png')
+    assert f'replaces the 2 rows of the table with the {len(fit.indices)} recorded' in text
+    assert len(rows(editor)) == 2 and presenter.recording is not None
+    answer(qtbot, QMessageBox.Yes, lambda: click(qtbot, window.accept_record_button))
     assert len(rows(editor)) == len(fit.indices)
     assert presenter.waypoints.joints == ['joint51', 'joint52', 'joint53', 'joint54']
     set_robot_pose(qtbot, robot, editor, presenter.waypoints.pose(0))
@@ -207,6 +216,7 @@ def test_servos_off_pose_by_hand_and_add_pose(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES[:1])
     click(qtbot, window.servos_button)
     until(qtbot, lambda: 'OFF' in window.servo_indicator.text(), 10, 'servos off')
+    assert shown_whole(window.servo_indicator), window.servo_indicator.text()
     for k in range(20):   # a person bends the leg
         robot.publish('virtual_robot/move_by_hand', ['joint12', 'joint13'],
                       [-0.2 - 0.02 * k, 0.3 + 0.03 * k])
@@ -302,12 +312,14 @@ def test_speed_scale_and_apply_scale(qtbot, robot, editor):
 
 def test_plots_show_the_trajectory_and_the_limits(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES[:3])
+    until(qtbot, lambda: not editor.window.views_pending(), 5, 'the plot drawn')
     figure = editor.window.trajectory_plot.figure
     assert len(figure.axes) >= 2
     assert any(len(line.get_xdata()) >= 100 for axes in figure.axes for line in
                axes.get_lines())
-    assert editor.window.robot_view.figure.axes
+    assert editor.window.robot_view.frames > 0
     edit_cell(qtbot, editor, 1, FIXED + JOINTS.index('joint13'), '1.85')   # a fast move
+    until(qtbot, lambda: not editor.window.views_pending(), 5, 'the plot drawn')
     assert any('joint13' in v for v in editor.window.trajectory_plot.violations)
 
 

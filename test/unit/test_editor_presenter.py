@@ -6,6 +6,7 @@ the bridge produces. Limits come from the real robot model.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -376,13 +377,32 @@ def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, 
     assert 2 < len(fit.indices) < 20
     assert np.all(fit.max_deviation <= 0.01 + 1e-12)
     assert presenter.message.text.startswith(f'recorded: {len(fit.indices)} keyframes of 300')
-    assert presenter.accept_recording()
+    # the table's row stays unless the replacement is confirmed (stumble 7)
+    assert presenter.accept_replaces() == 1
+    assert not presenter.accept_recording()
+    assert 'replaces the 1 row of' in presenter.message.text and len(presenter.waypoints) == 1
+    assert presenter.accept_recording(replace=True)
     waypoints = presenter.waypoints
     assert waypoints.joints == ['joint12', 'joint13']
     assert waypoints.waypoints[0].time == 0.0
     assert len(waypoints) == len(fit.indices)
     presenter.undo()
     assert presenter.waypoints.joints == JOINTS
+
+
+def test_a_recording_faster_than_the_limits_says_how_much_with_units(presenter, sent):
+    # stumble 7: "needs 601.22 where its acceleration limit is 20.00" had no units
+    presenter.handle(ServoState(False, 'on'))
+    assert presenter.start_recording(['joint12', 'joint13'], 0.01)
+    presenter.handle(ServoState(True, 'off'))
+    presenter.stop_recording()
+    t, y = recording(seconds=0.3)
+    presenter.handle(RecordingFinished(tuple(t), ('joint12', 'joint13'),
+                                       tuple(tuple(r) for r in y)))
+    text = presenter.message.text
+    assert presenter.message.level == 'warning' and 'times slower' in text, text
+    assert re.search(r'joint1[23] needs [0-9.]+ rad/s(\^2)? at t = [0-9.]+ s \((velocity|'
+                     r'acceleration) limit [0-9.]+ rad/s', text), text
 
 
 def test_a_recording_frees_only_its_chains_and_the_sliders_of_the_others_still_drive(
