@@ -31,7 +31,7 @@ class TrajectoryPlot(FigureCanvasQTAgg):
     def __init__(self, model: Optional[RobotModel] = None) -> None:
         # fixed margins: tight_layout measured every label at every draw (0.1 s of 0.2)
         self.figure = Figure(figsize=(6, 5))
-        self.figure.subplots_adjust(left=0.14, right=0.86, top=0.93, bottom=0.07, hspace=0.3)
+        self.figure.subplots_adjust(left=0.14, right=0.86, top=0.9, bottom=0.07, hspace=0.3)
         super().__init__(self.figure)
         self.model = model
         self.violations: List[str] = []
@@ -48,8 +48,9 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         cursor of a selected row at 2 s is.
 
         :param waypoints: the edited list.
-        :param joints: the joints to plot; default: those breaking a limit, then those that
-            move most (at most :data:`MAX_PLOTTED`). Limits are checked for every joint.
+        :param joints: the joints to plot, the first :data:`MAX_PLOTTED` of them that are
+            in the trajectory; default: those breaking a limit, then those that move most.
+            Limits are checked for every joint.
         :param interpolation: the controller's interpolation.
         :param cursor: a time to mark [s, table time] (the selected row's).
         """
@@ -115,7 +116,10 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             axes.set_ylabel(joint, fontsize=8)
             axes.tick_params(labelsize=7)
         if chosen:
+            broken = [real[k] for k in range(len(real)) if flags.broken()[k] and k not in chosen]
+            hidden = (f'; beyond a limit, not shown: {", ".join(broken)}' if broken else '')
             self.figure.axes[0].set_title(
-                'interpolated: position (blue), velocity (orange), limits dashed, '
+                f'{len(chosen)} of {len(real)} joints (click a cell or a column header to '
+                f'choose){hidden}\nposition (blue), velocity (orange), limits dashed, '
                 'violations red', fontsize=8)
         self.draw_idle()

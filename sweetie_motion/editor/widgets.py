@@ -13,8 +13,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontMetrics
 from PyQt5.QtWidgets import (
-    QApplication, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QMessageBox, QPushButton,
-    QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
+    QApplication, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
+    QPushButton, QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.presenter import PART_NAMES, PARTS
 
@@ -22,6 +22,10 @@ from sweetie_motion.editor.presenter import PART_NAMES, PARTS
 STEPS = 1000
 #: after a person moved a slider, it shows its target rather than the measured pose this long [s]
 HOLD = 1.5
+
+
+#: the choices of the sliders' scope
+ANIMATION_JOINTS, ALL_JOINTS = "the animation's joints", 'all joints'
 
 
 def joint_groups(model) -> List[Tuple[str, List[str]]]:
@@ -64,11 +68,31 @@ class JointSliders(QScrollArea):
         self.values: Dict[str, QLabel] = {}
         self._touched: Dict[str, float] = {}
         self._updating = False
+        #: per joint, the widgets of its row (hidden together by the filter), per group its box
+        self._rows: Dict[str, Tuple[QWidget, ...]] = {}
+        self._boxes: Dict[str, Tuple[QGroupBox, List[str]]] = {}
+        self._animation: List[str] = []
         inner = QWidget()
         layout = QVBoxLayout(inner)
+        # which sliders: the animation's joints (so that the head's are not below the fold of
+        # 32 sliders) or all, and a name filter, as joint_state_publisher_gui users expect
+        filters = QHBoxLayout()
+        self.scope = QComboBox()
+        self.scope.setObjectName('slider_scope')
+        self.scope.addItems([ANIMATION_JOINTS, ALL_JOINTS])
+        self.scope.currentTextChanged.connect(lambda _: self._filter())
+        self.name_filter = QLineEdit()
+        self.name_filter.setObjectName('slider_filter')
+        self.name_filter.setPlaceholderText('filter: joint or group')
+        self.name_filter.setClearButtonEnabled(True)
+        self.name_filter.textChanged.connect(lambda _: self._filter())
+        filters.addWidget(self.scope)
+        filters.addWidget(self.name_filter, 1)
+        layout.addLayout(filters)
         for group, joints in joint_groups(model):
             box = QGroupBox(group)
             box.setObjectName(f'sliders_{group}')
+            self._boxes[group] = (box, list(joints))
             grid = QGridLayout(box)
             for row, joint in enumerate(joints):
                 info = model.get_joint_info(joint)
@@ -84,9 +108,11 @@ class JointSliders(QScrollArea):
                 value = QLabel('+0.000')
                 value.setObjectName(f'slider_value_{joint}')
                 value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
-                grid.addWidget(QLabel(joint), row, 0)
+                name = QLabel(joint)
+                grid.addWidget(name, row, 0)
                 grid.addWidget(slider, row, 1)
                 grid.addWidget(value, row, 2)
+                self._rows[joint] = (name, slider, value)
                 slider.valueChanged.connect(lambda steps, j=joint: self._changed(j, steps))
                 self.sliders[joint] = slider
                 self.values[joint] = value
@@ -94,6 +120,29 @@ class JointSliders(QScrollArea):
         layout.addStretch(1)
         self.setWidget(inner)
         self.setMinimumWidth(260)
+
+    def show_animation_joints(self, joints: Sequence[str]) -> None:
+        """Take the animation's joints (shown alone while the scope says so)."""
+        self._animation = [j for j in joints if j in self.sliders]
+        self._filter()
+
+    def visible_joints(self) -> List[str]:
+        """Return the joints whose sliders the filter shows."""
+        return [j for j, row in self._rows.items() if not row[1].isHidden()]
+
+    def _filter(self) -> None:
+        scoped = self.scope.currentText() == ANIMATION_JOINTS and bool(self._animation)
+        only = set(self._animation) if scoped else None
+        text = self.name_filter.text().strip().lower()
+        for group, (box, joints) in self._boxes.items():
+            shown = 0
+            for joint in joints:
+                visible = (only is None or joint in only) and (
+                    not text or text in joint.lower() or text in group.lower())
+                for widget in self._rows[joint]:
+                    widget.setVisible(visible)
+                shown += visible
+            box.setVisible(shown > 0)
 
     def _changed(self, joint: str, steps: int) -> None:
         self.values[joint].setText(f'{steps / STEPS:+.3f}')

@@ -19,7 +19,7 @@ from PyQt5.QtWidgets import (
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.views import RobotView3D
-from sweetie_motion.editor.models import ToleranceTableModel, WaypointTableModel
+from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.presenter import (
     EditorPresenter, RECORD_SMOOTHING, rows_count, SPEED_RANGE,
 )
@@ -475,6 +475,8 @@ class EditorWindow(QMainWindow):
         self.accept_record_button.clicked.connect(self.accept_recording)
         self.discard_record_button.clicked.connect(p.discard_recording)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        # the plot shows the joint of the column a person is on
+        self.table.selectionModel().currentColumnChanged.connect(lambda *_: self._show_plot())
 
     # --- the pump ------------------------------------------------------------------------------
 
@@ -543,6 +545,7 @@ class EditorWindow(QMainWindow):
         if self.name_combo.currentText() != p.document.name and p.document.name:
             self.name_combo.setEditText(p.document.name)
         self._fill_joint_tree()
+        self.sliders.show_animation_joints(p.waypoints.joints)
         self._show_plot()
 
     def _show_selection(self, column: Optional[int] = None) -> None:
@@ -579,8 +582,20 @@ class EditorWindow(QMainWindow):
         p = self.presenter
         row = p.selected_row
         cursor = p.waypoints.waypoints[row].time if row is not None else None
-        self.trajectory_plot.show_trajectory(p.waypoints, interpolation=p.interpolation,
-                                             cursor=cursor)
+        self.trajectory_plot.show_trajectory(p.waypoints, self._plotted_joints(),
+                                             interpolation=p.interpolation, cursor=cursor)
+
+    def _plotted_joints(self) -> List[str]:
+        """Return the joints to plot: the selected columns', else the current one's first."""
+        joints = self.presenter.waypoints.joints
+        model = self.table.selectionModel()
+        columns = sorted(index.column() for index in model.selectedColumns())
+        current = self.table.currentIndex()
+        if not columns and current.isValid():
+            columns = [current.column()]
+        chosen = [joints[c - FIXED] for c in columns if FIXED <= c < FIXED + len(joints)]
+        # then the table's order: the plot keeps its joints while the values change
+        return chosen + [j for j in joints if j not in chosen]
 
     def _show_robot(self, force: bool = False) -> None:
         p = self.presenter

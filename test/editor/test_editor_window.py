@@ -86,6 +86,31 @@ def test_sliders_pose_the_robot_grouped_within_the_limits(qtbot, robot, editor):
           f'{slider.value()})')
 
 
+def test_the_sliders_show_the_animations_joints_first_and_filter_by_name(
+        qtbot, robot, editor, artifacts_dir):
+    # stumble 11: the head's sliders were below the fold of all 32, legs first
+    window = editor.window
+    sliders = window.sliders
+    head = ['joint51', 'joint52', 'joint53', 'joint54']
+    add_poses(qtbot, robot, editor, POSES[:1], joints=head)
+    assert sliders.scope.currentText() == "the animation's joints"
+    assert sliders.visible_joints() == head
+    assert sliders.findChild(QGroupBox, 'sliders_head').isVisible()
+    assert not sliders.findChild(QGroupBox, 'sliders_leg1').isVisible()
+    screenshot(editor, Path(artifacts_dir) / 'editor_sliders_of_the_animation.png')
+    sliders.scope.setCurrentText('all joints')
+    assert len(sliders.visible_joints()) == len(sliders.sliders)
+    qtbot.keyClicks(sliders.name_filter, 'leg2')
+    assert sliders.visible_joints() and all(
+        j in robot_model_chain(editor, 'leg2') for j in sliders.visible_joints())
+    sliders.name_filter.clear()
+    sliders.scope.setCurrentText("the animation's joints")
+
+
+def robot_model_chain(editor, chain):
+    return editor.presenter.model.list_joints(chain)
+
+
 def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES)
     window = editor.window
@@ -321,6 +346,21 @@ def test_plots_show_the_trajectory_and_the_limits(qtbot, robot, editor):
     edit_cell(qtbot, editor, 1, FIXED + JOINTS.index('joint13'), '1.85')   # a fast move
     until(qtbot, lambda: not editor.window.views_pending(), 5, 'the plot drawn')
     assert any('joint13' in v for v in editor.window.trajectory_plot.violations)
+
+    # stumble 10: the plot shows the joint of the cell a person is on, first, and keeps its
+    # order while values change; the title says how to choose
+    def plotted():
+        until(qtbot, lambda: not editor.window.views_pending(), 5, 'the plot drawn')
+        return [a.get_ylabel() for a in figure.axes if a.get_ylabel() in JOINTS]
+
+    table = editor.window.table
+    index = table.model().index(0, FIXED + JOINTS.index('joint53'))
+    qtbot.mouseClick(table.viewport(), Qt.LeftButton, pos=table.visualRect(index).center())
+    assert plotted()[0] == 'joint53'
+    before = plotted()
+    edit_cell(qtbot, editor, 2, FIXED + JOINTS.index('joint53'), '0.2')
+    assert plotted() == before
+    assert 'click a cell or a column header' in figure.axes[0].get_title()
 
 
 def test_the_table_models_pass_qt_model_tests(qtbot, robot, editor, qtmodeltester):
