@@ -60,7 +60,7 @@ are :class:`ProgramError` with line and column (1-based) and a caret under the t
 
 from dataclasses import dataclass, field
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -330,7 +330,10 @@ class _Parser:
         if name not in COMMANDS:
             raise self.line.error(head.column, f'unknown command {head.text!r} (commands: '
                                   f'{", ".join(COMMANDS)})')
-        return getattr(self, f'_{name.lower()}')(head, rest)
+        parsers: Dict[str, Callable[[_Token, List[_Token]], Command]] = {
+            'MOVJ': self._movj, 'MOVL': self._movl, 'WAIT': self._wait,
+            'SPEED': self._speed, 'GRIP': self._grip, 'HOME': self._home}
+        return parsers[name](head, rest)
 
     def _end(self) -> int:
         return len(self.line.text) + 1

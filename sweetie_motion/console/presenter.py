@@ -43,6 +43,7 @@ from sweetie_motion.cartesian.path import EQRADIUS
 from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramError
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
+from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -428,6 +429,16 @@ class ConsolePresenter:
         self.message = Message('')
         self.log: List[Message] = []
         self._listeners: List[Callable[[str], None]] = []
+        #: the bridge's events and who takes each
+        self._handlers = EventHandlers('the console presenter')
+        self._handlers.register(StateReceived, self._on_state_received)
+        self._handlers.register(StreamDone, self._on_stream_done)
+        self._handlers.register(GripperState, self._on_gripper_state)
+        self._handlers.register(LinksChanged, self._on_links_changed)
+        self._handlers.register(StepStarted, self._on_step_started)
+        self._handlers.register(StepFinished, self._on_step_finished)
+        self._handlers.register(JobFinished, self._on_job_finished)
+        self._handlers.register(ProgramPlanned, self._on_program_planned)
         self.set_slider_chain(slider_chain or chain)
 
     # --- listeners and messages ----------------------------------------------------------------
@@ -888,25 +899,22 @@ class ConsolePresenter:
 
     def handle(self, event: object) -> None:
         """Take an event of the adapters (in the GUI thread)."""
-        handler = getattr(self, '_on_' + type(event).__name__, None)
-        if handler is None:
-            raise TypeError(f'the console presenter does not handle {type(event).__name__}')
-        handler(event)
+        self._handlers.dispatch(event)
 
-    def _on_StateReceived(self, event: StateReceived) -> None:  # noqa: N802 -- event name
+    def _on_state_received(self, event: StateReceived) -> None:
         self.pose.update(zip(event.names, (float(p) for p in event.positions)))
         self._notify('state')
 
-    def _on_StreamDone(self, event: StreamDone) -> None:  # noqa: N802
+    def _on_stream_done(self, event: StreamDone) -> None:
         if self.manual is not None and self.manual.stream_id == event.stream_id and \
                 self.manual.arrived is None:
             self.manual.arrived = self.clock()
 
-    def _on_GripperState(self, event: GripperState) -> None:  # noqa: N802
+    def _on_gripper_state(self, event: GripperState) -> None:
         self.gripper_state = event.state
         self._notify('state')
 
-    def _on_LinksChanged(self, event: LinksChanged) -> None:  # noqa: N802
+    def _on_links_changed(self, event: LinksChanged) -> None:
         before = self.connected
         self.links.update(dict(event.links))
         if before and not self.connected:
@@ -916,20 +924,20 @@ class ConsolePresenter:
             self.say('the motion process is connected')
         self._notify('links')
 
-    def _on_StepStarted(self, event: StepStarted) -> None:  # noqa: N802
+    def _on_step_started(self, event: StepStarted) -> None:
         if self.job is None or self.job.job_id != event.job_id:
             return
         self.job.line = event.line
         self.say(f'{event.description} ...')
         self._notify('job', 'program')
 
-    def _on_StepFinished(self, event: StepFinished) -> None:  # noqa: N802
+    def _on_step_finished(self, event: StepFinished) -> None:
         if self.job is None or self.job.job_id != event.job_id:
             return
         where = f'line {event.line}' if event.line else 'command'
         self.say(f'{where}: done in {event.seconds:.2f} s: {event.message}')
 
-    def _on_JobFinished(self, event: JobFinished) -> None:  # noqa: N802
+    def _on_job_finished(self, event: JobFinished) -> None:
         job = self.job
         if job is None or job.job_id != event.job_id:
             return
@@ -967,7 +975,7 @@ class ConsolePresenter:
             self.error_line = event.line
             self.say(f'the program failed: {event.message}', 'error', event.line)
 
-    def _on_ProgramPlanned(self, event: ProgramPlanned) -> None:  # noqa: N802
+    def _on_program_planned(self, event: ProgramPlanned) -> None:
         if event.plan_id != self._plan_id:
             return  # an older plan: the text or the start changed since
         self.plan = event

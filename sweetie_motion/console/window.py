@@ -8,7 +8,7 @@ presenter says changed. Every widget a person (or a test) uses has an objectName
 
 import os
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
@@ -301,7 +301,12 @@ class ConsoleWindow(QMainWindow):
     # --- redrawing -----------------------------------------------------------------------------
 
     def _changed(self, topic: str) -> None:
-        getattr(self, f'_show_{topic}')()
+        views: Dict[str, Callable[[], None]] = {
+            'state': self._show_state, 'links': self._show_links,
+            'sliders': self._show_sliders, 'jog': self._show_jog,
+            'program': self._show_program, 'job': self._show_job, 'plan': self._show_plan,
+            'message': self._show_message}
+        views[topic]()
 
     def _show_state(self) -> None:
         p = self.presenter

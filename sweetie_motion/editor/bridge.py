@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.presenter import (
     CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, LinksChanged,
     ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseReceived, PublishMarker,
@@ -119,6 +120,20 @@ class EditorBridge:
         self._diagnostics: Optional[Tuple[bool, str]] = None
         self._diagnostics_time = -math.inf
         self._links: Optional[LinksChanged] = None
+        #: the presenter's requests and who carries out each
+        self._requests = EventHandlers('the editor bridge')
+        self._requests.register(SetPose, self._do_set_pose)
+        self._requests.register(MoveByHand, self._do_move_by_hand)
+        self._requests.register(PublishMarker, self._do_publish_marker)
+        self._requests.register(PublishSupport, self._do_publish_support)
+        self._requests.register(SetTorqueOff, self._do_set_torque_off)
+        self._requests.register(ExecuteGoal, self._do_execute_goal)
+        self._requests.register(CancelGoal, self._do_cancel_goal)
+        self._requests.register(ListTrajectories, self._do_list_trajectories)
+        self._requests.register(LoadTrajectory, self._do_load_trajectory)
+        self._requests.register(SaveTrajectory, self._do_save_trajectory)
+        self._requests.register(StartRecording, self._do_start_recording)
+        self._requests.register(StopRecording, self._do_stop_recording)
         self._links_time = -math.inf
         self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
         self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
@@ -195,10 +210,7 @@ class EditorBridge:
 
     def submit(self, request: object) -> None:
         """Carry out a request of the presenter (called in the GUI thread)."""
-        handler = getattr(self, '_do_' + type(request).__name__, None)
-        if handler is None:
-            raise TypeError(f'the editor bridge does not handle {type(request).__name__}')
-        handler(request)
+        self._requests.dispatch(request)
 
     def poll(self) -> List[object]:
         """Return the events that arrived since the last call, and those of the deadlines."""
@@ -281,22 +293,22 @@ class EditorBridge:
         msg.header.stamp = self.node.get_clock().now().to_msg()
         return msg
 
-    def _do_SetPose(self, request: SetPose) -> None:  # noqa: N802 -- request name
+    def _do_set_pose(self, request: SetPose) -> None:
         self._set_pub.publish(self._joint_state(request.names, request.positions))
 
-    def _do_MoveByHand(self, request: MoveByHand) -> None:  # noqa: N802
+    def _do_move_by_hand(self, request: MoveByHand) -> None:
         self._hand_pub.publish(self._joint_state(request.names, request.positions))
 
-    def _do_PublishMarker(self, request: PublishMarker) -> None:  # noqa: N802
+    def _do_publish_marker(self, request: PublishMarker) -> None:
         self._marker_pub.publish(self._joint_state(request.names, request.positions))
 
-    def _do_PublishSupport(self, request: PublishSupport) -> None:  # noqa: N802
+    def _do_publish_support(self, request: PublishSupport) -> None:
         msg = self._SupportState(name=[leg for leg, _ in request.support],
                                  support=[float(v) for _, v in request.support])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self._support_pub.publish(msg)
 
-    def _do_SetTorqueOff(self, request: SetTorqueOff) -> None:  # noqa: N802
+    def _do_set_torque_off(self, request: SetTorqueOff) -> None:
         client = self._chains_torque_client if request.chains else self._torque_client
         if not client.service_is_ready():
             self._report_servos(None, f'the torque switch is not available ({client.srv_name})')
@@ -323,7 +335,7 @@ class EditorBridge:
                 self._report_servos(not request.off, f'refused: {response.message}')
         future.add_done_callback(done)
 
-    def _do_ExecuteGoal(self, request: ExecuteGoal) -> None:  # noqa: N802
+    def _do_execute_goal(self, request: ExecuteGoal) -> None:
         from sweetie_motion.conversions import duration_to_seconds, goal_to_msg
         goal = _Goal(request.goal_id, time.monotonic() + self.timeout, request.result_timeout)
         if not self._action.server_is_ready():
@@ -397,7 +409,7 @@ class EditorBridge:
             self._goals.pop(goal.goal_id, None)
         self._events.put(GoalFinished(goal.goal_id, outcome, code, message))
 
-    def _do_CancelGoal(self, request: CancelGoal) -> None:  # noqa: N802
+    def _do_cancel_goal(self, request: CancelGoal) -> None:
         with self._lock:
             goal = self._goals.get(request.goal_id)
             if goal is None:
@@ -409,14 +421,14 @@ class EditorBridge:
         if handle is not None:
             handle.cancel_goal_async()
 
-    def _do_ListTrajectories(self, request: ListTrajectories) -> None:  # noqa: N802
+    def _do_list_trajectories(self, request: ListTrajectories) -> None:
         def done(future) -> None:
             error = future.exception()
             self._events.put(TrajectoriesListed(() if error else tuple(future.result()),
                                                 str(error) if error else ''))
         self.storage.list_async().add_done_callback(done)
 
-    def _do_LoadTrajectory(self, request: LoadTrajectory) -> None:  # noqa: N802
+    def _do_load_trajectory(self, request: LoadTrajectory) -> None:
         def done(future) -> None:
             error = future.exception()
             self._events.put(TrajectoryLoaded(request.name, None if error else future.result(),
@@ -424,7 +436,7 @@ class EditorBridge:
         self._storage_call(lambda: self.storage.load_async(request.name), done,
                            lambda error: TrajectoryLoaded(request.name, None, error))
 
-    def _do_SaveTrajectory(self, request: SaveTrajectory) -> None:  # noqa: N802
+    def _do_save_trajectory(self, request: SaveTrajectory) -> None:
         def done(future) -> None:
             error = future.exception()
             self._events.put(TrajectorySaved(request.name, str(error) if error else ''))
@@ -439,12 +451,12 @@ class EditorBridge:
             return
         future.add_done_callback(done)
 
-    def _do_StartRecording(self, request: StartRecording) -> None:  # noqa: N802
+    def _do_start_recording(self, request: StartRecording) -> None:
         with self._lock:
             self._recording = (list(request.joints), [], [])
             self._record_index = None
 
-    def _do_StopRecording(self, request: StopRecording) -> None:  # noqa: N802
+    def _do_stop_recording(self, request: StopRecording) -> None:
         with self._lock:
             recording, self._recording = self._recording, None
         if recording is None:

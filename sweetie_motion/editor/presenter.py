@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 import numpy as np
 
+from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
@@ -430,6 +431,18 @@ class EditorPresenter:
         self.backup_period = float(backup_period)
         self.clock = clock
         self._link_watch = LinkWatch(clock(), 'Execute, Save and Load')
+        #: the bridge's events and who takes each
+        self._handlers = EventHandlers('the editor')
+        self._handlers.register(PoseReceived, self._on_pose_received)
+        self._handlers.register(LinksChanged, self._on_links_changed)
+        self._handlers.register(GoalAccepted, self._on_goal_accepted)
+        self._handlers.register(GoalFeedback, self._on_goal_feedback)
+        self._handlers.register(GoalFinished, self._on_goal_finished)
+        self._handlers.register(ServoState, self._on_servo_state)
+        self._handlers.register(TrajectoriesListed, self._on_trajectories_listed)
+        self._handlers.register(TrajectoryLoaded, self._on_trajectory_loaded)
+        self._handlers.register(TrajectorySaved, self._on_trajectory_saved)
+        self._handlers.register(RecordingFinished, self._on_recording_finished)
         self.document = EditorDocument()
         self.document.subscribe(self._document_changed)
         self.selection: List[int] = []
@@ -1267,16 +1280,13 @@ class EditorPresenter:
 
     def handle(self, event: object) -> None:
         """Take an event of the adapters (in the GUI thread)."""
-        handler = getattr(self, '_on_' + type(event).__name__, None)
-        if handler is None:
-            raise TypeError(f'the editor does not handle {type(event).__name__}')
-        handler(event)
+        self._handlers.dispatch(event)
 
-    def _on_PoseReceived(self, event: PoseReceived) -> None:  # noqa: N802 -- event name
+    def _on_pose_received(self, event: PoseReceived) -> None:
         self.current_pose = dict(zip(event.names, event.positions))
         self._notify('pose')
 
-    def _on_LinksChanged(self, event: LinksChanged) -> None:  # noqa: N802
+    def _on_links_changed(self, event: LinksChanged) -> None:
         links = dict(event.links)
         before = dict(self.links)
         self.links.update({part: bool(links.get(part, False)) for part in PARTS})
@@ -1297,17 +1307,17 @@ class EditorPresenter:
         if self.links != before:
             self._notify('links')
 
-    def _on_GoalAccepted(self, event: GoalAccepted) -> None:  # noqa: N802
+    def _on_goal_accepted(self, event: GoalAccepted) -> None:
         if self.execution is not None and self.execution.goal_id == event.goal_id:
             self.execution.accepted = True
             self._notify('execution')
 
-    def _on_GoalFeedback(self, event: GoalFeedback) -> None:  # noqa: N802
+    def _on_goal_feedback(self, event: GoalFeedback) -> None:
         if self.execution is not None and self.execution.goal_id == event.goal_id:
             self.execution.progress = event.time
             self._notify('execution')
 
-    def _on_GoalFinished(self, event: GoalFinished) -> None:  # noqa: N802
+    def _on_goal_finished(self, event: GoalFinished) -> None:
         if self.execution is not None and self.execution.goal_id == event.goal_id:
             self._finish(event)
 
@@ -1328,7 +1338,7 @@ class EditorPresenter:
         self.say(text, level)
         self._notify('execution')
 
-    def _on_ServoState(self, event: ServoState) -> None:  # noqa: N802
+    def _on_servo_state(self, event: ServoState) -> None:
         self._servo_report = event
         self._show_servos()
 
@@ -1342,14 +1352,14 @@ class EditorPresenter:
             self.servo_message = 'the torque switch is not connected'
         self._notify('servos')
 
-    def _on_TrajectoriesListed(self, event: TrajectoriesListed) -> None:  # noqa: N802
+    def _on_trajectories_listed(self, event: TrajectoriesListed) -> None:
         if event.error:
             self.say(f'cannot list the stored trajectories: {event.error}', 'warning')
             return
         self.names = sorted(event.names)
         self._notify('names')
 
-    def _on_TrajectoryLoaded(self, event: TrajectoryLoaded) -> None:  # noqa: N802
+    def _on_trajectory_loaded(self, event: TrajectoryLoaded) -> None:
         if event.goal is None:
             self._refused(EditorError(f'load {event.name!r}: {event.error}'))
             return
@@ -1365,7 +1375,7 @@ class EditorPresenter:
         extra = ' (with its labels and disabled rows)' if table is not None else ''
         self.say(f'loaded {event.name!r}: {len(waypoints)} rows{extra}')
 
-    def _on_TrajectorySaved(self, event: TrajectorySaved) -> None:  # noqa: N802
+    def _on_trajectory_saved(self, event: TrajectorySaved) -> None:
         saving, self._saving = self._saving, None
         if event.error:
             self._refused(EditorError(f'save {event.name!r} refused: {event.error}'))
@@ -1379,7 +1389,7 @@ class EditorPresenter:
         if saving is not None and saving[2] and not self.document.modified:
             self._notify('close')
 
-    def _on_RecordingFinished(self, event: RecordingFinished) -> None:  # noqa: N802
+    def _on_recording_finished(self, event: RecordingFinished) -> None:
         self._recorded(event)
 
 

@@ -460,3 +460,17 @@ def test_saving_onto_another_stored_name_asks_first_and_a_motion_needs_time(pres
     assert not presenter.overwrites('nod')      # its own name now: saving again asks nothing
     presenter.new_trajectory()
     assert presenter.overwrites('nod')
+
+
+def test_an_event_nobody_handles_is_an_error_naming_it(presenter):
+    from sweetie_motion.editor.dispatch import EventHandlers
+
+    class Unknown:
+        pass
+
+    with pytest.raises(TypeError, match='the editor does not handle Unknown'):
+        presenter.handle(Unknown())
+    handlers = EventHandlers('a test')
+    handlers.register(Unknown, lambda event: None)
+    with pytest.raises(ValueError, match='a handler of Unknown already'):
+        handlers.register(Unknown, lambda event: None)
