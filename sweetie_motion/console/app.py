@@ -13,14 +13,17 @@ bringup on the virtual robot (everything on this machine), so the console works 
 ``--screenshot`` with ``--quit-after`` saves a PNG of the window and exits.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import gc
 import os
 import subprocess
 import sys
+import time
 from typing import List, NamedTuple, Optional
 
 from sweetie_motion.command_line import CommandParser, namespace, positive_seconds
+from sweetie_motion.console.backups import DEFAULT_WORKSPACE, ProgramBackups
+from sweetie_motion.editor.workspace import BackupFolder
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 
 #: the configuration the console opens without options
@@ -40,6 +43,8 @@ class ConsoleSettings:
         :param max_acceleration: [m/s^2], :param lateral_acceleration: [m/s^2] (0: none) --
         the Cartesian node's, for the offline plan.
     :param config: the motion process configuration file ('' : none).
+    :param workspace_dir: the folder of the program's backups (``backups/``);
+        :param backup_period: [s] between two backups while unsaved; :param backups_kept.
     """
 
     namespace: str = 'winding_arm'
@@ -53,6 +58,9 @@ class ConsoleSettings:
     max_acceleration: float = 0.1
     lateral_acceleration: float = 0.5
     config: str = ''
+    workspace_dir: str = DEFAULT_WORKSPACE
+    backup_period: float = 30.0
+    backups_kept: int = 20
 
 
 def console_settings(config: Optional[str] = None, namespace: Optional[str] = None,
@@ -126,7 +134,9 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                              settings.lateral_acceleration or None)
     bridge = ConsoleBridge(node, model, chain, settings.namespace, settings.cartesian,
                            settings.gripper, settings.controller, planner=planner)
-    presenter = ConsolePresenter(bridge.submit, model, chain)
+    backups = ProgramBackups(BackupFolder(settings.workspace_dir, '.txt', settings.backups_kept),
+                             settings.backup_period, time.monotonic)
+    presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups)
     window = ConsoleWindow(presenter, bridge.poll, f'/{settings.namespace} ({chain})')
     return Console(window, presenter, bridge, planner)
 
@@ -151,6 +161,9 @@ def build_parser() -> CommandParser:
     parser.add_argument('--with-robot', action='store_true',
                         help='also start the bringup of --config on the virtual robot')
     parser.add_argument('--program', help='a motion program to open')
+    parser.add_argument('--workspace', default=DEFAULT_WORKSPACE, metavar='DIR',
+                        help='the folder of the backups of unsaved programs (default '
+                        f'{DEFAULT_WORKSPACE})')
     parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
     parser.add_argument('--quit-after', type=positive_seconds,
                         help='close after this many seconds')
@@ -163,7 +176,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        settings = console_settings(args.config, args.namespace, args.robot, args.chain)
+        settings = replace(console_settings(args.config, args.namespace, args.robot,
+                                            args.chain), workspace_dir=args.workspace)
     except SweetieMotionError as error:
         print(f'sweetie-motion console: {error}', file=sys.stderr)
         return 2

@@ -33,6 +33,7 @@ Listeners (:meth:`ConsolePresenter.subscribe`) are called with what changed: one
 
 from dataclasses import dataclass, field
 import math
+import os
 import time as _time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -43,6 +44,7 @@ from sweetie_motion.cartesian.path import EQRADIUS
 from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramError
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
+from sweetie_motion.console.backups import ProgramBackups
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
@@ -376,11 +378,13 @@ class ConsolePresenter:
     :param chain: the chain programs and jogs move (the Cartesian motion node's).
     :param slider_chain: the chain the sliders show first (default: ``chain``).
     :param clock: monotonic clock [s].
+    :param backups: the program's backups while it has unsaved edits (None: none).
     """
 
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
                  slider_chain: Optional[str] = None,
-                 clock: Callable[[], float] = _time.monotonic) -> None:
+                 clock: Callable[[], float] = _time.monotonic,
+                 backups: Optional[ProgramBackups] = None) -> None:
         if chain not in model.list_chains():
             raise ConsoleError(f'unknown chain {chain!r} (chains: '
                                f'{", ".join(model.list_chains())})')
@@ -390,6 +394,7 @@ class ConsolePresenter:
         self.joints = model.list_joints(chain)
         self.home = chain_home(model, chain)
         self.clock = clock
+        self.backups = backups
         limits = model.joint_limits()
         self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
                           for j in model.list_all_joints()}
@@ -776,6 +781,46 @@ class ConsolePresenter:
         """Return whether the program has edits that are in no file."""
         return self.text != self.saved_text
 
+    @property
+    def program_name(self) -> str:
+        """Return the program's name: its file's, without the folder and the suffix."""
+        return os.path.splitext(os.path.basename(self.source))[0] if self.source else ''
+
+    def pending_backup(self) -> Optional[str]:
+        """Return the backup a console left with unsaved edits (None: nothing lost)."""
+        path = self.backups.pending() if self.backups is not None else None
+        return str(path) if path is not None else None
+
+    def describe_backup(self, path: str) -> str:
+        """Return what a backup holds, for the question whether to restore it."""
+        from pathlib import Path
+        return self.backups.describe(Path(path)) if self.backups is not None else path
+
+    def restore_backup(self, path: str) -> bool:
+        """Take a backup's text as the program (unsaved: no file holds it)."""
+        try:
+            with open(path, encoding='utf-8') as stream:
+                text = stream.read()
+        except (OSError, UnicodeDecodeError) as error:
+            return self._refuse(ConsoleError(f'cannot restore {path}: {error}'))
+        if not self.set_text(text):
+            return False
+        self.source = ''
+        self.saved_text = ''
+        self.say(f'restored the backup {path}: Save as... to keep it')
+        self._notify('program')
+        return True
+
+    def ignore_backup(self) -> None:
+        """Do not offer the pending backup again (it stays in the backup folder)."""
+        if self.backups is not None:
+            self.backups.ignore()
+
+    def closing(self) -> None:
+        """Record that the window closes (a clean exit, or a last backup of kept edits)."""
+        if self.backups is not None:
+            self.backups.closing(self.text, self.program_name, self.modified, discard=False)
+
     def discard_changes(self) -> None:
         """Give the edits up: closing asks nothing (the text stays until it is replaced)."""
         self.saved_text = self.text
@@ -896,6 +941,11 @@ class ConsolePresenter:
                     f'{self.job.description} runs'), 'warning')
         if self._plan_due is not None and now >= self._plan_due:
             self._request_plan()
+        backups = self.backups
+        if backups is not None and backups.due(self.text, self.modified):
+            had_error = backups.error
+            if backups.write(self.text, self.program_name) is None and not had_error:
+                self.say(f'backup failed: {backups.error}', 'warning')
 
     def handle(self, event: object) -> None:
         """Take an event of the adapters (in the GUI thread)."""

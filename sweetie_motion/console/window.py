@@ -22,7 +22,9 @@ from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
-from sweetie_motion.editor.widgets import ask_about_unsaved, fitting_size, MessageArea, push_button
+from sweetie_motion.editor.widgets import (
+    ask_about_unsaved, ask_restore, fitting_size, MessageArea, push_button,
+)
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50
@@ -60,6 +62,17 @@ class ConsoleWindow(QMainWindow):
                 self._changed(topic)
         presenter.say(f'waiting for the motion process {where} (its joint_states) ...'
                       if not presenter.connected else 'the motion process is connected')
+        QTimer.singleShot(0, self.offer_backup)
+
+    def offer_backup(self) -> None:
+        """Offer the backup a console with unsaved edits left behind (at the start)."""
+        path = self.presenter.pending_backup()
+        if path is None:
+            return
+        if ask_restore(self, 'The console', self.presenter.describe_backup(path)):
+            self.presenter.restore_backup(path)
+        else:
+            self.presenter.ignore_backup()
 
     # --- construction --------------------------------------------------------------------------
 
@@ -289,6 +302,9 @@ class ConsoleWindow(QMainWindow):
         if not self._keep_or_give_up_edits('close'):
             event.ignore()
             return
+        if self.presenter.modified:   # Discard: given up on purpose, not to be offered again
+            self.presenter.discard_changes()
+        self.presenter.closing()
         if self.presenter.busy or self.presenter.manual is not None:
             self.presenter.stop()
             if self.events is not None:

@@ -1209,7 +1209,9 @@ class EditorPresenter:
     def describe_backup(self, path: str) -> str:
         """Return what a backup holds, for the question whether to restore it."""
         from pathlib import Path
-        return Workspace.describe_backup(Path(path))
+        if self.workspace is None:
+            return Path(path).name
+        return self.workspace.describe_backup(Path(path))
 
     def restore_backup(self, path: str) -> bool:
         """Restore a backup (it counts as unsaved)."""

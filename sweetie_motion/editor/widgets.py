@@ -342,3 +342,17 @@ def busy_cursor() -> Iterator[None]:
         yield
     finally:
         QApplication.restoreOverrideCursor()
+
+
+def ask_restore(parent: QWidget, window: str, description: str) -> bool:
+    """
+    Ask whether to restore the backup an earlier session left with unsaved work.
+
+    :param window: 'The editor', 'The console'; :param description: what the backup holds.
+    :return: whether to restore it.
+    """
+    answer = QMessageBox.question(
+        parent, 'Restore unsaved work?',
+        f'{window} ended with unsaved changes: restore the backup of {description}?',
+        QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+    return answer == QMessageBox.Yes

@@ -25,8 +25,8 @@ from sweetie_motion.editor.presenter import (
 )
 from sweetie_motion.editor.views import TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups, JointSliders,
-    LinkPanel, MessageArea, push_button,
+    ask_about_unsaved, ask_restore, busy_cursor, fitting_size, fixed_width_label, joint_groups,
+    JointSliders, LinkPanel, MessageArea, push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -881,12 +881,7 @@ class EditorWindow(QMainWindow):
         path = self.presenter.pending_backup()
         if path is None:
             return
-        answer = QMessageBox.question(
-            self, 'Restore unsaved work?',
-            f'The editor ended with unsaved changes: restore the backup of '
-            f'{self.presenter.describe_backup(path)}?',
-            QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
-        if answer == QMessageBox.Yes:
+        if ask_restore(self, 'The editor', self.presenter.describe_backup(path)):
             self.presenter.restore_backup(path)
         else:
             self.presenter.ignore_backup()

@@ -32,7 +32,6 @@ import yaml
 DECIMALS = 6
 #: the stamp format of backup file names (sorts as it reads)
 STAMP = '%Y%m%d-%H%M%S-%f'
-_BACKUP = re.compile(r'(\d{8}-\d{6}-\d{6})_([A-Za-z0-9_]*)\.yaml')
 
 
 def tidy(value: float) -> float:
@@ -96,6 +95,87 @@ def same_goal(first: TrajectoryGoal, second: TrajectoryGoal) -> bool:
     return True
 
 
+class BackupFolder:
+    """
+    Timestamped backups of a person's unsaved work, and whether the last close lost any.
+
+    ``<folder>/<YYYYmmdd-HHMMSS-ffffff>_<name><suffix>`` (the newest :attr:`keep` are kept)
+    and ``<folder>/../clean_exit`` (the stamp of the last close that left nothing unsaved). The
+    editor keeps tables here, the console programs.
+
+    :param directory: the window's folder (the backups go to its ``backups/``).
+    :param suffix: the backups' file suffix ('.yaml', '.txt').
+    :param keep: how many backups to keep (the oldest go first).
+    """
+
+    def __init__(self, directory: Union[str, Path], suffix: str = '.yaml',
+                 keep: int = 20) -> None:
+        self.directory = Path(directory).expanduser()
+        self.suffix = suffix
+        self.keep = max(1, int(keep))
+        self._pattern = re.compile(r'(\d{8}-\d{6}-\d{6})_([A-Za-z0-9_]*)' + re.escape(suffix))
+
+    @property
+    def backup_dir(self) -> Path:
+        """Return the folder of the backups."""
+        return self.directory / 'backups'
+
+    def write(self, text: str, name: str = '', now: Optional[datetime] = None) -> Path:
+        """
+        Write ``text`` as a new backup of ``name``; drop the oldest beyond :attr:`keep`.
+
+        :return: the new file.
+        :raises OSError: the folder is not writable.
+        """
+        stamp = (now or datetime.now()).strftime(STAMP)
+        safe = re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]
+        path = self.backup_dir / f'{stamp}_{safe}{self.suffix}'
+        self.backup_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+        for old in self.files()[self.keep:]:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+        return path
+
+    def files(self) -> List[Path]:
+        """Return the backup files, newest first."""
+        if not self.backup_dir.is_dir():
+            return []
+        found = [p for p in self.backup_dir.iterdir() if self._pattern.fullmatch(p.name)]
+        return sorted(found, key=lambda p: p.name, reverse=True)
+
+    def stamp_of(self, path: Path) -> str:
+        """Return the stamp of a backup file name ('' for another file)."""
+        match = self._pattern.fullmatch(path.name)
+        return match.group(1) if match else ''
+
+    def describe(self, path: Path, untitled: str = 'an untitled trajectory') -> str:
+        """Return e.g. "'wave' of 2025-01-31 14:05:09" for a backup file."""
+        match = self._pattern.fullmatch(path.name)
+        if not match:
+            return path.name
+        when = datetime.strptime(match.group(1), STAMP).strftime('%Y-%m-%d %H:%M:%S')
+        return f'{repr(match.group(2)) if match.group(2) else untitled} of {when}'
+
+    def mark_clean_exit(self, now: Optional[datetime] = None) -> None:
+        """Record a close that left nothing unsaved: older backups are not offered again."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.directory / 'clean_exit', (now or datetime.now()).strftime(STAMP))
+
+    def pending(self) -> Optional[Path]:
+        """Return the newest backup written after the last clean close (None: nothing lost)."""
+        backups = self.files()
+        if not backups:
+            return None
+        try:
+            clean = (self.directory / 'clean_exit').read_text().strip()
+        except OSError:
+            clean = ''
+        return backups[0] if self.stamp_of(backups[0]) > clean else None
+
+
 class Workspace:
     """
     The editor's folder of backups and tables.
@@ -107,11 +187,13 @@ class Workspace:
     def __init__(self, directory: Union[str, Path], keep: int = 20) -> None:
         self.directory = Path(directory).expanduser()
         self.keep = max(1, int(keep))
+        #: the timestamped backups of the tables
+        self.backup = BackupFolder(self.directory, '.yaml', self.keep)
 
     @property
     def backup_dir(self) -> Path:
         """Return the folder of the backups."""
-        return self.directory / 'backups'
+        return self.backup.backup_dir
 
     @property
     def table_dir(self) -> Path:
@@ -129,55 +211,23 @@ class Workspace:
         :return: the new file.
         :raises OSError: the folder is not writable.
         """
-        stamp = (now or datetime.now()).strftime(STAMP)
-        safe = re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]
-        path = self.backup_dir / f'{stamp}_{safe}.yaml'
-        self.backup_dir.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, dump_table(waypoints, name))
-        for old in self.backups()[self.keep:]:
-            try:
-                old.unlink()
-            except OSError:
-                pass
-        return path
+        return self.backup.write(dump_table(waypoints, name), name, now)
 
     def backups(self) -> List[Path]:
         """Return the backup files, newest first."""
-        if not self.backup_dir.is_dir():
-            return []
-        found = [p for p in self.backup_dir.iterdir() if _BACKUP.fullmatch(p.name)]
-        return sorted(found, key=lambda p: p.name, reverse=True)
+        return self.backup.files()
 
-    @staticmethod
-    def stamp_of(path: Path) -> str:
-        """Return the stamp of a backup file name ('' for another file)."""
-        match = _BACKUP.fullmatch(path.name)
-        return match.group(1) if match else ''
-
-    @staticmethod
-    def describe_backup(path: Path) -> str:
+    def describe_backup(self, path: Path) -> str:
         """Return e.g. "'wave' of 2025-01-31 14:05:09" for a backup file."""
-        match = _BACKUP.fullmatch(path.name)
-        if not match:
-            return path.name
-        when = datetime.strptime(match.group(1), STAMP).strftime('%Y-%m-%d %H:%M:%S')
-        return f"{repr(match.group(2)) if match.group(2) else 'an untitled trajectory'} of {when}"
+        return self.backup.describe(path)
 
     def mark_clean_exit(self, now: Optional[datetime] = None) -> None:
         """Record a close that left nothing unsaved: older backups are not offered again."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.directory / 'clean_exit', (now or datetime.now()).strftime(STAMP))
+        self.backup.mark_clean_exit(now)
 
     def pending_backup(self) -> Optional[Path]:
         """Return the newest backup written after the last clean close (None: nothing lost)."""
-        backups = self.backups()
-        if not backups:
-            return None
-        try:
-            clean = (self.directory / 'clean_exit').read_text().strip()
-        except OSError:
-            clean = ''
-        return backups[0] if self.stamp_of(backups[0]) > clean else None
+        return self.backup.pending()
 
     # --- tables behind stored names ------------------------------------------------------------
 

@@ -46,7 +46,7 @@ VALID = {
     ('program', 'from-path'): (['p.yaml'], ['--radius', '--feed', '--out', '--home']),
     ('editor',): ([], ['--with-robot', '--namespace', '--screenshot', '--quit-after']),
     ('console',): ([], ['--config', '--namespace', '--robot', '--chain', '--with-robot',
-                        '--program', '--screenshot', '--quit-after']),
+                        '--program', '--workspace', '--screenshot', '--quit-after']),
     ('demo',): ([], ['--out', '--seconds']),
 }
 

@@ -2,7 +2,7 @@
 
 import contextlib
 from pathlib import Path
-from typing import Dict, Iterator, List, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from editor_helpers import click, screenshot as _screenshot, until
 import numpy as np
@@ -26,11 +26,16 @@ def start_arm(namespace: str, check_exit: bool = True):
 class Console:
     """A console window on its own rclpy node (what `sweetie-motion console` builds)."""
 
-    def __init__(self, namespace: str, model) -> None:
+    def __init__(self, namespace: str, model, workspace: Optional[Path] = None) -> None:
+        from dataclasses import replace
+        import tempfile
         from sweetie_motion.console.app import build_console, console_settings
         from sweetie_motion.nodes.background import BackgroundNode
         self.ros = BackgroundNode('sweetie_motion_console', ['console_test'])
-        self.parts = build_console(self.ros.node, console_settings(CONFIG, namespace), model)
+        #: the backups' folder: the test's own, never the user's
+        self.workspace = workspace or Path(tempfile.mkdtemp(prefix='console_workspace_'))
+        settings = replace(console_settings(CONFIG, namespace), workspace_dir=str(self.workspace))
+        self.parts = build_console(self.ros.node, settings, model)
         self.window = self.parts.window
         self.presenter = self.parts.presenter
 
@@ -39,6 +44,15 @@ class Console:
         widget = self.window.findChild(kind, name)
         assert widget is not None, f'the console has no {kind.__name__} named {name!r}'
         return widget
+
+    def kill(self) -> None:
+        """Take the window away without closing it, as if the console were killed."""
+        self.window._timer.stop()
+        self.window._view_timer.stop()
+        self.window.hide()
+        self.window.deleteLater()
+        self.parts.close()
+        self.ros.close()
 
     def close(self) -> None:
         """Close the window (it stops what moves) and release the node; edits are given up."""

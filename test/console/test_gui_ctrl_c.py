@@ -18,8 +18,12 @@ READY = 'the window is open; Ctrl+C here closes it'
 
 @pytest.mark.parametrize('command', [['console', '--program', 'config/programs/paper_path.txt'],
                                      ['editor']], ids=['console', 'editor'])
-def test_ctrl_c_in_the_terminal_closes_the_window_without_a_traceback(command, domain_id):
-    process = Process([sys.executable, '-m', 'sweetie_motion.cli', *command], command[0])
+def test_ctrl_c_in_the_terminal_closes_the_window_without_a_traceback(
+        command, domain_id, tmp_path):
+    # the backups go to the test's folder, not the user's
+    own = (['--workspace', str(tmp_path)] if command[0] == 'console' else
+           ['--ros-args', '-p', f'workspace_dir:={tmp_path}'])
+    process = Process([sys.executable, '-m', 'sweetie_motion.cli', *command, *own], command[0])
     try:
         wait_for(lambda: READY in process.output() or not process.alive(), 60, period=0.1,
                  message=f'the {command[0]} window open')

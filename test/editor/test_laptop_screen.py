@@ -88,7 +88,8 @@ def test_the_editor_and_the_console_fit_a_laptop_screen(laptop_display, domain_i
                          f'workspace_dir:={tmp_path / "workspace"}'],
         'trajectory editor', shots / 'editor_1280x700.png', domain_id)
     console = window_size_on_laptop(
-        laptop_display, ['console', '--namespace', 'laptop_nobody'], 'sweetie-motion console',
+        laptop_display, ['console', '--namespace', 'laptop_nobody', '--workspace',
+                         str(tmp_path / 'console')], 'sweetie-motion console',
         shots / 'console_1280x700.png', domain_id)
     assert editor == ASKED, f'the editor stays {editor[0]} x {editor[1]} px'
     assert console == ASKED, f'the console stays {console[0]} x {console[1]} px'

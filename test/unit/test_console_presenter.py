@@ -473,3 +473,51 @@ def test_a_path_that_fails_at_one_move_names_that_moves_line_and_keeps_its_waypo
         assert np.allclose(plan.waypoints[-1], [-0.410, 1.000, 2.000], atol=1e-4)
     finally:
         planner.close()
+
+
+# --- backups of unsaved programs ---------------------------------------------------------------
+
+
+def test_an_unsaved_program_is_backed_up_and_offered_after_a_console_that_ended_without_close(
+        model, sent, clock, tmp_path):
+    from sweetie_motion.console.backups import ProgramBackups
+    from sweetie_motion.editor.workspace import BackupFolder
+
+    def console():
+        backups = ProgramBackups(BackupFolder(tmp_path, '.txt', keep=3), 30.0, clock)
+        return ConsolePresenter(sent.append, model, 'arm', clock=clock, backups=backups)
+
+    first = console()
+    program = tmp_path / 'square.txt'
+    program.write_text('HOME\n')
+    assert first.load_file(str(program))
+    first.tick()
+    clock.now += 40.0
+    first.tick()
+    assert first.backups.folder.files() == []   # nothing unsaved: no backup
+    first.set_text('HOME\nWAIT 2\n')
+    first.tick()
+    assert len(first.backups.folder.files()) == 1   # 40 s since the start: backed up
+    first.set_text('HOME\nWAIT 1\n')
+    clock.now += 10.0
+    first.tick()
+    assert len(first.backups.folder.files()) == 1   # at most one backup per 30 s
+    clock.now += 25.0
+    first.tick()
+    files = first.backups.folder.files()
+    assert len(files) == 2 and files[0].name.endswith('_square.txt')
+    assert files[0].read_text() == 'HOME\nWAIT 1\n'
+    clock.now += 40.0
+    first.tick()
+    assert len(first.backups.folder.files()) == 2   # the same text: no further backup
+    # the console is killed (no close): the next one offers the backup, unsaved, untitled
+    second = console()
+    path = second.pending_backup()
+    assert path == str(files[0])
+    assert second.describe_backup(path).startswith("'square' of ")
+    assert second.restore_backup(path)
+    assert second.text == 'HOME\nWAIT 1\n' and second.modified and second.source == ''
+    # a close that keeps nothing unsaved is clean: nothing offered at the next start
+    second.discard_changes()
+    second.closing()
+    assert console().pending_backup() is None
