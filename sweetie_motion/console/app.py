@@ -15,14 +15,16 @@ bringup on the virtual robot (everything on this machine), so the console works 
 
 from dataclasses import dataclass, replace
 import gc
+import math
 import os
 import subprocess
 import sys
 import time
 from typing import List, NamedTuple, Optional
 
-from sweetie_motion.command_line import CommandParser, namespace, positive_seconds
+from sweetie_motion.command_line import CommandParser, namespace, positive_number, positive_seconds
 from sweetie_motion.console.backups import DEFAULT_WORKSPACE, ProgramBackups
+from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
 from sweetie_motion.editor.workspace import BackupFolder
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 
@@ -45,6 +47,7 @@ class ConsoleSettings:
     :param config: the motion process configuration file ('' : none).
     :param workspace_dir: the folder of the program's backups (``backups/``);
         :param backup_period: [s] between two backups while unsaved; :param backups_kept.
+    :param jog_turn_limit: a jog step that turns a joint further than this asks first [deg].
     """
 
     namespace: str = 'winding_arm'
@@ -61,6 +64,7 @@ class ConsoleSettings:
     workspace_dir: str = DEFAULT_WORKSPACE
     backup_period: float = 30.0
     backups_kept: int = 20
+    jog_turn_limit: float = JOG_TURN_LIMIT_DEG
 
 
 def console_settings(config: Optional[str] = None, namespace: Optional[str] = None,
@@ -136,7 +140,9 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                            settings.gripper, settings.controller, planner=planner)
     backups = ProgramBackups(BackupFolder(settings.workspace_dir, '.txt', settings.backups_kept),
                              settings.backup_period, time.monotonic)
-    presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups)
+    presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups,
+                                 joint_travel=planner.joint_travel,
+                                 jog_turn_limit=math.radians(settings.jog_turn_limit))
     window = ConsoleWindow(presenter, bridge.poll, f'/{settings.namespace} ({chain})')
     return Console(window, presenter, bridge, planner)
 
@@ -164,6 +170,9 @@ def build_parser() -> CommandParser:
     parser.add_argument('--workspace', default=DEFAULT_WORKSPACE, metavar='DIR',
                         help='the folder of the backups of unsaved programs (default '
                         f'{DEFAULT_WORKSPACE})')
+    parser.add_argument('--jog-turn-limit', type=positive_number, default=JOG_TURN_LIMIT_DEG,
+                        metavar='DEG', help='a jog step that turns a joint further than this '
+                        f'asks first (default {JOG_TURN_LIMIT_DEG:g} deg)')
     parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
     parser.add_argument('--quit-after', type=positive_seconds,
                         help='close after this many seconds')
@@ -177,7 +186,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = replace(console_settings(args.config, args.namespace, args.robot,
-                                            args.chain), workspace_dir=args.workspace)
+                                            args.chain), workspace_dir=args.workspace,
+                           jog_turn_limit=args.jog_turn_limit)
     except SweetieMotionError as error:
         print(f'sweetie-motion console: {error}', file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
 from sweetie_motion.cartesian.runner import (OfflineBackend, ProgramRunError, ProgramRunner,
                                              ProgramStopped)
@@ -50,10 +51,33 @@ class OfflinePlanner:
             model.get_chain_property(chain, 'workspace'), f'chains.{chain}.workspace')
         self._wanted: Optional[PlanProgram] = None
         self._condition = threading.Condition()
+        # one plan at a time: the worker's and a jog's check share the robot model
+        self._planning = threading.Lock()
         self._closed = False
         self._done: 'queue.SimpleQueue[ProgramPlanned]' = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name='console_planner', daemon=True)
         self._thread.start()
+
+    def joint_travel(self, start: Sequence[float], target: Pose,
+                     speed: Optional[float] = None) -> np.ndarray:
+        """
+        Return how far each joint turns on a straight move of the tool (a jog) [rad or m].
+
+        From ``start`` to ``target`` at ``speed`` [m/s] (None: the planner's), as the motion
+        process would plan it.
+
+        :raises SweetieMotionError: the move cannot be planned (the jog will say why).
+        """
+        with self._planning:
+            backend = OfflineBackend(self.model, self.chain, start, self.period,
+                                     self.max_velocity, self.max_acceleration,
+                                     self.lateral_acceleration, self.workspace)
+            backend.move_linear([backend.tool_pose(), target], [0.0, 0.0], [None, speed], 1.0)
+        positions = np.array(backend.record.positions, dtype=float).reshape(
+            len(backend.record.positions), -1)
+        first = np.asarray(start, dtype=float)
+        return np.max(np.abs(positions - first), axis=0) if len(positions) else \
+            np.zeros_like(first)
 
     def plan(self, request: PlanProgram) -> ProgramPlanned:
         """
@@ -116,7 +140,9 @@ class OfflinePlanner:
                     return
                 request, self._wanted = self._wanted, None
             try:
-                self._done.put(self.plan(request))
+                with self._planning:
+                    planned = self.plan(request)
+                self._done.put(planned)
             except Exception as error:  # noqa: B902 -- a bad plan must not end the thread
                 self._done.put(ProgramPlanned(
                     request.plan_id, np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 0)), 0.0,

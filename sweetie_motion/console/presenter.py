@@ -58,6 +58,8 @@ PART_NAMES = {'joint_states': 'joint states', 'controller': 'trajectory controll
               'cartesian': 'Cartesian motion', 'follow_joint_state': 'FollowJointState',
               'gripper': 'gripper'}
 #: jog axes: translations along and rotations about x, y, z
+#: a jog step that turns a joint further than this asks first [deg] (the console's default)
+JOG_TURN_LIMIT_DEG = 20.0
 #: how a message about the offline plan starts
 PLAN_PREFIX = 'offline plan: '
 #: the jog axes: along x, y, z and about x, y, z (rx, ry, rz: not the ZYZ angles A B C)
@@ -327,6 +329,15 @@ class ManualMove:
     arrived: Optional[float] = None
 
 
+def describe_turns(model: RobotModel, turns: Sequence[Tuple[str, float]]) -> str:
+    """Return e.g. 'joint4 by 80 deg, joint6 by 80 deg' (metres for prismatic joints)."""
+    parts = []
+    for joint, turn in turns:
+        unit, factor = display_unit(model, joint)
+        parts.append(f'{joint} by {turn * factor:.0f} {unit}')
+    return ', '.join(parts)
+
+
 def jog_target(pose: Pose, axis: str, amount: float, frame: str) -> Pose:
     """
     Return the pose one jog step from ``pose``.
@@ -379,12 +390,18 @@ class ConsolePresenter:
     :param slider_chain: the chain the sliders show first (default: ``chain``).
     :param clock: monotonic clock [s].
     :param backups: the program's backups while it has unsaved edits (None: none).
+    :param joint_travel: how far each joint turns on a jog: (start, target tool pose, path
+        speed [m/s]) -> per joint [rad or m] (the offline planner's); None: not checked.
+    :param jog_turn_limit: a jog that turns a joint further than this [rad] asks first.
     """
 
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
                  slider_chain: Optional[str] = None,
                  clock: Callable[[], float] = _time.monotonic,
-                 backups: Optional[ProgramBackups] = None) -> None:
+                 backups: Optional[ProgramBackups] = None,
+                 joint_travel: Optional[Callable[[Sequence[float], Pose, float],
+                                                 np.ndarray]] = None,
+                 jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
         if chain not in model.list_chains():
             raise ConsoleError(f'unknown chain {chain!r} (chains: '
                                f'{", ".join(model.list_chains())})')
@@ -395,6 +412,8 @@ class ConsolePresenter:
         self.home = chain_home(model, chain)
         self.clock = clock
         self.backups = backups
+        self.joint_travel = joint_travel
+        self.jog_turn_limit = float(jog_turn_limit)
         limits = model.joint_limits()
         self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
                           for j in model.list_all_joints()}
@@ -678,8 +697,43 @@ class ConsolePresenter:
         self._notify('jog')
         return True
 
-    def jog(self, axis: str, direction: int) -> bool:
-        """Move the tool one step along (x, y, z) or about (rx, ry, rz) an axis, ±1."""
+    def _jog_step(self, axis: str) -> Tuple[float, float, str]:
+        """Return a jog step's amount [m or rad], path speed [m/s] and text."""
+        if AXES.index(axis) < 3:
+            return (self.translation_step * 1e-3, self.translation_speed * 1e-3,
+                    f'{self.translation_step:g} mm')
+        return (math.radians(self.rotation_step),
+                math.radians(self.rotation_speed) * EQRADIUS, f'{self.rotation_step:g} deg')
+
+    def jog_turns(self, axis: str, direction: int) -> List[Tuple[str, float]]:
+        """
+        Return the joints a jog step would turn further than :attr:`jog_turn_limit`.
+
+        (joint, turn [rad or m]), largest first: a small step of the tool near a singularity
+        swings the wrist (10 mm along y with the arm almost straight turns joint4 and joint6
+        by 88 deg).
+        Empty when the step turns nothing that far, or cannot be planned (the jog says why).
+        """
+        pose = self.tool_pose()
+        if self.joint_travel is None or pose is None or axis not in AXES or \
+                any(j not in self.pose for j in self.joints):
+            return []
+        amount, speed, _ = self._jog_step(axis)
+        target = jog_target(pose, axis, direction * amount, self.jog_frame)
+        try:
+            travel = self.joint_travel([self.pose[j] for j in self.joints], target, speed)
+        except SweetieMotionError:
+            return []
+        turns = [(j, float(t)) for j, t in zip(self.joints, travel) if t > self.jog_turn_limit]
+        return sorted(turns, key=lambda item: -item[1])
+
+    def jog(self, axis: str, direction: int, confirmed: bool = False) -> bool:
+        """
+        Move the tool one step along (x, y, z) or about (rx, ry, rz) an axis, ±1.
+
+        :param confirmed: a person agreed to the large joint turns of :meth:`jog_turns`;
+            without it such a jog is refused, naming them.
+        """
         if axis not in AXES or direction not in (-1, 1):
             return self._refuse(ConsoleError(f'jog: unknown axis or direction {axis!r} '
                                              f'{direction!r}'))
@@ -687,14 +741,13 @@ class ConsolePresenter:
             self._check('jog')
         except ConsoleError as error:
             return self._refuse(error)
+        turns = [] if confirmed else self.jog_turns(axis, direction)
+        if turns:
+            return self._refuse(ConsoleError(
+                f'jog: this step turns {describe_turns(self.model, turns)}: confirm it, or '
+                'jog from elsewhere (Home first)'))
         self._end_manual('')
-        if AXES.index(axis) < 3:
-            amount, speed = self.translation_step * 1e-3, self.translation_speed * 1e-3
-            text = f'{self.translation_step:g} mm'
-        else:
-            amount = math.radians(self.rotation_step)
-            speed = math.radians(self.rotation_speed) * EQRADIUS
-            text = f'{self.rotation_step:g} deg'
+        amount, speed, text = self._jog_step(axis)
         sign = '+' if direction > 0 else '-'
         job = self._start('jog', f'jog {sign}{axis} {text} ({self.jog_frame} frame)')
         self.send(JogTool(job.job_id, axis, direction * amount, self.jog_frame, speed))

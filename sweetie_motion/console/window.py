@@ -18,7 +18,7 @@ from PyQt5.QtWidgets import (
     QTableWidgetItem,
     QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
+from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
@@ -63,6 +63,21 @@ class ConsoleWindow(QMainWindow):
         presenter.say(f'waiting for the motion process {where} (its joint_states) ...'
                       if not presenter.connected else 'the motion process is connected')
         QTimer.singleShot(0, self.offer_backup)
+
+    def jog(self, axis: str, direction: int) -> None:
+        """Jog one step; ask first when it would turn a joint far (near a singularity)."""
+        p = self.presenter
+        turns = p.jog_turns(axis, direction)
+        if turns:
+            answer = QMessageBox.question(
+                self, 'A large joint turn',
+                f'This small step of the tool turns {describe_turns(p.model, turns)} (the '
+                'arm is near a singularity: the wrist swings). Move?',
+                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+            if answer != QMessageBox.Yes:
+                p.say('jog not made: nothing moved')
+                return
+        p.jog(axis, direction, confirmed=bool(turns))
 
     def offer_backup(self) -> None:
         """Offer the backup a console with unsaved edits left behind (at the start)."""
@@ -136,7 +151,7 @@ class ConsoleWindow(QMainWindow):
         self.sliders = JointSliders(p.model, p.model.list_chains(), p.move_slider,
                                     p.set_slider_chain, p.set_joint_speed)
         layout.addWidget(self.sliders)
-        self.jog_panel = JogPanel(p.jog, p.set_jog)
+        self.jog_panel = JogPanel(self.jog, p.set_jog)
         layout.addWidget(self.jog_panel)
         gripper = QGroupBox('Gripper')
         row = QHBoxLayout(gripper)

@@ -46,7 +46,8 @@ VALID = {
     ('program', 'from-path'): (['p.yaml'], ['--radius', '--feed', '--out', '--home']),
     ('editor',): ([], ['--with-robot', '--namespace', '--screenshot', '--quit-after']),
     ('console',): ([], ['--config', '--namespace', '--robot', '--chain', '--with-robot',
-                        '--program', '--workspace', '--screenshot', '--quit-after']),
+                        '--program', '--workspace', '--jog-turn-limit', '--screenshot',
+                        '--quit-after']),
     ('demo',): ([], ['--out', '--seconds']),
 }
 

@@ -141,6 +141,24 @@ def test_jog_moves_the_tool_one_step_in_the_base_and_the_tool_frame(
     assert rotation_angle(after.rotation, rot_z(math.radians(5)) @ before.rotation) < 3e-3
     shots(console, 'base_rz_plus')
 
+    # stumble 6: with the arm almost straight, a 10 mm step along y swings the wrist; the
+    # console asks first (Cancel: nothing moves; Yes: the step is made)
+    qtbot.keyClicks(window.command_line, 'MOVJ 0 0 0 0 0.05 0 V30')
+    qtbot.keyClick(window.command_line, Qt.Key_Return)
+    wait_job(qtbot, console)
+    wait_at_rest(qtbot, arm)
+    until(qtbot, lambda: console.presenter.can('jog'), 10, 'jog allowed')
+    button = console.find(type(panel.buttons[('y', 1)]), 'jog_y_plus')
+    before = tool(arm, arm_model)
+    text = answer(qtbot, QMessageBox.Cancel, lambda: click(qtbot, button))
+    assert 'joint4 by' in text and 'joint6 by' in text and 'singularity' in text, text
+    assert console.presenter.job is None and 'nothing moved' in console.presenter.message.text
+    assert np.linalg.norm(tool(arm, arm_model).position - before.position) < 1e-4
+    answer(qtbot, QMessageBox.Yes, lambda: click(qtbot, button))
+    wait_job(qtbot, console)
+    after = tool(arm, arm_model)
+    assert np.allclose(after.position - before.position, [0, 0.010, 0], atol=3e-4)
+
     click(qtbot, window.clamp_button)
     wait_job(qtbot, console)
     until(qtbot, lambda: 'clamped' in window.gripper_label.text(), 10, 'the gripper clamped')

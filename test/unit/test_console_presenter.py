@@ -521,3 +521,31 @@ def test_an_unsaved_program_is_backed_up_and_offered_after_a_console_that_ended_
     second.discard_changes()
     second.closing()
     assert console().pending_backup() is None
+
+
+# --- a jog that swings the wrist asks first ----------------------------------------------------
+
+
+def test_a_jog_that_turns_a_joint_far_is_refused_until_confirmed(model, sent, clock):
+    # stumble 6: 10 mm up from the arm's zero pose swung joint4 and joint6 by 80 deg unasked
+    planner = OfflinePlanner(model, 'arm', chain_home(model, 'arm'))
+    try:
+        console = ConsolePresenter(sent.append, model, 'arm', clock=clock,
+                                   joint_travel=planner.joint_travel)
+        connect(console)
+        state(console, [0.0, 0.0, 0.0, 0.0, 1e-3, 0.0])   # the arm almost straight
+        turns = console.jog_turns('y', 1)
+        assert {j for j, _ in turns} == {'joint4', 'joint6'}, turns
+        assert all(t > math.radians(60) for _, t in turns)
+        assert not console.jog('y', 1)
+        assert 'joint4 by 88 deg' in console.message.text and 'confirm' in console.message.text
+        assert not of(sent, JogTool)
+        assert console.jog('y', 1, confirmed=True)
+        assert of(sent, JogTool)[-1].axis == 'y'
+        # from a bent arm the same step turns nothing far: no question
+        state(console, BENT)
+        finish(console)
+        assert console.jog_turns('y', 1) == []
+        assert console.jog('y', 1)
+    finally:
+        planner.close()
