@@ -51,6 +51,18 @@ def joint_groups(model) -> List[Tuple[str, List[str]]]:
     return groups
 
 
+class ResetLabel(QLabel):
+    """A label that calls ``reset`` when double-clicked (a slider's value: back to 0)."""
+
+    def __init__(self, text: str, reset: Callable[[], None]) -> None:
+        super().__init__(text)
+        self.reset = reset
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Reset the slider."""
+        self.reset()
+
+
 class JointSliders(QScrollArea):
     """
     One slider per joint, grouped like joint_state_publisher_gui, over the joint's limits.
@@ -86,8 +98,13 @@ class JointSliders(QScrollArea):
         self.name_filter.setPlaceholderText('filter: joint or group')
         self.name_filter.setClearButtonEnabled(True)
         self.name_filter.textChanged.connect(lambda _: self._filter())
+        self.zero_button = push_button('Zero', 'sliders_zero', 'move the joints shown to 0 '
+                                       '(the robot follows; each slider: double-click its '
+                                       'value)')
+        self.zero_button.clicked.connect(self.zero_shown)
         filters.addWidget(self.scope)
         filters.addWidget(self.name_filter, 1)
+        filters.addWidget(self.zero_button)
         layout.addLayout(filters)
         for group, joints in joint_groups(model):
             box = QGroupBox(group)
@@ -105,8 +122,9 @@ class JointSliders(QScrollArea):
                 slider.setSingleStep(STEPS // 100)
                 slider.setPageStep(STEPS // 10)
                 slider.setToolTip(f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad')
-                value = QLabel('+0.000')
+                value = ResetLabel('+0.000', lambda j=joint: self.set_position(j, 0.0))
                 value.setObjectName(f'slider_value_{joint}')
+                value.setToolTip(f'{joint} [rad]: double-click to move it to 0')
                 value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
                 name = QLabel(joint)
                 grid.addWidget(name, row, 0)
@@ -125,6 +143,11 @@ class JointSliders(QScrollArea):
         """Take the animation's joints (shown alone while the scope says so)."""
         self._animation = [j for j in joints if j in self.sliders]
         self._filter()
+
+    def zero_shown(self) -> None:
+        """Move every joint whose slider is shown to 0, as joint_state_publisher_gui's Center."""
+        for joint in self.visible_joints():
+            self.set_position(joint, 0.0)
 
     def visible_joints(self) -> List[str]:
         """Return the joints whose sliders the filter shows."""

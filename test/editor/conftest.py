@@ -75,9 +75,26 @@ def robot(tmp_path_factory, request):
         with motion_process(str(config), 'pony_editor'):
             with MotionClient('pony_editor', domain) as client:
                 client.wait_ready(READY)
+                _wait_until_follow_joint_state_obeys(client)
                 client.storage_dir = directory / 'store'
                 client.domain = domain
                 yield client
+
+
+def _wait_until_follow_joint_state_obeys(client) -> None:
+    """
+    Wait until FollowJointState moves the robot.
+
+    It ignores input for `activation_delay` after its activation: a first test's slider move
+    could otherwise fall into that second.
+    """
+    def moved() -> bool:
+        client.publish('joint_states_set', ['joint53'], [0.05])
+        return abs(client.position('joint53') - 0.05) < 0.01
+    wait_for(moved, 30, period=0.1, message='FollowJointState obeying')
+    client.publish('joint_states_set', ['joint53'], [0.0])
+    wait_for(lambda: abs(client.position('joint53')) < 0.01, 30, period=0.1,
+             message='the head back at 0')
 
 
 @pytest.fixture

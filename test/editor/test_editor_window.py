@@ -105,6 +105,16 @@ def test_the_sliders_show_the_animations_joints_first_and_filter_by_name(
         j in robot_model_chain(editor, 'leg2') for j in sliders.visible_joints())
     sliders.name_filter.clear()
     sliders.scope.setCurrentText("the animation's joints")
+    # back to zero: all the sliders shown (Zero), or one (a double click on its value)
+    sliders.set_position('joint51', -0.3)
+    sliders.set_position('joint53', 0.2)
+    until(qtbot, lambda: abs(robot.position('joint51') + 0.3) < 0.02 and
+          abs(robot.position('joint53') - 0.2) < 0.02, 10, 'the head moved')
+    qtbot.mouseDClick(sliders.values['joint53'], Qt.LeftButton)
+    until(qtbot, lambda: abs(robot.position('joint53')) < 0.02, 10, 'joint53 at 0')
+    assert abs(robot.position('joint51') + 0.3) < 0.02
+    click(qtbot, sliders.zero_button)
+    until(qtbot, lambda: abs(robot.position('joint51')) < 0.02, 10, 'the head at 0')
 
 
 def robot_model_chain(editor, chain):
