@@ -18,7 +18,7 @@ from typing import Iterator
 from editor_helpers import DISPLAY as _display, editor_config, open_editor, READY, until
 import pytest
 from waiting import wait_for
-from x_display import die_with_parent, free_display, window_manager_runs
+from x_display import die_with_parent, free_display, start_window_manager, window_manager_runs
 
 #: the screen of the X server the tests start [px]
 SCREEN = (1600, 1000)
@@ -44,12 +44,12 @@ def display() -> Iterator[dict]:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         wait_for(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, message='Xvfb')
         os.environ['DISPLAY'] = name
-        subprocess.Popen(['openbox', '--sm-disable'], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         if shutil.which('xdotool'):
-            wait_for(lambda: window_manager_runs(name), 20, message='openbox')
+            start_window_manager(name)
             _display.update(name=name, wm=True)
         else:
+            subprocess.Popen(['openbox', '--sm-disable'], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
             _display.update(name=name, reason='xdotool is missing: the window manager cannot '
                             'be checked')
         os.environ['QT_QPA_PLATFORM'] = 'xcb'

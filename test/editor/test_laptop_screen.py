@@ -16,7 +16,7 @@ import sys
 import pytest
 from ros_util import ROOT
 from waiting import wait_for
-from x_display import die_with_parent, free_display, window_manager_runs
+from x_display import die_with_parent, free_display, start_window_manager
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -39,10 +39,7 @@ def laptop_display():
     manager = None
     try:
         wait_for(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, message='Xvfb')
-        manager = subprocess.Popen(['openbox', '--sm-disable'], env={**os.environ,
-                                   'DISPLAY': name}, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
-        wait_for(lambda: window_manager_runs(name), 20, message='openbox')
+        manager = start_window_manager(name)
         yield name
     finally:
         for process in (manager, server):

@@ -33,3 +33,27 @@ def window_manager_runs(display: str) -> bool:
     result = subprocess.run(['xdotool', 'get_num_desktops'], env={**os.environ,
                             'DISPLAY': display}, capture_output=True, timeout=10)
     return result.returncode == 0
+
+
+def start_window_manager(display: str, timeout: float = 30.0) -> subprocess.Popen:
+    """
+    Start openbox on ``display`` and wait until it manages it; return its process.
+
+    An openbox started the moment the X server's socket appears may find the server not yet
+    answering and exit: it is started again until it runs (a fixed 20 s wait failed so).
+
+    :raises RuntimeError: no window manager within ``timeout`` [s].
+    """
+    import time
+    deadline = time.monotonic() + timeout
+    process = None
+    while time.monotonic() < deadline:
+        if process is None or process.poll() is not None:
+            process = subprocess.Popen(['openbox', '--sm-disable'],
+                                       env={**os.environ, 'DISPLAY': display},
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       preexec_fn=die_with_parent)
+        if window_manager_runs(display):
+            return process
+        time.sleep(0.2)
+    raise RuntimeError(f'openbox did not manage {display} within {timeout:g} s')
