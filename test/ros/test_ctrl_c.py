@@ -61,6 +61,7 @@ def interrupt_while_moving(peer: MotionClient, process: Process, joints, robot: 
     index = {j: k for k, j in enumerate(model.list_all_joints())}
     acceleration = model.acceleration_limits()
     jerk = model.jerk_limits()
+    velocity = model.joint_limits().velocity
 
     def moving() -> bool:
         with peer.lock:
@@ -95,10 +96,15 @@ def interrupt_while_moving(peer: MotionClient, process: Process, joints, robot: 
         span = max(stamp(at_signal) - stamp(before_signal), 1e-3)
         along = (at_signal.velocity[k] - before_signal.velocity[k]) / span * np.sign(
             at_signal.velocity[k])
-        braking = 1.1 * braking_distance(speed, along, acceleration[index[joint]],
+        # a joint that speeds up (a HOME move starting) goes on doing so while the signal is
+        # handled: it brakes from the speed it has after the reaction time
+        speeding_up = min(max(0.0, along), acceleration[index[joint]])
+        reached = min(speed + speeding_up * REACTION, velocity[index[joint]])
+        reacting = (speed + reached) / 2 * REACTION
+        braking = 1.1 * braking_distance(reached, along, acceleration[index[joint]],
                                          jerk[index[joint]])
         travelled = abs(final.position[k] - at_signal.position[k])
-        worst = max(worst, travelled - (braking + speed * REACTION + 0.01))
+        worst = max(worst, travelled - (braking + reacting + 0.01))
         print(f'{joint}: {speed:.3f} rad/s at the signal, braking {braking:.3f} rad, '
               f'travelled {travelled:.3f} rad, at rest '
               f'{stamp(final) - signalled:.2f} s after the signal')
