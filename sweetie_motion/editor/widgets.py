@@ -102,10 +102,11 @@ class JointSliders(QScrollArea):
                                        '(the robot follows; each slider: double-click its '
                                        'value)')
         self.zero_button.clicked.connect(self.zero_shown)
-        filters.addWidget(self.scope)
-        filters.addWidget(self.name_filter, 1)
+        # two rows: in one, the filter and Zero were cut in the editor's 280 px pane
+        filters.addWidget(self.scope, 1)
         filters.addWidget(self.zero_button)
         layout.addLayout(filters)
+        layout.addWidget(self.name_filter)
         for group, joints in joint_groups(model):
             box = QGroupBox(group)
             box.setObjectName(f'sliders_{group}')
