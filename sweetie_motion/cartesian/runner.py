@@ -294,7 +294,7 @@ class ProgramRunner:
         moves = cast(List[LinearMove], list(step.commands))
         waypoints, radii, speeds = linear_run(moves, backend.tool_pose())
         # the program line of each waypoint: the path starts at the tool (the step's line)
-        lines = [step.line] + [getattr(move, 'line', step.line) for move in moves]
+        lines = [step.line] + [move.line for move in moves]
         # a first move to where the tool already is (the program's numbers rounded) adds no
         # segment: the path starts at the tool
         while len(waypoints) > 1 and waypoints[1].is_close(

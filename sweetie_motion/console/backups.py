@@ -56,15 +56,15 @@ class ProgramBackups:
         self._last = self.clock()
         return path
 
-    def closing(self, text: str, name: str, modified: bool, discard: bool) -> None:
+    def closing(self, text: str, name: str, modified: bool) -> None:
         """
         Record a close.
 
-        Clean when nothing is unsaved (or the edits were discarded), else a last backup of
+        Clean when nothing is unsaved (edits given up count as saved), else a last backup of
         what is kept unsaved.
         """
         try:
-            if not modified or discard:
+            if not modified:
                 self.folder.mark_clean_exit()
             elif text != self._backed_up:
                 self.write(text, name)

@@ -814,12 +814,8 @@ class ConsolePresenter:
 
     def load_file(self, path: str) -> bool:
         """Read a program file into the editor (it is parsed and planned as if typed)."""
-        try:
-            with open(path, encoding='utf-8') as stream:
-                text = stream.read()
-        except (OSError, UnicodeDecodeError) as error:
-            return self._refuse(ConsoleError(f'cannot read {path}: {error}'))
-        if not self.set_text(text):
+        text = self._read_text(path, 'read')
+        if text is None or not self.set_text(text):
             return False
         self.source = str(path)
         self.saved_text = text
@@ -828,6 +824,15 @@ class ConsolePresenter:
                  self.error_line)
         self._notify('program')
         return True
+
+    def _read_text(self, path: str, verb: str) -> Optional[str]:
+        """Return a file's text, or None when it cannot be read (said: 'cannot <verb> ...')."""
+        try:
+            with open(path, encoding='utf-8') as stream:
+                return stream.read()
+        except (OSError, UnicodeDecodeError) as error:
+            self._refuse(ConsoleError(f'cannot {verb} {path}: {error}'))
+            return None
 
     @property
     def modified(self) -> bool:
@@ -851,12 +856,8 @@ class ConsolePresenter:
 
     def restore_backup(self, path: str) -> bool:
         """Take a backup's text as the program (unsaved: no file holds it)."""
-        try:
-            with open(path, encoding='utf-8') as stream:
-                text = stream.read()
-        except (OSError, UnicodeDecodeError) as error:
-            return self._refuse(ConsoleError(f'cannot restore {path}: {error}'))
-        if not self.set_text(text):
+        text = self._read_text(path, 'restore')
+        if text is None or not self.set_text(text):
             return False
         self.source = ''
         self.saved_text = ''
@@ -872,7 +873,7 @@ class ConsolePresenter:
     def closing(self) -> None:
         """Record that the window closes (a clean exit, or a last backup of kept edits)."""
         if self.backups is not None:
-            self.backups.closing(self.text, self.program_name, self.modified, discard=False)
+            self.backups.closing(self.text, self.program_name, self.modified)
 
     def discard_changes(self) -> None:
         """Give the edits up: closing asks nothing (the text stays until it is replaced)."""

@@ -23,7 +23,7 @@ from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
 )
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, ask_restore, fitting_size, MessageArea, push_button,
+    ask_about_unsaved, fitting_size, MessageArea, offer_backup, push_button,
 )
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
@@ -81,13 +81,7 @@ class ConsoleWindow(QMainWindow):
 
     def offer_backup(self) -> None:
         """Offer the backup a console with unsaved edits left behind (at the start)."""
-        path = self.presenter.pending_backup()
-        if path is None:
-            return
-        if ask_restore(self, 'The console', self.presenter.describe_backup(path)):
-            self.presenter.restore_backup(path)
-        else:
-            self.presenter.ignore_backup()
+        offer_backup(self, 'The console', self.presenter)
 
     # --- construction --------------------------------------------------------------------------
 

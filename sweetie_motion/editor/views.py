@@ -83,9 +83,9 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             flags = LimitFlags(np.zeros_like(position, dtype=bool),
                                np.zeros_like(position, dtype=bool))
         outside, fast = flags.outside, flags.fast
+        broken = flags.broken()
         if joints is None:
             spread = np.ptp(positions, axis=0) if len(positions) else np.zeros(len(real))
-            broken = flags.broken()
             order = sorted(range(len(real)), key=lambda k: (-int(broken[k]), -spread[k]))
             chosen = order[:MAX_PLOTTED]
         else:
@@ -116,8 +116,8 @@ class TrajectoryPlot(FigureCanvasQTAgg):
             axes.set_ylabel(joint, fontsize=8)
             axes.tick_params(labelsize=7)
         if chosen:
-            broken = [real[k] for k in range(len(real)) if flags.broken()[k] and k not in chosen]
-            hidden = (f'; beyond a limit, not shown: {", ".join(broken)}' if broken else '')
+            unseen = [real[k] for k in range(len(real)) if broken[k] and k not in chosen]
+            hidden = (f'; beyond a limit, not shown: {", ".join(unseen)}' if unseen else '')
             self.figure.axes[0].set_title(
                 f'{len(chosen)} of {len(real)} joints (click a cell or a column header to '
                 f'choose){hidden}\nposition (blue), velocity (orange), limits dashed, '

@@ -8,7 +8,8 @@ import contextlib
 import math
 from pathlib import Path
 import time
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import (Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence,
+                    Tuple)
 
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontMetrics
@@ -368,15 +369,37 @@ def busy_cursor() -> Iterator[None]:
         QApplication.restoreOverrideCursor()
 
 
-def ask_restore(parent: QWidget, window: str, description: str) -> bool:
-    """
-    Ask whether to restore the backup an earlier session left with unsaved work.
+class RestorableWork(Protocol):
+    """What :func:`offer_backup` needs of a window's presenter (the editor's, the console's)."""
 
-    :param window: 'The editor', 'The console'; :param description: what the backup holds.
-    :return: whether to restore it.
+    def pending_backup(self) -> Optional[str]:
+        """Return the backup an earlier session left with unsaved work (None: none)."""
+
+    def describe_backup(self, path: str) -> str:
+        """Return what the backup holds."""
+
+    def restore_backup(self, path: str) -> bool:
+        """Take the backup as the unsaved work."""
+
+    def ignore_backup(self) -> None:
+        """Do not offer the backup again."""
+
+
+def offer_backup(parent: QWidget, window: str, presenter: RestorableWork) -> None:
     """
+    Offer the backup an earlier session left with unsaved work, at a window's start.
+
+    :param window: 'The editor', 'The console' (the question names it).
+    """
+    path = presenter.pending_backup()
+    if path is None:
+        return
     answer = QMessageBox.question(
         parent, 'Restore unsaved work?',
-        f'{window} ended with unsaved changes: restore the backup of {description}?',
+        f'{window} ended with unsaved changes: restore the backup of '
+        f'{presenter.describe_backup(path)}?',
         QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
-    return answer == QMessageBox.Yes
+    if answer == QMessageBox.Yes:
+        presenter.restore_backup(path)
+    else:
+        presenter.ignore_backup()

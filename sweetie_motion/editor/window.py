@@ -25,8 +25,8 @@ from sweetie_motion.editor.presenter import (
 )
 from sweetie_motion.editor.views import TrajectoryPlot
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, ask_restore, busy_cursor, fitting_size, fixed_width_label, joint_groups,
-    JointSliders, LinkPanel, MessageArea, push_button,
+    ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups,
+    JointSliders, LinkPanel, MessageArea, offer_backup, push_button,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -35,7 +35,7 @@ from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
 PUMP_MS = 50
 #: the robot view of the current pose is redrawn at most this often [s]
 ROBOT_VIEW_PERIOD = 0.1
-#: the plot and the 3D view are drawn this long after the last change that needs them [ms]
+#: the plot is drawn this long after the last change that needs it [ms]
 VIEWS_DELAY_MS = 60
 #: the longest texts of the result and the servos labels (their widths are made for these)
 RESULT_LONGEST = 'running 888.8 / 888.8 s'
@@ -72,14 +72,13 @@ class EditorWindow(QMainWindow):
             'execution': self._show_execution, 'servos': self._show_servos,
             'message': self._show_message, 'names': self._show_names,
             'recording': self._show_recording, 'close': self._show_close}
-        # the plot and the 3D view take 0.3-0.4 s to draw: drawn once when the edits of this
-        # turn of the event loop are done, not once per change (an Add pose drew 5 of them)
+        # the plot takes a quarter of a second to draw: drawn once when the edits of this
+        # turn of the event loop are done, not once per change (an Add pose drew it 3 times)
         self._views_due = QTimer(self)
         self._views_due.setSingleShot(True)
         self._views_due.setInterval(VIEWS_DELAY_MS)
         self._views_due.timeout.connect(self.draw_views)
         self._plot_due = False
-        self._robot_due = False
         presenter.subscribe(self._changed)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self.pump)
@@ -505,21 +504,17 @@ class EditorWindow(QMainWindow):
             action()
 
     def views_pending(self) -> bool:
-        """Return whether the plot or the 3D view is still to be drawn after a change."""
-        return self._plot_due or self._robot_due
+        """Return whether the plot is still to be drawn after a change."""
+        return self._plot_due
 
     def draw_views(self) -> None:
-        """Draw the plot and the 3D view if a change asked for them (busy cursor meanwhile)."""
+        """Draw the plot if a change asked for it (busy cursor meanwhile)."""
         self._views_due.stop()
-        if not (self._plot_due or self._robot_due):
+        if not self._plot_due:
             return
+        self._plot_due = False
         with busy_cursor():
-            if self._plot_due:
-                self._plot_due = False
-                self._draw_plot()
-            if self._robot_due:
-                self._robot_due = False
-                self._draw_robot()
+            self._draw_plot()
 
     def _show_document(self) -> None:
         p = self.presenter
@@ -605,11 +600,7 @@ class EditorWindow(QMainWindow):
         if not force and (showing_row or now - self._robot_view_time < ROBOT_VIEW_PERIOD):
             return
         self._robot_view_time = now
-        self._robot_due = True
-        self._views_due.start()
-
-    def _draw_robot(self) -> None:
-        p = self.presenter
+        # the QPainter view takes the pose at once: a frame costs about a millisecond
         pose = dict(p.current_pose)
         row = p.selected_row if p.execution is None else None
         if row is not None:
@@ -878,13 +869,7 @@ class EditorWindow(QMainWindow):
 
     def offer_backup(self) -> None:
         """Offer the backup a session with unsaved changes left behind (at the start)."""
-        path = self.presenter.pending_backup()
-        if path is None:
-            return
-        if ask_restore(self, 'The editor', self.presenter.describe_backup(path)):
-            self.presenter.restore_backup(path)
-        else:
-            self.presenter.ignore_backup()
+        offer_backup(self, 'The editor', self.presenter)
 
     def _speed_changed(self, value: int) -> None:
         self.presenter.set_speed(value)
