@@ -146,9 +146,12 @@ def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
 
 
 def test_fit_to_limits_shows_the_gain_and_is_undone_in_one_step(qtbot, robot, editor):
-    # the last pose twice: a deliberate 2 s pause, which Fit to limits keeps by default
-    add_poses(qtbot, robot, editor, POSES + [POSES[-1]])
+    # the last row duplicated, as a person makes a pause: kept by Fit to limits by default
+    add_poses(qtbot, robot, editor, POSES)
     window = editor.window
+    editor.presenter.select([3])
+    click(qtbot, window.duplicate_button)
+    assert len(rows(editor)) == 5
     for row, value in ((4, '14'), (3, '12'), (2, '9'), (1, '4')):
         edit_cell(qtbot, editor, row, TIME, value)
     before = [w.time for w in rows(editor)]
