@@ -38,6 +38,8 @@ from sweetie_motion.model.robot_model import JointLimits
 RELATIVE_SLACK = 1e-6
 #: absolute slack of the limit checks (rounding of positions of a few radians)
 ABSOLUTE_SLACK = 1e-9
+#: a tick this many periods after the one before comes after lost ticks (a CPU stall)
+LATE_TICK = 1.5
 #: a controller whose joints need the stage this long without a break is reported [s]
 PERSISTENT_INTERVENTION = 1.0
 
@@ -277,7 +279,8 @@ class SafetyStage:
         self._position: Optional[np.ndarray] = None
         self._velocity = np.zeros(n)
         self._acceleration = np.zeros(n)
-        self._last_step = np.zeros(n)   # position change of the last tick
+        self._last_step = np.zeros(n)   # position change of the last tick (per period)
+        self._now: Optional[float] = None  # the last tick's time
         self.ticks = 0
         self.intervened = 0
         self.joint_counts = np.zeros(n, dtype=np.int64)
@@ -295,6 +298,7 @@ class SafetyStage:
         self._velocity = np.zeros(n) if velocity is None else np.array(velocity, dtype=float)
         self._acceleration = np.zeros(n)
         self._last_step = self._velocity * self.period
+        self._now = None
 
     def update(self, tick: Tick) -> None:
         """Limit ``tick.reference`` in place; count what had to change."""
@@ -313,16 +317,25 @@ class SafetyStage:
         # when a correction continues from those velocities), distance from the middle of
         # the position range, acceleration change
         work = self._work
+        elapsed = tick.now - self._now if self._now is not None else self.period
+        self._now = tick.now
         np.subtract(target_p, self._position, out=work[0])
         np.subtract(target_v, self._velocity, out=work[1])
-        change = work[1] * self._inverse_period
+        late = elapsed > LATE_TICK * self.period
+        if late:
+            self._rows_after_lost_time(work, target_v, elapsed)
+            change = work[1] * self._inverse_period
+            np.subtract(change, self._acceleration, out=work[6])
+            work[6] *= self.period / elapsed
+        else:
+            change = work[1] * self._inverse_period
+            np.subtract(work[0], self._last_step, out=work[3])
+            np.add(target_v, self._velocity, out=work[4])
+            work[4] *= -0.5 * self.period
+            work[4] += work[0]
+            np.subtract(change, self._acceleration, out=work[6])
         work[2] = target_v
-        np.subtract(work[0], self._last_step, out=work[3])
-        np.add(target_v, self._velocity, out=work[4])
-        work[4] *= -0.5 * self.period
-        work[4] += work[0]
         np.subtract(target_p, self._middle, out=work[5])
-        np.subtract(change, self._acceleration, out=work[6])
         step = work[0].copy()
         np.abs(work, out=work)
         within = work[:6] <= self._check_limits
@@ -331,6 +344,10 @@ class SafetyStage:
             excess = work[6] > self._acceleration_change
             if excess.any():
                 self.jerk_excess += excess
+        if late:
+            # the next tick continues from the step of this tick's last period: the velocity
+            # at its end less half a period of the acceleration over the lost time
+            step = (target_v - change * (0.5 * self.period)) * self.period
         if within.all():  # the normal case: the reference passes unchanged
             self._accept(target_p, target_v, step, change)
             return
@@ -343,6 +360,24 @@ class SafetyStage:
                 self._accept(target_p, target_v, step, change)
                 return
         self._intervene(tick, ~ok, target_p, target_v, step, change)
+
+    def _rows_after_lost_time(self, work: np.ndarray, target_v: np.ndarray,
+                              elapsed: float) -> None:
+        # The cycle lost ticks (a CPU stall): the reference moved over ``elapsed``, not one
+        # period, and a time signal within the limits may move that much. Rows 0, 1, 3 and 4
+        # are brought to what one period of the same average motion would give, so that the
+        # limits of one period apply.
+        ratio = self.period / elapsed
+        np.add(target_v, self._velocity, out=work[4])
+        work[4] *= -0.5 * elapsed
+        work[4] += work[0]
+        work[4] *= ratio * ratio    # vs 0.5 a elapsed^2
+        work[0] *= ratio            # the step of one period at the average velocity
+        work[1] *= ratio            # vs a elapsed
+        # average velocities of the last period and of the lost time, (elapsed + period) / 2
+        # apart
+        np.subtract(work[0], self._last_step, out=work[3])
+        work[3] *= 2.0 * self.period / (elapsed + self.period)
 
     def _accept(self, target_p: np.ndarray, target_v: np.ndarray, step: np.ndarray,
                 change: np.ndarray) -> None:

@@ -137,6 +137,56 @@ def test_a_jump_reaches_the_bus_within_the_limits_and_is_counted(jerk):
     assert not events                                       # ~1 s of catch-up: not chronic
 
 
+class Swinger:
+    """A controller following a smooth swing sampled at the tick's time (as a spline does)."""
+
+    name = 'jumper'
+
+    def __init__(self, amplitude, omega):
+        self.amplitude, self.omega = amplitude, omega
+
+    def at(self, t):
+        return (self.amplitude * math.sin(self.omega * t),
+                self.amplitude * self.omega * math.cos(self.omega * t))
+
+    def update(self, tick):
+        position, velocity = self.at(tick.now)
+        tick.outputs[self.name] = ControllerOutput(np.array([position]), np.array([velocity]),
+                                                   frozenset({'all'}))
+
+
+def test_a_reference_within_the_limits_passes_unchanged_after_the_cycle_lost_ticks():
+    # A CPU stall makes the cycle skip ticks: the next tick's reference is further along, as
+    # far as the time that passed allows. Limiting it as if one period had passed made the
+    # reference lag behind its controller for a while (a path tolerance violation on the
+    # virtual robot under load).
+    limits = limits_of(1, velocity=1.5, acceleration=20.0)
+    swing = Swinger(0.1, 14.0)   # 1.4 rad/s and 19.6 rad/s^2 at the peaks
+    cycle, stage, jumper, _ = stage_cycle(limits, [0.0])
+    cycle.remove_stage(jumper)
+    cycle.add_stage('controller', swing)
+    stage.reset(np.zeros(1), np.array([swing.at(0.0)[1]]))
+    rng = np.random.default_rng(7)
+    tick_index, lost = 0, 0
+    for _ in range(600):
+        skip = int(rng.integers(1, 9)) if rng.random() < 0.05 else 0
+        lost += skip
+        tick_index += 1 + skip
+        t = tick_index * PERIOD
+        tick = cycle.step(t)
+        assert tick.reference.position[0] == pytest.approx(swing.at(t)[0], abs=1e-12), t
+    assert lost > 50
+    assert stage.report().intervened == 0
+    # a jump that the lost time does not explain is still limited
+    cycle.remove_stage(swing)
+    jumper.target = [1.0]
+    cycle.add_stage('controller', jumper)
+    before = tick.reference.position[0]
+    tick = cycle.step((tick_index + 6) * PERIOD)
+    assert stage.report().intervened == 1
+    assert abs(tick.reference.position[0] - before) <= 1.5 * 6 * PERIOD
+
+
 def test_a_controller_that_needs_the_stage_all_the_time_is_reported():
     limits = limits_of(1)
     cycle, stage, jumper, events = stage_cycle(limits, [1.0])
