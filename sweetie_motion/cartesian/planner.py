@@ -17,11 +17,12 @@ motion before anything moves when one of them fails:
    joints 4 and 6 turn against each other without moving the tool, and leaving it in the
    path's direction needs joint 4 turned first, faster than any joint can the closer the wrist
    is to straight, and which way the wrist bends (q5 < 0 or > 0) decides whether the path
-   meets the singularity again later. So when the forward solution flips later than
-   :data:`SINGULAR_START`, the path is solved backwards from the solutions at its end (the
-   forward one's, then random ones) until one flips only near the start, or not at all. When
-   every flip lies within :data:`SINGULAR_START` of the start, the motion
-   begins with a *wrist reconfiguration* (a joint-space move, tool still, checked) to the
+   meets the singularity again later. So when the forward solution flips farther along the
+   path than :data:`SINGULAR_START`, the path is solved backwards from the solutions at its
+   end (the forward one's, then random ones) until one flips only near the start, or not at
+   all. When every flip lies within :data:`SINGULAR_START` of the start (a stretch of path,
+   not a time: a motion slowed down turns its wrist over the same stretch), the motion begins
+   with a *wrist reconfiguration* (a joint-space move, tool still, checked) to the
    configuration the path needs a few samples later, and the joints are interpolated in joint
    space over those first samples; the tool may deviate from the path there by at most
    :data:`SINGULAR_POSITION_TOLERANCE` / :data:`SINGULAR_ORIENTATION_TOLERANCE` (the same
@@ -67,8 +68,12 @@ START_POSITION_TOLERANCE = 1e-3
 START_ORIENTATION_TOLERANCE = 1e-2
 #: retiming rounds at most (each one slows the motion down by what the last check needed)
 RETIME_ROUNDS = 4
-#: a flip this close to the start of a path [s] is a singular start (see the module)
-SINGULAR_START = 0.5
+#: a flip this close to the start of a path [m of the path parameter] is a singular start (see
+#: the module). A length, not a time: the same path slowed down by the retiming (tight blends
+#: make the wrist too fast) turns its wrist over the same stretch but for longer, and a time
+#: bound refused the paper's path at blend radii of 0.5-4 mm (12.5 mm: what 0.5 s from rest at
+#: the paper's 0.1 m/s^2 covers)
+SINGULAR_START = 0.0125
 #: how far the tool may leave the path while the wrist leaves a singular start [m], [rad]
 SINGULAR_POSITION_TOLERANCE = 2e-3
 SINGULAR_ORIENTATION_TOLERANCE = math.radians(2.0)
@@ -368,7 +373,7 @@ class CartesianPlanner:
         first = flips[0]
         refused = BranchFlipViolation(first.joint, first.step, first.expected, first.time,
                                       first.sample, first.segment)
-        if samples.time[max(f.sample for f in flips)] <= SINGULAR_START:
+        if self._along(samples, max(f.sample for f in flips)) <= SINGULAR_START:
             blended = self._singular_start(samples, start, forward,
                                            max(f.sample for f in flips), null)
             if blended is not None:
@@ -384,6 +389,11 @@ class CartesianPlanner:
         if blended is None:
             raise refused
         return blended
+
+    @staticmethod
+    def _along(samples: CartesianSamples, index: int) -> float:
+        """Return how far sample ``index`` is along the path from its start [m]."""
+        return float(samples.s[index] - samples.s[0])
 
     def _start_null_space(self, start: np.ndarray) -> np.ndarray:
         """
@@ -438,7 +448,7 @@ class CartesianPlanner:
             return None
         end = min(len(samples) - 1, last + SINGULAR_MARGIN)
         while True:
-            if samples.time[end] > SINGULAR_START:
+            if self._along(samples, end) > SINGULAR_START:
                 return None
             positions = self._blend(samples, tracked, start, null, end)
             if positions is None:
@@ -466,8 +476,8 @@ class CartesianPlanner:
 
     def _strain_at_start(self, samples: CartesianSamples,
                          positions: np.ndarray) -> Optional[JointLimitViolation]:
-        """Return the joint limit the first :data:`SINGULAR_START` seconds break (or None)."""
-        reach = int(np.searchsorted(samples.time, SINGULAR_START, side='right'))
+        """Return the joint limit the first :data:`SINGULAR_START` of the path breaks (or None)."""
+        reach = int(np.searchsorted(samples.s - samples.s[0], SINGULAR_START, side='right'))
         if reach < 3:
             return None
         try:
@@ -509,7 +519,7 @@ class CartesianPlanner:
             except IkPathError:
                 continue
             flips = find_branch_flips(samples, backward, self.joints, self.flip_ratio)
-            if any(samples.time[f.sample] > SINGULAR_START for f in flips):
+            if any(self._along(samples, f.sample) > SINGULAR_START for f in flips):
                 continue
             if not flips and not self._tool_stays(start, backward[0]):
                 continue

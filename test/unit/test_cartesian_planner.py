@@ -42,6 +42,23 @@ def test_the_papers_path_becomes_a_joint_trajectory_within_the_limits(arm, paper
     assert np.all(np.diff(plan.times) > 0)
 
 
+@pytest.mark.parametrize('radius', [0.0005, 0.002, 0.004])
+def test_the_papers_path_plans_at_kdls_parameters_and_radii(arm, radius):
+    # KDL accepts blends below 5 mm for these waypoints; with KDL's parameters (no centripetal
+    # limit) the 0.5-4 mm hook corners slow the whole motion down, and the wrist turn at the
+    # singular start then took longer than the 0.5 s a singular start was allowed: the plan
+    # was refused as a branch flip at t = 0.04-0.1 s. The start is bounded by path length now.
+    planner = CartesianPlanner(arm, 'arm', PERIOD)
+    plan = planner.plan(CartesianRequest(paper_waypoints(), radius, V_MAX, A_MAX), HOME)
+    assert len(plan.path.segments) == 13
+    count, position_error, orientation_error = plan.singular_start
+    assert count > 0 and position_error < 1e-3 and orientation_error < math.radians(1)
+    limits = planning_limits(arm.joint_limits()).take(arm.get_chain_indices('arm'))
+    JointLimiter(planner.joints, limits).check(plan.positions, plan.times)
+    reached = planner.tip_pose(plan.positions[-1])
+    assert np.linalg.norm(reached.position - paper_waypoints()[-1].position) < 1e-5
+
+
 def test_the_tool_follows_the_path_and_waits_during_the_wrist_reconfiguration(arm, paper_plan):
     planner, plan = paper_plan
     # the paper's start is a wrist singularity: the wrist turns first, the tool stays
