@@ -281,13 +281,11 @@ class CartesianPlanner:
         if self.task not in ('pose', 'position'):
             raise ValueError(f"task must be 'pose' or 'position', got {self.task!r}")
         # Planning is offline: the solves are bounded by iterations and attempts, so that a
-        # plan is the same on a busy machine; the wall-time budgets only stop a runaway solve
-        # (a time budget that ran out first under load ended restarts early and gave another
-        # branch).
-        self.ik = ChainIK(model, chain, task=self.task, max_attempts=1, time_budget=1.0,
+        # plan is the same on a busy machine; the wall-time guards only stop a runaway solve.
+        self.ik = ChainIK(model, chain, task=self.task, max_attempts=1, time_guard=1.0,
                           max_iterations=200, fixed_joints=virtual)
         # the end of a path whose start is singular: any solution (restarts), see _from_the_end
-        self.end_ik = ChainIK(model, chain, task=self.task, time_budget=2.0, max_attempts=64,
+        self.end_ik = ChainIK(model, chain, task=self.task, time_guard=2.0, max_attempts=64,
                               fixed_joints=virtual, random_seed=0)
 
     def tip_pose(self, position: ArrayLike) -> Pose:

@@ -20,8 +20,16 @@ per-axis weights. It is a Levenberg-Marquardt damped least squares on pinocchio:
   that plain damped steps crawl along;
 * an attempt that stalls (steps rejected again and again, or the error not halving within a
   few iterations) is restarted from a random configuration within the limits, for as long as
-  the time, iteration and attempt budgets allow -- the strategy of TRAC-IK, whose KDL part
-  gives up as soon as it meets a limit.
+  the iteration and attempt budgets allow -- the strategy of TRAC-IK, whose KDL part gives up
+  as soon as it meets a limit;
+* a solve is bounded by counts, not by time: the iteration and attempt budgets, and restarts
+  that draw the same configurations in every solve, so the same request gets the same answer
+  on an idle and on a busy machine (TRAC-IK's 5 ms timeout gave 99.0 % idle and 91-93 % under
+  load). The wall-time guard (:data:`TIME_GUARD`) only stops a runaway solve, and says so
+  (reason ``'time guard'``);
+* a target farther from the second joint's circle around the first joint's axis than the rest
+  of the chain reaches is beyond reach: one descent finds the closest point and the solve ends
+  with reason ``'beyond reach'``, without restarts.
 
 A solve always returns an :class:`IkResult`: ``success=True`` with a solution within the
 limits and within the tolerances, or ``success=False`` with the best configuration found
@@ -52,10 +60,13 @@ TASKS = ('pose', 'position')
 #: Default tolerances: position [m] and orientation [rad].
 POSITION_TOLERANCE = 1e-5
 ORIENTATION_TOLERANCE = 1e-4
-#: Default wall-time budget of one solve [s] (TRAC-IK's default timeout).
-TIME_BUDGET = 0.005
+#: Default wall-time guard of one solve [s]: a last resort, far above what the iteration and
+#: attempt budgets take (a few ms), so that only a runaway solve meets it.
+TIME_GUARD = 1.0
 #: Default iteration budget of one solve, all attempts together.
-MAX_ITERATIONS = 10000
+MAX_ITERATIONS = 4000
+#: Default number of starts of one solve (the seed and the random restarts).
+MAX_ATTEMPTS = 200
 
 # Damping: lambda = _DAMPING_GAIN * squared error + _DAMPING_MIN, times a factor that grows
 # on rejected steps and shrinks on accepted ones. Proportional to the squared error, the
@@ -136,8 +147,9 @@ class IkResult(NamedTuple):
     :param iterations: iterations over all attempts.
     :param attempts: starts: the seed, then every random restart.
     :param elapsed: wall time of the solve [s].
-    :param reason: ``'converged'``, or why it stopped: ``'time budget'``, ``'iteration
-        budget'``, ``'attempt budget'``, ``'beyond reach'``.
+    :param reason: ``'converged'``, or why it stopped: ``'iteration budget'``, ``'attempt
+        budget'``, ``'beyond reach'``, or ``'time guard'`` (the wall-time last resort: then
+        the answer depends on the machine's load).
     :param chain: the chain solved for.
     """
 
@@ -161,6 +173,27 @@ class IkResult(NamedTuple):
         if not self.success:
             raise IkNoSolutionError(self.chain, self)
         return self.position
+
+
+class _Reach:
+    """
+    Where a chain's tip can be: within ``reach`` of a circle.
+
+    The circle has ``radius`` about ``axis`` through ``centre``; a radius 0 and a zero axis
+    make the region a sphere about ``centre``.
+    """
+
+    def __init__(self, centre: np.ndarray, axis: np.ndarray, radius: float,
+                 reach: float) -> None:
+        self.centre, self.axis, self.radius, self.reach = centre, axis, radius, reach
+
+    def distance(self, point: np.ndarray) -> float:
+        """Return how far ``point`` lies beyond reach [m] (<= 0: it may be reachable)."""
+        offset = point - self.centre
+        along = float(offset @ self.axis)
+        radial = offset - along * self.axis
+        off_circle = math.sqrt(radial @ radial) - self.radius
+        return math.sqrt(off_circle * off_circle + along * along) - self.reach
 
 
 class _Workspace:
@@ -238,16 +271,18 @@ class ChainIK:
         free (neither minimised nor checked). Default: all 1.
     :param position_tolerance: largest accepted position error [m].
     :param orientation_tolerance: largest accepted orientation error [rad].
-    :param time_budget: default wall-time budget of a solve [s].
+    :param time_guard: default wall-time guard of a solve [s], a last resort (see the module).
     :param max_iterations: default iteration budget of a solve (all attempts).
     :param max_attempts: default number of starts of a solve (seed + restarts); None: no limit
-        but the time and iteration budgets.
+        but the iteration budget and the time guard.
     :param lower: lower position limits in chain order [rad or m] replacing the URDF's (e.g.
         for a benchmark or a safety margin); -inf for none.
     :param upper: upper position limits in chain order [rad or m]; +inf for none.
     :param fixed_joints: joints of the chain the solver does not move: they keep the value of
         the seed (e.g. the virtual joint of a pony hoof when placing the hoof).
-    :param random_seed: seed of the random restarts (reproducible sequences per thread).
+    :param random_seed: seed of the random restarts (default 0); a solve draws its restarts
+        from this, its seed and its target, so that a request's answer depends on nothing else
+        (not on the solves before it, nor on the clock).
     :raises UnknownChainError: ``chain`` is not a chain of ``model``.
     :raises NotConfiguredError: ``model`` is not configured.
     :raises IkInputError: a malformed option (naming it).
@@ -262,8 +297,8 @@ class ChainIK:
                  weights: Optional[ArrayLike] = None,
                  position_tolerance: float = POSITION_TOLERANCE,
                  orientation_tolerance: float = ORIENTATION_TOLERANCE,
-                 time_budget: float = TIME_BUDGET, max_iterations: int = MAX_ITERATIONS,
-                 max_attempts: Optional[int] = None,
+                 time_guard: float = TIME_GUARD, max_iterations: int = MAX_ITERATIONS,
+                 max_attempts: Optional[int] = MAX_ATTEMPTS,
                  lower: Optional[ArrayLike] = None,
                  upper: Optional[ArrayLike] = None,
                  fixed_joints: Sequence[str] = (),
@@ -293,7 +328,7 @@ class ChainIK:
         self.position_tolerance = self._positive('position_tolerance', position_tolerance)
         self.orientation_tolerance = self._positive('orientation_tolerance',
                                                     orientation_tolerance)
-        self.time_budget = self._budget('time_budget', time_budget)
+        self.time_guard = self._budget('time_guard', time_guard)
         self.max_iterations = self._count('max_iterations', max_iterations, 0)
         self.max_attempts = (None if max_attempts is None
                              else self._count('max_attempts', max_attempts, 1))
@@ -371,6 +406,7 @@ class ChainIK:
 
         self._all_periodic = bool(self._periodic.all())
         self._seed_sequence = np.random.SeedSequence(random_seed)
+        self._restart_seed = 0 if random_seed is None else random_seed
         self._local = threading.local()
         self._spawn_lock = threading.Lock()
 
@@ -418,28 +454,38 @@ class ChainIK:
             raise IkInputError(argument, value, f'expected an integer >= {minimum}', self.chain)
         return int(value)
 
-    def _reach_bound(self) -> Tuple[np.ndarray, float]:
+    def _reach_bound(self) -> '_Reach':
         """
-        Return (origin of the first joint (3,), an upper bound of the tip's distance from it).
+        Return where the tip can be at all, whatever the joint positions.
 
         Consecutive joint origins of revolute joints keep their distance whatever the joint
         positions (both are fixed in the link between them); a prismatic joint adds its
-        travel. The bound lets a target beyond reach fail at once.
+        travel. Seen from the second joint's origin (the shoulder of an arm), which turns on a
+        circle about the first joint's axis, the rest of the chain reaches a sphere; the tip is
+        within that distance of the circle. The bound lets a target beyond reach fail at once.
         """
         evaluator = self._evaluator
+        model = evaluator.model
         data = evaluator.create_data()
         zero = np.zeros(self._n)
         q = evaluator.configuration(zero, np.empty(evaluator.nq))
-        pinocchio.forwardKinematics(evaluator.model, data, q)
-        tip = pinocchio.updateFramePlacement(evaluator.model, data,
-                                             evaluator.frame_id).translation.copy()
-        origins = [data.oMi[evaluator.model.getJointId(name)].translation.copy()
-                   for name in self.joints]
-        points = origins + [tip]
-        reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
-        prismatic = self._prismatic
-        reach += float(np.sum(self.upper[prismatic] - self.lower[prismatic]))
-        return origins[0], reach
+        pinocchio.forwardKinematics(model, data, q)
+        tip = pinocchio.updateFramePlacement(model, data, evaluator.frame_id).translation.copy()
+        ids = [model.getJointId(name) for name in self.joints]
+        points = [data.oMi[jid].translation.copy() for jid in ids] + [tip]
+        travel = np.where(self._prismatic, self.upper - self.lower, 0.0)
+        if self._n < 2 or self._prismatic[0] or not np.isfinite(travel).all():
+            reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
+            return _Reach(points[0], np.zeros(3), 0.0, reach + float(np.sum(travel)))
+        first = ids[0]
+        jacobian = pinocchio.computeJointJacobian(model, data, q, first)
+        axis = data.oMi[first].rotation @ jacobian[3:, model.joints[first].idx_v]
+        axis /= np.linalg.norm(axis)
+        arm = points[1] - points[0]
+        along = float(arm @ axis)
+        radius = float(np.linalg.norm(arm - along * axis))
+        reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points[1:], points[2:]))
+        return _Reach(points[0] + along * axis, axis, radius, reach + float(np.sum(travel[1:])))
 
     # --- per-thread state ------------------------------------------------------------------------
 
@@ -486,7 +532,7 @@ class ChainIK:
 
     def solve(self, target: Union[np.ndarray, pinocchio.SE3, Sequence[float]],
               seed: Optional[ArrayLike] = None, *,
-              time_budget: Optional[float] = None, max_iterations: Optional[int] = None,
+              time_guard: Optional[float] = None, max_iterations: Optional[int] = None,
               max_attempts: Optional[int] = None) -> IkResult:
         """
         Find joint positions that put the chain's tip at ``target``.
@@ -496,7 +542,7 @@ class ChainIK:
             3-vector [m].
         :param seed: the first guess, in chain order [rad or m] (default: zeros); clamped
             into the limits. A seed within the tolerance is returned as it is.
-        :param time_budget: wall-time budget [s] (default: the solver's).
+        :param time_guard: wall-time guard [s] (default: the solver's), a last resort.
         :param max_iterations: iteration budget, all attempts (default: the solver's).
         :param max_attempts: number of starts (default: the solver's).
         :return: the result; ``success=False`` when no solution was found in the budget or the
@@ -519,18 +565,16 @@ class ChainIK:
         else:
             workspace.full[:] = seed_vector  # the fixed joints stay there
             x = seed_vector[free]
-        budget = self.time_budget if time_budget is None else self._budget(
-            'time_budget', time_budget)
+        guard = self.time_guard if time_guard is None else self._budget(
+            'time_guard', time_guard)
         iteration_budget = self.max_iterations if max_iterations is None else self._count(
             'max_iterations', max_iterations, 0)
         attempt_budget = self.max_attempts if max_attempts is None else self._count(
             'max_attempts', max_attempts, 1)
-        deadline = start + budget
+        deadline = start + guard
 
-        origin, reach = self._reach
-        offset = workspace.target_p - origin
         beyond_reach = (self._position_rows.size == 3
-                        and math.sqrt(offset @ offset) > reach + self.position_tolerance)
+                        and self._reach.distance(workspace.target_p) > self.position_tolerance)
         if beyond_reach:
             attempt_budget = 1  # one descent finds the closest point; restarts cannot help
 
@@ -541,7 +585,7 @@ class ChainIK:
         posv = lapack.dposv
         perf_counter = time.perf_counter
         diagonal = slice(None, None, self._m + 1)
-        rng = workspace.rng
+        rng: Optional[np.random.Generator] = None  # made at the first restart
 
         best_x, best_cost, best_error = x, math.inf, None
         iterations = attempts = 0
@@ -563,7 +607,7 @@ class ChainIK:
                     reason = 'iteration budget'
                     break
                 if perf_counter() > deadline:
-                    reason = 'time budget'
+                    reason = 'time guard'
                     break
                 iterations += 1
                 jac_t = wjac.T
@@ -616,8 +660,15 @@ class ChainIK:
             elif iterations >= iteration_budget:
                 reason = 'iteration budget'
             elif perf_counter() > deadline:
-                reason = 'time budget'
+                reason = 'time guard'
             else:
+                if rng is None:
+                    # drawn from the request (seed and target): the same request restarts
+                    # alike on any machine, different seeds restart differently
+                    words = np.frombuffer(np.concatenate(
+                        [seed_vector, workspace.target_p]).tobytes(), dtype=np.uint32)
+                    rng = np.random.default_rng(np.random.SeedSequence(
+                        [self._restart_seed, *words.tolist()]))
                 x = rng.uniform(self._sample_low, self._sample_high)
         assert best_error is not None  # the first start always sets it
         return self._result(False, best_x, best_error, iterations, attempts, start, reason,
