@@ -86,20 +86,22 @@ def run(args: argparse.Namespace) -> int:
             if not args.step:
                 print(f'{step.describe()} ...', flush=True)
                 return True
-            answer = input(f'{step.describe()} -- Enter to run, q to stop: ')
+            # step mode: every MOVL of a path is a step, the tool stops at its waypoint
+            answer = input(f'{runner.describe_next(single_move=True)} -- Enter to run, q to '
+                           'stop: ')
             return answer.strip().lower() != 'q'
 
         def after(report) -> None:
             print(f'  done in {report.seconds:.2f} s: {report.message}', flush=True)
         try:
-            runner.run(before, after)
+            runner.run(before, after, single_move=args.step)
         except KeyboardInterrupt as error:
             from sweetie_motion.client import interrupt_message
             runner.stop()
             print(f'sweetie-motion program run: {interrupt_message(error)}', file=sys.stderr)
             return 130
     if not runner.finished:
-        print(f'stopped before {runner.steps[runner.next].describe()}')
+        print(f'stopped before {runner.describe_next(single_move=args.step)}')
         return 1
     print(f'{args.file}: {len(steps)} steps done')
     return 0
@@ -191,7 +193,9 @@ def build_parser() -> CommandParser:
                                  'step; Ctrl+C stops the robot.')
     with_robot(runner)
     add_connection_options(runner, 'winding_arm')
-    runner.add_argument('--step', action='store_true', help='ask before each step')
+    runner.add_argument('--step', action='store_true',
+                        help='ask before each step (each MOVL of a path: the tool stops at '
+                        'its waypoint)')
     runner.set_defaults(function=run)
     generator = commands.add_parser('from-path', help='write the program of a path file',
                                     description='Write the program of a path file.')

@@ -11,7 +11,7 @@ Joint moves go to the trajectory controller as they are (R-CART-2).
 
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -97,9 +97,15 @@ class ArmClient(MotionClient):
         return self._outcome(self.execute(goal), 'joint move')
 
     def move_linear(self, waypoints: List[Pose], radii: List[float],
-                    speeds: List[Optional[float]], override: float = 1.0) -> str:
+                    speeds: List[Optional[float]], override: float = 1.0,
+                    heading: Optional[Callable[[int], None]] = None,
+                    stop_after: int = 0) -> str:
         """
         Move the tool from the current pose (``waypoints[0]``) through the others.
+
+        ``heading`` gets the index (in ``waypoints``) of the waypoint the tool heads for, from
+        the action's feedback (in the client's executor thread); ``stop_after`` > 0 runs only
+        the part up to the stop at ``waypoints[stop_after]`` of the path planned whole.
 
         :raises WaypointFailure: planning failed at a waypoint (its index in ``waypoints``).
         :raises ClientError: refused or failed otherwise (the Cartesian node's reason).
@@ -107,11 +113,18 @@ class ArmClient(MotionClient):
         from sweetie_motion.conversions import pose_to_msg
         self.discover(self._cartesian.server_is_ready, 'Cartesian motion action')
         goal = self._cartesian_type.Goal(chain=self.chain, start_from_current=True,
-                                         speed_scale=float(override))
+                                         speed_scale=float(override),
+                                         stop_after=int(stop_after))
         goal.waypoints = [pose_to_msg(p) for p in waypoints[1:]]
         goal.blend_radii = [float(r) for r in radii[1:]]
         goal.speeds = [float(v or 0.0) for v in speeds[1:]]
-        result = self._run_goal(self._cartesian, goal, 'Cartesian motion')
+
+        def on_feedback(message) -> None:
+            if heading is not None and message.feedback.waypoint >= 0:
+                # waypoints[0] (the current pose) is not in the goal
+                heading(message.feedback.waypoint + 1)
+        result = self._run_goal(self._cartesian, goal, 'Cartesian motion',
+                                feedback=on_feedback)
         if not result.succeeded and result.failed_waypoint >= 0:
             # waypoints[0] (the current pose) is not in the goal
             raise WaypointFailure(result.failed_waypoint + 1,

@@ -41,6 +41,7 @@ Joint-space commands do not come here (R-CART-2): they go to the trajectory cont
 are. Pure: no rclpy.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
 import math
@@ -53,7 +54,7 @@ from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
                                               JointLimiter, JointLimitViolation,
                                               LimitViolation, WorkspaceLimiter, ZoneViolation)
-from sweetie_motion.cartesian.path import CartesianPath, EQRADIUS, PathError, WaypointLike
+from sweetie_motion.cartesian.path import ARC, CartesianPath, EQRADIUS, PathError, WaypointLike
 from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
                                               ProfileError, sample_path)
 from sweetie_motion.errors import SweetieMotionError
@@ -214,6 +215,47 @@ class CartesianPlan:
         """Return how long the wrist reconfiguration before the path takes [s]."""
         return float(self.times[self.prelude]) if self.prelude and self.times is not None \
             else 0.0
+
+    def heading(self, t: float) -> int:
+        """
+        Return the waypoint the tool heads for at time ``t`` of the motion [s].
+
+        An index in the path's waypoints: the one a line leads to, the one after the corner a
+        blend rounds (the move to the corner is as done as it gets), the first one after the
+        start during the wrist reconfiguration. A console follows the program's lines so.
+        """
+        times = self.times if self.times is not None else self.samples.time
+        index = min(max(int(np.searchsorted(times, t, side='right')) - 1, 0), len(times) - 1)
+        kept = self.path.input_indices
+        if index < self.prelude:
+            return kept[min(1, len(kept) - 1)]
+        segment = self.samples.segment_of(index - self.prelude)
+        if segment.kind != ARC:
+            return segment.waypoint
+        return next((k for k in kept if k > segment.waypoint), kept[-1])
+
+    def until_waypoint(self, waypoint: int) -> 'CartesianPlan':
+        """
+        Return this motion cut where the tool comes to rest at ``waypoint`` or next after it.
+
+        ``waypoint`` is an index in the path's waypoints as given. Planned whole and cut, the
+        motion up to there is the one the whole path takes (the same joint branch), which a
+        plan of that stretch alone need not be. A waypoint passed without a stop (a blend, a
+        straight pass) cuts at the next stop.
+        """
+        stop = next((c.s for c in self.path.corners
+                     if c.waypoint >= waypoint and c.kind in ('stop', 'end')), None)
+        if stop is None or self.times is None:
+            return self
+        last = min(int(np.searchsorted(self.samples.s, stop - 1e-9, side='left')),
+                   len(self.samples) - 1)
+        keep = self.prelude + last + 1
+        if keep >= len(self.times):
+            return self
+        velocities = self.velocities[:keep].copy()
+        velocities[-1] = 0.0   # at rest at the stop
+        return dataclasses.replace(self, positions=self.positions[:keep],
+                                   velocities=velocities, times=self.times[:keep])
 
     def describe(self) -> str:
         """Say what was planned, in one line."""

@@ -134,12 +134,17 @@ class MotionBackend(Protocol):
         """Move the joints to ``target`` (joint space; ``speed`` [rad/s] per joint or None)."""
 
     def move_linear(self, waypoints: List[Pose], radii: List[float],
-                    speeds: List[Optional[float]], override: float) -> str:
+                    speeds: List[Optional[float]], override: float,
+                    heading: Optional[Callable[[int], None]] = None,
+                    stop_after: int = 0) -> str:
         """
         Move the tool along the path from the current pose (waypoints[0]) through the rest.
 
         An error at one waypoint says which (:func:`failed_waypoint`), so that the program
-        line of that MOVL is reported.
+        line of that MOVL is reported. ``heading`` is called, from any thread, with the index
+        of the waypoint the tool heads for as the motion goes on (a backend that does not move
+        the robot need not call it). ``stop_after`` > 0: plan the whole path, run only its
+        part up to the stop at ``waypoints[stop_after]`` (step mode).
         """
 
     def gripper(self, action: str) -> str:
@@ -224,6 +229,10 @@ class ProgramRunner:
         self.home = np.asarray(home, dtype=float)
         self.override = 1.0
         self.next = 0
+        #: the next MOVL of the linear step :attr:`next` (step mode runs one MOVL at a time)
+        self.next_move = 0
+        #: called with each program line a linear step's motion reaches (from any thread)
+        self.on_line: Optional[Callable[[int], None]] = None
         self._stop = threading.Event()
 
     @property
@@ -237,12 +246,15 @@ class ProgramRunner:
         self.backend.stop()
 
     def run(self, before: Optional[Callable[[ProgramStep], bool]] = None,
-            after: Optional[Callable[[StepReport], None]] = None) -> List[StepReport]:
+            after: Optional[Callable[[StepReport], None]] = None,
+            single_move: bool = False) -> List[StepReport]:
         """
         Run the remaining steps.
 
         :param before: called with each step before it runs; False stops there (step mode).
         :param after: called with each step's report.
+        :param single_move: run a linear step one MOVL at a time (each a step of its own for
+            ``before`` and ``after``, the tool stopping at every waypoint).
         :raises ProgramRunError: a step failed (its line and why); the program stops there.
         :raises ProgramStopped: :meth:`stop` was called.
         """
@@ -251,31 +263,61 @@ class ProgramRunner:
             step = self.steps[self.next]
             if before is not None and not before(step):
                 break
-            report = self.run_step()
+            report = self.run_step(single_move)
             reports.append(report)
             if after is not None:
                 after(report)
         return reports
 
-    def run_step(self) -> StepReport:
-        """Run the next step; see :meth:`run` for the errors."""
+    @property
+    def next_line(self) -> int:
+        """Return the program line the runner goes on at (0 when finished or unknown)."""
+        if self.finished:
+            return 0
+        step = self.steps[self.next]
+        if step.kind == 'linear' and self.next_move < len(step.commands):
+            return getattr(step.commands[self.next_move], 'line', 0)
+        return step.line
+
+    def describe_next(self, single_move: bool = False) -> str:
+        """Say what the next step (``single_move``: its next MOVL only) does."""
+        step = self.steps[self.next]
+        remaining = len(step.commands) - self.next_move
+        if step.kind != 'linear' or (self.next_move == 0 and not single_move):
+            return step.describe()
+        where = f'line {self.next_line}' if self.next_line else 'command'
+        count = 1 if single_move else remaining
+        return f'{where}: {count} linear move(s)'
+
+    def run_step(self, single_move: bool = False) -> StepReport:
+        """
+        Run the next step; see :meth:`run` for the errors.
+
+        :param single_move: of a linear step, run only its next MOVL (to its waypoint, where
+            the tool stops: step mode); the step is done after its last MOVL.
+        """
         import time
         if self._stop.is_set():
             raise ProgramStopped('the program was stopped')
         step = self.steps[self.next]
         started = time.monotonic()
+        line = self.next_line
+        moves = len(step.commands) - self.next_move if step.kind == 'linear' else 0
         try:
-            message = self._execute(step)
+            message = self._execute(step, 1 if single_move else moves)
         except ProgramRunError:
             raise
         except SweetieMotionError as error:
             if self._stop.is_set():
                 raise ProgramStopped(f'the program was stopped ({step.describe()})') from None
-            raise ProgramRunError(step.line, str(error)) from None
-        self.next += 1
+            raise ProgramRunError(line, str(error)) from None
+        if single_move and moves > 1:
+            self.next_move += 1
+        else:
+            self.next, self.next_move = self.next + 1, 0
         return StepReport(step, message, time.monotonic() - started)
 
-    def _execute(self, step: ProgramStep) -> str:
+    def _execute(self, step: ProgramStep, moves: int = 0) -> str:
         # program_steps gives each kind its command type: the isinstance checks follow kind
         first = step.commands[0]
         backend = self.backend
@@ -290,20 +332,31 @@ class ProgramRunner:
             target, speed = joint_target(first, self.joints, backend.joint_positions(),
                                          self.home)
             return backend.move_joints(target, speed, self.override)
-        # a linear step holds only MOVL (program_steps); linear_run checks each command
-        moves = cast(List[LinearMove], list(step.commands))
-        waypoints, radii, speeds = linear_run(moves, backend.tool_pose())
-        # the program line of each waypoint: the path starts at the tool (the step's line)
-        lines = [step.line] + [move.line for move in moves]
+        # a linear step holds only MOVL (program_steps); linear_run checks each command; the
+        # ones before next_move have run (step mode), ``moves`` of the rest run now
+        linear = cast(List[LinearMove], list(step.commands))[self.next_move:]
+        waypoints, radii, speeds = linear_run(linear, backend.tool_pose())
+        stop_after = 0
+        if moves < len(linear):
+            # step mode: the rest of the path planned whole with a stop at every waypoint (the
+            # joint branch is the whole path's), run to its first waypoint
+            radii = [0.0] * len(radii)
+            stop_after = moves
+        # the program line of each waypoint: the path starts at the tool (the first MOVL's)
+        lines = [linear[0].line] + [move.line for move in linear]
         # a first move to where the tool already is (the program's numbers rounded) adds no
-        # segment: the path starts at the tool
+        # segment: the path starts at the tool (in step mode that move is the step)
+        if stop_after and waypoints[1].is_close(waypoints[0], START_POSITION_TOLERANCE,
+                                                START_ORIENTATION_TOLERANCE):
+            return 'the tool is there already'
         while len(waypoints) > 1 and waypoints[1].is_close(
                 waypoints[0], START_POSITION_TOLERANCE, START_ORIENTATION_TOLERANCE):
             del waypoints[1], radii[1], speeds[1], lines[1]
         if len(waypoints) < 2:
             return 'the tool is there already'
         try:
-            return backend.move_linear(waypoints, radii, speeds, self.override)
+            return backend.move_linear(waypoints, radii, speeds, self.override,
+                                       _report_lines(self.on_line, lines), stop_after)
         except SweetieMotionError as error:
             # a path error names the waypoint (segment) it is at: report that MOVL's line,
             # not the line the run of MOVL starts at
@@ -311,6 +364,20 @@ class ProgramRunner:
             if index is None or not 0 <= index < len(lines) or self._stop.is_set():
                 raise
             raise ProgramRunError(lines[index], str(error)) from None
+
+
+def _report_lines(on_line: Optional[Callable[[int], None]], lines: Sequence[int]
+                  ) -> Optional[Callable[[int], None]]:
+    """Return a ``heading`` callback that reports each new line of ``lines`` to ``on_line``."""
+    if on_line is None:
+        return None
+    last = [0]
+
+    def heading(index: int) -> None:
+        if 0 <= index < len(lines) and lines[index] and lines[index] != last[0]:
+            last[0] = lines[index]
+            on_line(lines[index])
+    return heading
 
 
 @dataclass
@@ -400,13 +467,17 @@ class OfflineBackend:
         return f'joint move of {duration:.2f} s'
 
     def move_linear(self, waypoints: List[Pose], radii: List[float],
-                    speeds: List[Optional[float]], override: float) -> str:
-        """Plan the path as the motion process's Cartesian node would."""
+                    speeds: List[Optional[float]], override: float,
+                    heading: Optional[Callable[[int], None]] = None,
+                    stop_after: int = 0) -> str:
+        """Plan the path as the motion process's Cartesian node would (nothing moves)."""
         try:
             plan = self.planner.plan(CartesianRequest(
                 waypoints, radii, self.max_velocity, self.max_acceleration, None,
                 self.lateral_acceleration, None,
                 speeds if any(v is not None for v in speeds) else None, override), self._q)
+            if stop_after:
+                plan = plan.until_waypoint(stop_after)
         except SweetieMotionError:
             # the waypoints stay in the picture of a path that failed, beside its error
             self.record.waypoints += [pose.position for pose in waypoints]

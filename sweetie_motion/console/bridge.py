@@ -29,7 +29,8 @@ from sweetie_motion.cartesian.runner import (chain_home, ProgramRunError, Progra
                                              ProgramStopped)
 from sweetie_motion.console.presenter import (
     CommandGripper, FAILED, GripperState, JobFinished, jog_target, JogTool,
-    LinksChanged, MoveHome, PlanProgram, RunSteps, StateReceived, StepFinished, StepStarted,
+    LineReached, LinksChanged, MoveHome, PlanProgram, RunSteps, StateReceived, StepFinished,
+    StepStarted,
     StopJob, STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream
@@ -307,35 +308,40 @@ class ConsoleBridge:
         runner = ProgramRunner(request.steps, self.arm, self.model.list_joints(self.chain),
                                chain_home(self.model, self.chain))
         runner.next = request.first
+        runner.next_move = request.first_move
         runner.override = request.override
+        runner.on_line = lambda line: self._put(LineReached(job_id, line))
         with self._lock:
             if self._active is not None and self._active[0] == job_id:
                 self._active = (job_id, runner)
         self.arm.resume()
         if self._stopped(job_id):
-            return JobFinished(job_id, STOPPED, 'stopped before it started',
-                               runner.steps[runner.next].line, runner.next, runner.override)
+            return JobFinished(job_id, STOPPED, 'stopped before it started', runner.next_line,
+                               runner.next, runner.override, runner.next_move)
         started = []
 
         def before(step) -> bool:
             if (request.single and started) or self._stopped(job_id):
                 return False
-            started.append(step)
-            self._put(StepStarted(job_id, runner.next, step.line, step.describe()))
+            line = runner.next_line
+            started.append((runner.next, line))
+            self._put(StepStarted(job_id, runner.next, line,
+                                  runner.describe_next(request.single)))
             return True
 
         def after(report) -> None:
-            self._put(StepFinished(job_id, runner.next - 1, report.step.line, report.message,
-                                   report.seconds))
+            index, line = started[-1]
+            self._put(StepFinished(job_id, index, line, report.message, report.seconds))
         try:
-            runner.run(before, after)
+            runner.run(before, after, single_move=request.single)
         except ProgramStopped as error:
-            return JobFinished(job_id, STOPPED, str(error), runner.steps[runner.next].line,
-                               runner.next, runner.override)
+            return JobFinished(job_id, STOPPED, str(error), runner.next_line, runner.next,
+                               runner.override, runner.next_move)
         except ProgramRunError as error:
             return JobFinished(job_id, FAILED, str(error), error.line, runner.next,
-                               runner.override)
+                               runner.override, runner.next_move)
         if self._stopped(job_id) and not runner.finished:
-            return JobFinished(job_id, STOPPED, 'stopped between steps',
-                               runner.steps[runner.next].line, runner.next, runner.override)
-        return JobFinished(job_id, SUCCEEDED, '', 0, runner.next, runner.override)
+            return JobFinished(job_id, STOPPED, 'stopped between steps', runner.next_line,
+                               runner.next, runner.override, runner.next_move)
+        return JobFinished(job_id, SUCCEEDED, '', 0, runner.next, runner.override,
+                           runner.next_move)

@@ -136,8 +136,9 @@ class RunSteps:
     """
     Run program steps on the robot from ``first``; one :class:`JobFinished` answers.
 
-    :param single: run only the step ``first`` (step mode).
+    :param single: run only the step ``first`` (step mode: of a path, its next MOVL only).
     :param override: the speed override in force (a SPEED of an earlier step), (0, 1].
+    :param first_move: the MOVL of step ``first`` to go on at (step mode ran the ones before).
     """
 
     job_id: int
@@ -145,6 +146,7 @@ class RunSteps:
     first: int
     single: bool
     override: float = 1.0
+    first_move: int = 0
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,14 @@ class StepStarted:
 
 
 @dataclass(frozen=True)
+class LineReached:
+    """The running path's motion reached the MOVL of program line ``line``."""
+
+    job_id: int
+    line: int
+
+
+@dataclass(frozen=True)
 class StepFinished:
     """Step ``index`` ended well; what the robot said, how long it took [s]."""
 
@@ -258,6 +268,7 @@ class JobFinished:
     :param line: the program line it failed or stopped at (0: none).
     :param next_index: the program step to run next (programs).
     :param override: the speed override in force at the end (programs).
+    :param next_move: the MOVL of step ``next_index`` to go on at (after step mode).
     """
 
     job_id: int
@@ -266,6 +277,7 @@ class JobFinished:
     line: int = 0
     next_index: int = 0
     override: float = 1.0
+    next_move: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -441,6 +453,8 @@ class ConsolePresenter:
         self.steps: List[ProgramStep] = []
         self.parse_error: Optional[ProgramError] = None
         self.next_step = 0
+        #: the MOVL of step next_step to go on at (Step runs a path one MOVL at a time)
+        self.next_move = 0
         self.override = 1.0
         self.error_line = 0
         self.plan: Optional[ProgramPlanned] = None
@@ -461,6 +475,7 @@ class ConsolePresenter:
         self._handlers.register(LinksChanged, self._on_links_changed)
         self._handlers.register(StepStarted, self._on_step_started)
         self._handlers.register(StepFinished, self._on_step_finished)
+        self._handlers.register(LineReached, self._on_line_reached)
         self._handlers.register(JobFinished, self._on_job_finished)
         self._handlers.register(ProgramPlanned, self._on_program_planned)
         self.set_slider_chain(slider_chain or chain)
@@ -520,8 +535,12 @@ class ConsolePresenter:
     @property
     def next_line(self) -> int:
         """Return the line a paused program goes on at (0: it starts from the top)."""
-        if self.job is None and 0 < self.next_step < len(self.steps):
-            return self.steps[self.next_step].line
+        if self.job is None and (self.next_step or self.next_move) and \
+                self.next_step < len(self.steps):
+            step = self.steps[self.next_step]
+            if step.kind == 'linear' and self.next_move < len(step.commands):
+                return getattr(step.commands[self.next_move], 'line', 0)
+            return step.line
         return 0
 
     def can(self, action: str) -> bool:
@@ -792,7 +811,7 @@ class ConsolePresenter:
         if self.job is not None and self.job.kind == 'program':
             return self._refuse(ConsoleError('the program runs: stop it before editing'))
         self.text = text
-        self.next_step = 0
+        self.next_step = self.next_move = 0
         self.override = 1.0
         self.error_line = 0
         try:
@@ -933,13 +952,15 @@ class ConsolePresenter:
             return self._refuse(error)
         self._end_manual('')
         first = self.next_step if self.next_step < len(self.steps) else 0
-        if first == 0:
+        first_move = self.next_move if first == self.next_step else 0
+        if first == 0 and first_move == 0:
             self.override = 1.0
             self._request_plan()   # the path drawn is the one that runs, from where it starts
         self.error_line = 0
         what = 'program step' if single else 'program'
-        job = self._start('program', what, self.steps[first].line)
-        self.send(RunSteps(job.job_id, tuple(self.steps), first, single, self.override))
+        job = self._start('program', what, self.next_line or self.steps[first].line)
+        self.send(RunSteps(job.job_id, tuple(self.steps), first, single, self.override,
+                           first_move))
         self._notify('program')
         return True
 
@@ -1035,6 +1056,12 @@ class ConsolePresenter:
         self.say(f'{event.description} ...')
         self._notify('job', 'program')
 
+    def _on_line_reached(self, event: LineReached) -> None:
+        if self.job is None or self.job.job_id != event.job_id or event.line == self.job.line:
+            return
+        self.job.line = event.line
+        self._notify('job', 'program')
+
     def _on_step_finished(self, event: StepFinished) -> None:
         if self.job is None or self.job.job_id != event.job_id:
             return
@@ -1060,16 +1087,16 @@ class ConsolePresenter:
     def _program_finished(self, event: JobFinished) -> None:
         self.override = event.override
         if event.outcome == SUCCEEDED:
-            self.next_step = event.next_index
+            self.next_step, self.next_move = event.next_index, event.next_move
             if self.next_step >= len(self.steps):
-                self.next_step = 0
+                self.next_step = self.next_move = 0
                 self.override = 1.0
                 self.say(f'the program is done: {len(self.steps)} steps')
             else:
-                self.say(f'step done; next: line {self.steps[self.next_step].line} (Step or '
-                         'Run goes on from there)')
+                self.say(f'step done; next: line {self.next_line} (Step or Run goes on from '
+                         'there)')
             return
-        self.next_step = 0
+        self.next_step = self.next_move = 0
         self.override = 1.0
         if event.outcome == STOPPED:
             where = f' at line {event.line}' if event.line else ''

@@ -206,6 +206,14 @@ class CartesianMotionNode(ManagedNode):
                                      -1 if index is None or index < 0 else index) from None
         except ValueError as error:
             raise CartesianGoalError(CartesianCode.INVALID_GOAL, str(error)) from None
+        if request.stop_after:
+            if request.stop_after > len(request.waypoints):
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'stop_after is {request.stop_after}: there are only '
+                                         f'{len(request.waypoints)} waypoints')
+            # the goal's waypoints do not hold the current pose inserted above
+            plan = plan.until_waypoint(request.stop_after - 1 +
+                                       (1 if request.start_from_current else 0))
         if len(plan.times) > values['max_points']:
             raise CartesianGoalError(
                 CartesianCode.INVALID_GOAL,
@@ -242,7 +250,7 @@ class CartesianMotionNode(ManagedNode):
             return result
 
     async def _execute_goal(self, goal_handle, result):
-        goal_handle.publish_feedback(CartesianMotion.Feedback(stage='planning'))
+        goal_handle.publish_feedback(CartesianMotion.Feedback(stage='planning', waypoint=-1))
         plan = self.plan(goal_handle.request)
         result.segments = len(plan.path.segments)
         result.length = float(plan.path.length)
@@ -268,6 +276,9 @@ class CartesianMotionNode(ManagedNode):
             t = elapsed.sec + elapsed.nanosec * 1e-9
             feedback.time_from_start = t
             feedback.progress = min(1.0, t / max(plan.duration, 1e-9))
+            # the goal's waypoints do not hold the current pose the path starts from
+            feedback.waypoint = plan.heading(t) - (1 if goal_handle.request.start_from_current
+                                                   else 0)
             feedback.desired = pose_to_msg(self._planner.tip_pose(
                 message.feedback.desired.positions))
             goal_handle.publish_feedback(feedback)

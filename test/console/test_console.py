@@ -55,7 +55,8 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
     shot = []
 
     def halfway() -> bool:
-        if not shot and console.presenter.running_line == 4 and \
+        # on the way to waypoint 6 (line 9), the winding machine
+        if not shot and console.presenter.running_line == 9 and \
                 tool(arm, arm_model).position[1] > 0.5:
             shot.append(shots(console, 'running'))
         return console.presenter.job is None
@@ -65,7 +66,8 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
     until(qtbot, halfway, 180, lambda: f'the program to end: {console.presenter.message.text}')
     assert 'the program is done' in console.presenter.message.text, \
         console.presenter.message.text
-    assert {3, 4} <= set(lines)  # HOME, then the path of the MOVL lines, highlighted
+    # HOME, then every MOVL's line as the tool heads for its waypoint
+    assert set(range(3, 12)) <= set(lines), lines
     assert shot, 'the tool never passed y = 0.5 m on the path'
     with open(os.path.join(ROOT, 'config', 'paths', 'paper_path.yaml')) as stream:
         last = Pose.from_mm_zyz(*yaml.safe_load(stream)['waypoints'][-1], degrees=True)
@@ -166,6 +168,29 @@ def test_jog_moves_the_tool_one_step_in_the_base_and_the_tool_frame(
     wait_job(qtbot, console)
     until(qtbot, lambda: 'released' in window.gripper_label.text(), 10,
           'the gripper released')
+
+
+def test_step_takes_a_path_one_movl_at_a_time(qtbot, console, arm, arm_model, shots):
+    # Step went HOME, then the whole path of every MOVL in one; each MOVL is a step now, the
+    # tool stopping at its waypoint, and the highlight shows the line to run next
+    window = console.window
+    presenter = console.presenter
+    type_program(console, 'HOME\nMOVL X0 Y-384.8 Z830.2 A-90 B90 C180 F100\n'
+                          'MOVL Y-364.8 R10\nMOVL Z850.2\n')
+    until(qtbot, lambda: window.step_button.isEnabled(), 10, 'Step enabled')
+    targets = {2: (0.0, -0.3848, 0.8302), 3: (0.0, -0.3648, 0.8302), 4: (0.0, -0.3648, 0.8502)}
+    click(qtbot, window.step_button)   # HOME
+    wait_job(qtbot, console)
+    for line in (2, 3, 4):
+        assert presenter.next_line == line and window.editor.highlighted.get('next') == line
+        click(qtbot, window.step_button)
+        message = wait_job(qtbot, console)
+        assert presenter.message.level == 'info', message
+        wait_at_rest(qtbot, arm)
+        reached = tool(arm, arm_model).position
+        assert np.linalg.norm(reached - targets[line]) < 1e-3, (line, reached)
+        shots(console, f'stepped_line_{line}')
+    assert presenter.next_line == 0 and 'the program is done' in presenter.message.text
 
 
 def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_model, shots):

@@ -219,3 +219,28 @@ def test_the_documented_example_parses_and_formats_back():
     commands = parse_program(text)
     assert len(commands) == 9
     assert parse_program(format_program(commands)) == commands
+
+
+def test_step_mode_runs_a_path_one_movl_at_a_time_stopping_at_each_waypoint(arm):
+    from sweetie_motion.cartesian.program import load_program
+    from sweetie_motion.cartesian.runner import chain_home, OfflineBackend, program_steps, \
+        ProgramRunner
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    commands = load_program(os.path.join(root, 'config', 'programs', 'paper_path.txt'))
+    home = chain_home(arm, 'arm')
+    backend = OfflineBackend(arm, 'arm', home)
+    runner = ProgramRunner(program_steps(commands), backend, arm.list_joints('arm'), home)
+    assert len(runner.steps) == 2   # HOME, then the path of the eight MOVL
+    lines = []
+    reports = runner.run(before=lambda step: lines.append(runner.next_line) or True,
+                         single_move=True)
+    assert lines == [3, 4, 5, 6, 7, 8, 9, 10, 11] and len(reports) == 9
+    assert runner.finished and runner.next_move == 0
+    # every MOVL ended at its own waypoint (the first one is where HOME leaves the tool)
+    paths = [sample for kind, sample, _ in backend.record.steps if kind == 'linear']
+    assert len(paths) == 7
+    anywhere = Pose(np.zeros(3), np.eye(3))   # each MOVL of the paper gives x, y and z
+    for command, sample in zip(commands[2:], paths):
+        reached = np.asarray(backend.record.tool[sample])
+        assert np.linalg.norm(reached - command.target(anywhere).position) < 1e-4

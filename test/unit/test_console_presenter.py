@@ -18,7 +18,7 @@ from sweetie_motion.cartesian.runner import chain_home, program_steps
 from sweetie_motion.console.planning import OfflinePlanner
 from sweetie_motion.console.presenter import (
     CommandGripper, ConsolePresenter, FAILED, GripperState, JobFinished,
-    jog_target, JogTool, LinksChanged, MoveHome, PARTS, PLAN_DELAY, PlanProgram,
+    jog_target, JogTool, LineReached, LinksChanged, MoveHome, PARTS, PLAN_DELAY, PlanProgram,
     ProgramPlanned, RunSteps, SETTLE, StateReceived, StepFinished, StepStarted, StopJob,
     STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
@@ -310,6 +310,34 @@ def test_step_runs_one_step_and_goes_on_from_the_next(presenter, sent):
     finish(presenter, next_index=1)
     presenter.set_text(PROGRAM + 'WAIT 1\n')
     assert presenter.next_step == 0  # an edited program starts from the top
+
+
+def test_the_running_line_follows_the_path_from_movl_to_movl(presenter, sent):
+    presenter.set_text(PROGRAM)
+    presenter.run()
+    run = of(sent, RunSteps)[-1]
+    presenter.handle(StepStarted(run.job_id, 3, 4, 'line 4: 2 linear move(s)'))
+    assert presenter.running_line == 4
+    presenter.handle(LineReached(run.job_id, 5))      # the tool heads for line 5's waypoint
+    assert presenter.running_line == 5
+    presenter.handle(LineReached(run.job_id + 1, 4))  # another job's
+    assert presenter.running_line == 5
+
+
+def test_step_runs_a_path_one_movl_at_a_time(presenter, sent):
+    presenter.set_text(PROGRAM)   # step 3 is the path of lines 4 and 5
+    presenter.step()
+    finish(presenter, next_index=3)
+    presenter.step()
+    assert (of(sent, RunSteps)[-1].first, of(sent, RunSteps)[-1].first_move) == (3, 0)
+    finish(presenter, next_index=3, next_move=1)   # line 4's MOVL done, line 5's next
+    assert presenter.next_line == 5 and 'next: line 5' in presenter.message.text
+    presenter.step()
+    run = of(sent, RunSteps)[-1]
+    assert (run.first, run.first_move, run.single) == (3, 1, True)
+    assert presenter.running_line == 5
+    finish(presenter, next_index=4)
+    assert presenter.next_step == 0 and 'the program is done' in presenter.message.text
 
 
 def test_a_failed_step_is_shown_on_its_line(presenter, sent):
