@@ -45,12 +45,13 @@ from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramE
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
 from sweetie_motion.console.backups import ProgramBackups
+from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
 #: what listeners are told changed
-TOPICS = ('state', 'links', 'sliders', 'jog', 'program', 'job', 'plan', 'message')
+TOPICS = ('state', 'links', 'sliders', 'jog', 'program', 'job', 'plan', 'message', 'target')
 #: the parts of the motion process the console uses
 PARTS = ('joint_states', 'controller', 'cartesian', 'follow_joint_state', 'gripper')
 #: readable names of :data:`PARTS`
@@ -445,6 +446,9 @@ class ConsolePresenter:
         self.rotation_step = 5.0
         self.translation_speed = 50.0
         self.rotation_speed = 15.0
+        #: a typed Cartesian target solved by IK, shown until Move or another target
+        self.target: Optional[TargetSolution] = None
+        self._target_solver: Optional[TargetSolver] = None
         # the program
         self.text = ''
         self.source = ''
@@ -770,6 +774,52 @@ class ConsolePresenter:
         sign = '+' if direction > 0 else '-'
         job = self._start('jog', f'jog {sign}{axis} {text} ({self.jog_frame} frame)')
         self.send(JogTool(job.job_id, axis, direction * amount, self.jog_frame, speed))
+        return True
+
+    # --- a typed Cartesian target --------------------------------------------------------------
+
+    def preview_target(self, text: str) -> bool:
+        """
+        Solve a typed tool pose (x y z [mm] A B C [deg]) by IK from where the robot is.
+
+        Nothing moves: the joint result is said and shown (:attr:`target`); :meth:`move_to_
+        target` goes there.
+        """
+        self.target = None
+        self._notify('target')
+        try:
+            pose = parse_target(text)
+        except TargetError as error:
+            return self._refuse(ConsoleError(f'target: {error}'))
+        start = self.positions(self.joints)
+        if start is None:
+            return self._refuse(ConsoleError('target: no joint_states yet: is the motion '
+                                             'process running?'))
+        if self._target_solver is None:
+            self._target_solver = TargetSolver(self.model, self.chain)
+        solution = self._target_solver.solve(pose, start)
+        if not solution.success:
+            return self._refuse(ConsoleError(f'target: {solution.describe(self.model)}'))
+        self.target = solution
+        self.say(f'target solved: {solution.describe(self.model)}; Move goes there (a joint '
+                 f'move at {self.joint_speed} % of the joint speed)')
+        self._notify('target')
+        return True
+
+    def move_to_target(self) -> bool:
+        """Move the joints to the solved target (a joint move at the joint speed)."""
+        if self.target is None:
+            return self._refuse(ConsoleError('target: solve a target first'))
+        try:
+            self._check('home')
+        except ConsoleError as error:
+            return self._refuse(error)
+        self._end_manual('')
+        speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
+        job = self._start('target', 'move to the target')
+        self.send(MoveHome(job.job_id, self.target.positions, speed))
+        self.target = None
+        self._notify('target')
         return True
 
     # --- gripper and home ----------------------------------------------------------------------

@@ -14,13 +14,14 @@ from PyQt5.QtGui import (
 )
 from PyQt5.QtWidgets import (
     QButtonGroup, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-    QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QTextEdit, QVBoxLayout,
-    QWidget,
+    QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QSlider, QSpinBox,
+    QTextEdit, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import (
     AXES, display_unit, JOINT_SPEED_RANGE, ROTATION_SPEED_RANGE, ROTATION_STEPS, slider_range,
     TRANSLATION_SPEED_RANGE, TRANSLATION_STEPS,
 )
+from sweetie_motion.editor.widgets import push_button, SliderRow
 from sweetie_motion.model.robot_model import RobotModel
 
 #: slider steps per display unit (0.1 deg, 0.1 mm)
@@ -72,6 +73,9 @@ class RobotView3D(QWidget):
             self.zones = list(WorkspaceLimiter.from_config(
                 model.get_chain_property(chain, 'workspace')).zones)
         self.pose: Dict[str, float] = {}
+        #: a pose drawn faintly beside the robot's (a solved target before it is moved to)
+        self.ghost: Optional[Dict[str, float]] = None
+        self._ghost_links: Dict[str, np.ndarray] = {}
         self.path: Optional[np.ndarray] = None
         self.waypoints: Optional[np.ndarray] = None
         self.tool: Optional[np.ndarray] = None
@@ -94,6 +98,12 @@ class RobotView3D(QWidget):
         self.pose = dict(pose)
         self.tool = None if tool is None else np.asarray(tool, dtype=float)
         self.title = title
+
+    def set_ghost(self, pose: Optional[Mapping[str, float]]) -> None:
+        """Take a pose to draw faintly beside the robot's (None: none) [rad or m]."""
+        self.ghost = None if pose is None else dict(pose)
+        self._ghost_links = {} if pose is None else self.model.link_positions(self.ghost)
+        self._path_revision += 1   # repaint at the next redraw
 
     def set_path(self, path: Optional[np.ndarray], waypoints: Optional[np.ndarray]) -> None:
         """Take the planned tool path [m] (n, 3) and its waypoints [m] (k, 3); None: none."""
@@ -182,6 +192,12 @@ class RobotView3D(QWidget):
             for k, (x, y) in enumerate(self.project(self.waypoints), start=1):
                 painter.drawEllipse(QPointF(x, y), 2.5, 2.5)
                 painter.drawText(QPointF(x + 4, y - 4), str(k))
+        for parent, child, _, width, _ in self.segments:
+            ghost = self._ghost_links
+            if parent in ghost and child in ghost:
+                pen = QPen(QColor('#9467bd'), width, Qt.DashLine)
+                painter.setPen(pen)
+                self._polyline(painter, np.array([ghost[parent], ghost[child]]))
         links = self._links
         for parent, child, color, width, dotted in self.segments:
             if parent not in links or child not in links:
@@ -371,10 +387,9 @@ class JointSliders(QGroupBox):
         self.setObjectName('joint_sliders')
         self.model = model
         self.moved = moved
+        self.rows: Dict[str, SliderRow] = {}
         self.sliders: Dict[str, QSlider] = {}
         self.values: Dict[str, QLabel] = {}
-        self._factors: Dict[str, float] = {}
-        self._updating = False
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
         top.addWidget(QLabel('chain'))
@@ -397,67 +412,48 @@ class JointSliders(QGroupBox):
 
     def show_joints(self, chain: str, joints: Sequence[str]) -> None:
         """Rebuild the sliders for ``joints`` of ``chain``."""
-        self._updating = True
-        try:
-            if self.chain_combo.currentText() != chain:
-                self.chain_combo.setCurrentText(chain)
-            while self.grid.count():
-                item = self.grid.takeAt(0)
-                if item.widget() is not None:
-                    item.widget().deleteLater()
-            self.sliders, self.values, self._factors = {}, {}, {}
-            for row, joint in enumerate(joints):
-                unit, factor = display_unit(self.model, joint)
-                lower, upper = slider_range(self.model, joint)
-                scale = factor * STEPS_PER_UNIT
-                slider = QSlider(Qt.Horizontal)
-                slider.setObjectName(f'slider_{joint}')
-                slider.setRange(int(math.ceil(lower * scale)), int(math.floor(upper * scale)))
-                slider.setSingleStep(STEPS_PER_UNIT)
-                slider.setPageStep(STEPS_PER_UNIT * 10)
-                slider.setToolTip(f'{joint}: [{lower * factor:.1f}, {upper * factor:.1f}] '
-                                  f'{unit}')
-                value = QLabel('-')
-                value.setObjectName(f'slider_value_{joint}')
-                value.setMinimumWidth(value.fontMetrics().horizontalAdvance(
-                    '+000.0 -> +000.0 deg'))
-                self.grid.addWidget(QLabel(joint), row, 0)
-                self.grid.addWidget(slider, row, 1)
-                self.grid.addWidget(value, row, 2)
-                slider.valueChanged.connect(lambda steps, j=joint: self._changed(j, steps))
-                self.sliders[joint] = slider
-                self.values[joint] = value
-                self._factors[joint] = scale
-        finally:
-            self._updating = False
-
-    def _changed(self, joint: str, steps: int) -> None:
-        if not self._updating:
-            self.moved(joint, steps / self._factors[joint])
+        if self.chain_combo.currentText() != chain:
+            self.chain_combo.setCurrentText(chain)
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.rows, self.sliders, self.values = {}, {}, {}
+        for row, joint in enumerate(joints):
+            unit, factor = display_unit(self.model, joint)
+            lower, upper = slider_range(self.model, joint)
+            value = QLabel('-')
+            value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+000.0 -> +000.0 deg'))
+            slider_row = SliderRow(joint, lower, upper, factor * STEPS_PER_UNIT,
+                                   f'{joint}: [{lower * factor:.1f}, {upper * factor:.1f}] '
+                                   f'{unit}', value, self.moved)
+            slider_row.slider.setSingleStep(STEPS_PER_UNIT)
+            slider_row.slider.setPageStep(STEPS_PER_UNIT * 10)
+            for column, widget in enumerate(slider_row.widgets):
+                self.grid.addWidget(widget, row, column)
+            self.rows[joint] = slider_row
+            self.sliders[joint] = slider_row.slider
+            self.values[joint] = value
 
     def set_position(self, joint: str, position: float) -> None:
         """Move a slider as a person would (it sends the target) [rad or m]."""
-        self.sliders[joint].setValue(int(round(position * self._factors[joint])))
+        self.rows[joint].set_position(position)
 
     def show_state(self, measured: Mapping[str, float], targets: Mapping[str, Optional[float]],
                    speed: int) -> None:
         """Show the robot's positions and the targets (None: the joint is not moved)."""
-        self._updating = True
-        try:
-            if self.speed.value() != speed:
-                self.speed.setValue(speed)
-            for joint, slider in self.sliders.items():
-                unit, factor = display_unit(self.model, joint)
-                value, target = measured.get(joint), targets.get(joint)
-                shown = target if target is not None else value
-                if shown is not None and not slider.isSliderDown():
-                    slider.setValue(int(round(shown * self._factors[joint])))
-                text = '-' if value is None else f'{value * factor:+.1f}'
-                if target is not None:
-                    text += f' -> {target * factor:+.1f}'
-                self.values[joint].setText(f'{text} {unit}')
-        finally:
-            self._updating = False
+        if self.speed.value() != speed:
+            self.speed.setValue(speed)
+        for joint, slider_row in self.rows.items():
+            unit, factor = display_unit(self.model, joint)
+            value, target = measured.get(joint), targets.get(joint)
+            shown = target if target is not None else value
+            if shown is not None and not slider_row.slider.isSliderDown():
+                slider_row.show(shown)
+            text = '-' if value is None else f'{value * factor:+.1f}'
+            if target is not None:
+                text += f' -> {target * factor:+.1f}'
+            self.values[joint].setText(f'{text} {unit}')
 
 
 class JogPanel(QGroupBox):
@@ -575,3 +571,42 @@ def lamp(up: bool, text: str) -> Tuple[str, str]:
 def parts_text(rows: List[Tuple[str, bool]]) -> str:
     """Return the parts' states in one line ('✓' up, '✗' down)."""
     return '   '.join(f'{"✓" if up else "✗"} {name}' for name, up in rows)
+
+
+class TargetPanel(QGroupBox):
+    """
+    A Cartesian target typed, solved by IK and shown before Move moves the robot there.
+
+    :param solve: called with the typed text; :param move: called to go to the solution.
+    """
+
+    def __init__(self, solve: Callable[[str], None], move: Callable[[], None]) -> None:
+        super().__init__('Go to a tool pose')
+        self.setObjectName('target_panel')
+        layout = QVBoxLayout(self)
+        self.text = QLineEdit()
+        self.text.setObjectName('target_pose')
+        self.text.setPlaceholderText('x y z [mm] A B C [deg]')
+        self.text.setToolTip('the tool pose to go to, as the pose above shows it; Enter or '
+                             'Solve shows the joints first, Move goes there')
+        self.text.returnPressed.connect(lambda: solve(self.text.text()))
+        layout.addWidget(self.text)
+        row = QHBoxLayout()
+        self.use_current = push_button('Current', 'target_current',
+                                       'fill in the tool pose now (then edit it)')
+        self.solve_button = push_button('Solve', 'target_solve',
+                                        'inverse kinematics from where the robot is; nothing '
+                                        'moves')
+        self.solve_button.clicked.connect(lambda: solve(self.text.text()))
+        self.move_button = push_button('Move', 'target_move',
+                                       'a joint move to the solution shown (dashed)')
+        self.move_button.clicked.connect(move)
+        row.addWidget(self.use_current)
+        row.addWidget(self.solve_button)
+        row.addWidget(self.move_button)
+        layout.addLayout(row)
+        self.result = QLabel()
+        self.result.setObjectName('target_result')
+        self.result.setWordWrap(True)
+        self.result.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
+        layout.addWidget(self.result)

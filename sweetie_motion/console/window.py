@@ -14,16 +14,15 @@ from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
     QFileDialog, QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-    QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSplitter, QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout, QWidget,
+    QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSlider, QSplitter,
+    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
 from sweetie_motion.console.views import (
-    JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D,
+    JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D, TargetPanel,
 )
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, fitting_size, MessageArea, offer_backup, push_button,
+    ask_about_unsaved, fitting_size, fixed_width_label, MessageArea, offer_backup, push_button,
 )
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
@@ -147,6 +146,9 @@ class ConsoleWindow(QMainWindow):
         layout.addWidget(self.sliders)
         self.jog_panel = JogPanel(self.jog, p.set_jog)
         layout.addWidget(self.jog_panel)
+        self.target_panel = TargetPanel(p.preview_target, p.move_to_target)
+        self.target_panel.use_current.clicked.connect(self._fill_current_target)
+        layout.addWidget(self.target_panel)
         gripper = QGroupBox('Gripper')
         row = QHBoxLayout(gripper)
         self.gripper_label = QLabel()
@@ -233,7 +235,23 @@ class ConsoleWindow(QMainWindow):
         self.robot_view = RobotView3D(p.model, p.chain)
         self.robot_view.setObjectName('robot_view')
         self.robot_view.setMinimumSize(300, 200)
-        splitter.addWidget(self.robot_view)
+        view = QWidget()
+        column = QVBoxLayout(view)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.robot_view, 1)
+        row = QHBoxLayout()
+        self.preview_slider = QSlider(Qt.Horizontal)
+        self.preview_slider.setObjectName('plan_preview')
+        self.preview_slider.setToolTip('preview: drag to see the checked program played by '
+                                       'the robot (dashed) before Run; nothing moves')
+        self.preview_slider.setEnabled(False)
+        self.preview_slider.valueChanged.connect(self._preview)
+        self.preview_label = fixed_width_label('plan_preview_time', '', 't = 000.0 / 000.0 s')
+        row.addWidget(QLabel('preview'))
+        row.addWidget(self.preview_slider, 1)
+        row.addWidget(self.preview_label)
+        column.addLayout(row)
+        splitter.addWidget(view)
         state = QGroupBox('State')
         layout = QVBoxLayout(state)
         self.tool_label = QLabel()
@@ -330,7 +348,7 @@ class ConsoleWindow(QMainWindow):
             'state': self._show_state, 'links': self._show_links,
             'sliders': self._show_sliders, 'jog': self._show_jog,
             'program': self._show_program, 'job': self._show_job, 'plan': self._show_plan,
-            'message': self._show_message}
+            'message': self._show_message, 'target': self._show_target}
         views[topic]()
 
     def _show_state(self) -> None:
@@ -374,6 +392,21 @@ class ConsoleWindow(QMainWindow):
         self.jog_panel.show_settings(p.jog_frame, p.translation_step, p.rotation_step,
                                      p.translation_speed, p.rotation_speed)
 
+    def _show_target(self) -> None:
+        p = self.presenter
+        target = p.target
+        self.robot_view.set_ghost(None if target is None else
+                                  dict(zip(target.joints, target.positions)))
+        self.target_panel.result.setText('' if target is None else target.describe(p.model))
+        self._enable()
+
+    def _fill_current_target(self) -> None:
+        # the typed form of the pose the console shows: x y z [mm] A B C [deg]
+        pose = self.presenter.tool_pose()
+        if pose is not None:
+            self.target_panel.text.setText(' '.join(f'{v + 0.0:.1f}' for v in pose.mm_zyz(
+                degrees=True)))
+
     def _show_title(self) -> None:
         p = self.presenter
         name = os.path.basename(p.source) if p.source else 'untitled'
@@ -409,7 +442,26 @@ class ConsoleWindow(QMainWindow):
             self.robot_view.set_path(None, None)
         else:
             self.robot_view.set_path(plan.tool, plan.waypoints)
+        samples = 0 if plan is None else len(plan.positions)
+        self.preview_slider.blockSignals(True)
+        self.preview_slider.setRange(0, max(samples - 1, 0))
+        self.preview_slider.setValue(0)
+        self.preview_slider.blockSignals(False)
+        self.preview_slider.setEnabled(samples > 1)
+        self.preview_label.setText('')
         self._show_status()
+
+    def _preview(self, index: int) -> None:
+        """Show the checked program's motion at sample ``index``: the robot there, dashed."""
+        p = self.presenter
+        plan = p.plan
+        if plan is None or not 0 <= index < len(plan.positions):
+            return
+        self.robot_view.set_ghost(dict(zip(p.joints, plan.positions[index])))
+        self.robot_view.redraw()
+        last = max(len(plan.positions) - 1, 1)
+        self.preview_label.setText(f't = {plan.duration * index / last:.1f} / '
+                                   f'{plan.duration:.1f} s')
 
     def _show_status(self) -> None:
         text, level = self.presenter.program_status()
@@ -433,6 +485,8 @@ class ConsoleWindow(QMainWindow):
         self.check_button.setEnabled(p.parse_error is None and bool(p.steps))
         self.home_button.setEnabled(p.can('home'))
         self.jog_panel.set_enabled(p.can('jog'))
+        self.target_panel.solve_button.setEnabled(p.connected)
+        self.target_panel.move_button.setEnabled(p.target is not None and p.can('home'))
         self.clamp_button.setEnabled(p.can('gripper'))
         self.release_button.setEnabled(p.can('gripper'))
         self.command_button.setEnabled(p.connected and p.job is None)

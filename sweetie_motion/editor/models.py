@@ -11,9 +11,10 @@ from PyQt5.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PyQt5.QtGui import QBrush, QColor
 from sweetie_motion.editor.presenter import EditorPresenter
 
-#: fixed columns of the waypoint table before the joints
-ACTIVE, MARKER, TIME = 0, 1, 2
-FIXED = 3
+#: fixed columns of the waypoint table before the joints: on/off, marker, the time and the
+#: time from the row before (both editable: play_motion_builder shows the latter)
+ACTIVE, MARKER, TIME, STEP = 0, 1, 2, 3
+FIXED = 4
 
 
 class _PresenterModel(QAbstractTableModel):
@@ -47,7 +48,7 @@ class WaypointTableModel(_PresenterModel):
         if orientation == Qt.Vertical:
             return str(section + 1)
         if section < FIXED:
-            return ('on', 'marker', 'time [s]')[section]
+            return ('on', 'marker', 'time [s]', 'Δt [s]')[section]
         joints = self._list.joints
         return joints[section - FIXED] if section - FIXED < len(joints) else None
 
@@ -81,6 +82,13 @@ class WaypointTableModel(_PresenterModel):
                 return f'{waypoint.time:.3f}'
             # text, not a float: Qt's float editor rounds to two decimals
             return f'{waypoint.time:.6g}' if role == Qt.EditRole else None
+        if column == STEP:
+            step = waypoints.duration_before(row)
+            if role == Qt.DisplayRole:
+                return f'{step:.3f}'
+            if role == Qt.ToolTipRole:
+                return 'time from the row before: the rows after move with it'
+            return f'{step:.6g}' if role == Qt.EditRole else None
         joint = waypoints.joints[column - FIXED]
         value = waypoint.positions[column - FIXED]
         if role == Qt.DisplayRole:
@@ -114,6 +122,8 @@ class WaypointTableModel(_PresenterModel):
             return False
         if column == TIME:
             return self.presenter.set_time(row, value)
+        if column == STEP:
+            return self.presenter.set_duration(row, value)
         if column >= FIXED:
             return self.presenter.set_position(row, self._list.joints[column - FIXED], value)
         return False

@@ -709,6 +709,17 @@ class EditorPresenter:
         return self._edit(f'time of row {row + 1}', lambda w: w.move(row, value),
                           f'row {row + 1} at {value:g} s')
 
+    def set_duration(self, row: int, text: Any) -> bool:
+        """Set the time from the row before (the rows after keep their spacing) [s]."""
+        try:
+            value = parse_number(text, 'time from the previous row', row)
+        except EditorError as error:
+            return self._refused(error)
+        return self._edit(f'time from the previous row of row {row + 1}',
+                          lambda w: w.set_duration(row, value),
+                          f'row {row + 1} {value:g} s after the row before (the rows after '
+                          'moved with it)')
+
     def set_position(self, row: int, joint: str, text: Any) -> bool:
         """Set one angle of a row from what was typed [rad]; refused beyond the limits."""
         try:

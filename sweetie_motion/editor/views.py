@@ -38,6 +38,20 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         #: the keyframe times drawn [s, table times] and the cursor's time (None: none)
         self.keyframe_times: List[float] = []
         self.cursor: Optional[float] = None
+        #: the play head's time [s, table time] (None: none) and its lines on the plots
+        self.play_head: Optional[float] = None
+        self._play_lines: List = []
+        self._position_axes: List = []
+
+    def set_play_head(self, time: Optional[float]) -> None:
+        """Draw the play head at ``time`` [s, table time] (None: none), without replotting."""
+        self.play_head = time
+        for line in self._play_lines:
+            line.remove()
+        self._play_lines = [] if time is None else [
+            axes.axvline(time, color='tab:purple', linewidth=1.5, gid='play_head')
+            for axes in self._position_axes]
+        self.draw_idle()
 
     def show_trajectory(self, waypoints: WaypointsList, joints: Optional[List[str]] = None,
                         interpolation: str = 'akima', cursor: Optional[float] = None) -> None:
@@ -58,6 +72,8 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         self.violations = []
         self.keyframe_times = []
         self.cursor = cursor
+        self._position_axes = []
+        self._play_lines = []
         try:
             goal = waypoints.build_goal(whole=True)
         except WaypointError as error:
@@ -115,6 +131,7 @@ class TrajectoryPlot(FigureCanvasQTAgg):
                 axes.axvline(cursor, color='green', linewidth=1, gid='cursor')
             axes.set_ylabel(joint, fontsize=8)
             axes.tick_params(labelsize=7)
+            self._position_axes.append(axes)
         if chosen:
             unseen = [real[k] for k in range(len(real)) if broken[k] and k not in chosen]
             hidden = (f'; beyond a limit, not shown: {", ".join(unseen)}' if unseen else '')
@@ -122,4 +139,4 @@ class TrajectoryPlot(FigureCanvasQTAgg):
                 f'{len(chosen)} of {len(real)} joints (click a cell or a column header to '
                 f'choose){hidden}\nposition (blue), velocity (orange), limits dashed, '
                 'violations red', fontsize=8)
-        self.draw_idle()
+        self.set_play_head(self.play_head)

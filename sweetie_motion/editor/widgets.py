@@ -64,6 +64,59 @@ class ResetLabel(QLabel):
         self.reset()
 
 
+class SliderRow:
+    """
+    One joint's slider, the one widget of the editor's and the console's sliders.
+
+    Its name, a QSlider over [``lower``, ``upper``] in ``scale`` steps per unit (never beyond
+    a limit: the ends are rounded inwards) and a value label (``slider_<joint>``,
+    ``slider_value_<joint>`` for tests and style sheets). ``moved(joint, value)`` is called
+    when a person moves it, never when :meth:`show` moves it.
+
+    :param shown: called with every value the slider takes (e.g. to write the label).
+    """
+
+    def __init__(self, joint: str, lower: float, upper: float, scale: float, tip: str,
+                 value: QLabel, moved: Callable[[str, float], None],
+                 shown: Optional[Callable[[float], None]] = None) -> None:
+        self.joint = joint
+        self.scale = float(scale)
+        self.name = QLabel(joint)
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setObjectName(f'slider_{joint}')
+        self.slider.setRange(math.ceil(lower * scale - 1e-9), math.floor(upper * scale + 1e-9))
+        self.slider.setToolTip(tip)
+        self.value = value
+        self.value.setObjectName(f'slider_value_{joint}')
+        self._moved, self._shown = moved, shown
+        self._showing = False
+        self.slider.valueChanged.connect(self._changed)
+
+    @property
+    def widgets(self) -> Tuple[QWidget, QWidget, QWidget]:
+        """Return the name, the slider and the value label, in their grid order."""
+        return self.name, self.slider, self.value
+
+    def set_position(self, position: float) -> None:
+        """Move the slider as a person would (``moved`` is called) [rad or m]."""
+        self.slider.setValue(int(round(position * self.scale)))
+
+    def show(self, position: float) -> None:
+        """Show a position without reporting it as a person's move [rad or m]."""
+        self._showing = True
+        try:
+            self.slider.setValue(int(round(position * self.scale)))
+        finally:
+            self._showing = False
+
+    def _changed(self, steps: int) -> None:
+        position = steps / self.scale
+        if self._shown is not None:
+            self._shown(position)
+        if not self._showing:
+            self._moved(self.joint, position)
+
+
 class JointSliders(QScrollArea):
     """
     One slider per joint, grouped like joint_state_publisher_gui, over the joint's limits.
@@ -77,10 +130,10 @@ class JointSliders(QScrollArea):
         self.setObjectName('joint_sliders')
         self.setWidgetResizable(True)
         self.moved = moved
+        self.rows: Dict[str, SliderRow] = {}
         self.sliders: Dict[str, QSlider] = {}
         self.values: Dict[str, QLabel] = {}
         self._touched: Dict[str, float] = {}
-        self._updating = False
         #: per joint, the widgets of its row (hidden together by the filter), per group its box
         self._rows: Dict[str, Tuple[QWidget, ...]] = {}
         self._boxes: Dict[str, Tuple[QGroupBox, List[str]]] = {}
@@ -115,26 +168,20 @@ class JointSliders(QScrollArea):
             grid = QGridLayout(box)
             for row, joint in enumerate(joints):
                 info = model.get_joint_info(joint)
-                slider = QSlider(Qt.Horizontal)
-                slider.setObjectName(f'slider_{joint}')
-                # inward: a slider's end never lies beyond the limit (-1.5708 -> -1.570)
-                slider.setRange(math.ceil(info.lower * STEPS - 1e-9),
-                                math.floor(info.upper * STEPS + 1e-9))
-                slider.setValue(0)
-                slider.setSingleStep(STEPS // 100)
-                slider.setPageStep(STEPS // 10)
-                slider.setToolTip(f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad')
                 value = ResetLabel('+0.000', lambda j=joint: self.set_position(j, 0.0))
-                value.setObjectName(f'slider_value_{joint}')
                 value.setToolTip(f'{joint} [rad]: double-click to move it to 0')
                 value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
-                name = QLabel(joint)
-                grid.addWidget(name, row, 0)
-                grid.addWidget(slider, row, 1)
-                grid.addWidget(value, row, 2)
-                self._rows[joint] = (name, slider, value)
-                slider.valueChanged.connect(lambda steps, j=joint: self._changed(j, steps))
-                self.sliders[joint] = slider
+                slider_row = SliderRow(
+                    joint, info.lower, info.upper, STEPS,
+                    f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad', value, self._moved,
+                    lambda v, label=value: label.setText(f'{v:+.3f}'))
+                slider_row.slider.setSingleStep(STEPS // 100)
+                slider_row.slider.setPageStep(STEPS // 10)
+                for column, widget in enumerate(slider_row.widgets):
+                    grid.addWidget(widget, row, column)
+                self._rows[joint] = slider_row.widgets
+                self.rows[joint] = slider_row
+                self.sliders[joint] = slider_row.slider
                 self.values[joint] = value
             layout.addWidget(box)
         layout.addStretch(1)
@@ -169,29 +216,22 @@ class JointSliders(QScrollArea):
                 shown += visible
             box.setVisible(shown > 0)
 
-    def _changed(self, joint: str, steps: int) -> None:
-        self.values[joint].setText(f'{steps / STEPS:+.3f}')
-        if self._updating:
-            return
+    def _moved(self, joint: str, position: float) -> None:
         self._touched[joint] = time.monotonic()
-        self.moved(joint, steps / STEPS)
+        self.moved(joint, position)
 
     def set_position(self, joint: str, position: float) -> None:
         """Move a slider as a person would (it sends the pose)."""
-        self.sliders[joint].setValue(int(round(position * STEPS)))
+        self.rows[joint].set_position(position)
 
     def show_pose(self, pose: Mapping[str, float]) -> None:
         """Show the robot's pose on the sliders a person is not moving."""
         now = time.monotonic()
-        self._updating = True
-        try:
-            for joint, slider in self.sliders.items():
-                if joint not in pose or slider.isSliderDown() or \
-                        now - self._touched.get(joint, -HOLD) < HOLD:
-                    continue
-                slider.setValue(int(round(pose[joint] * STEPS)))
-        finally:
-            self._updating = False
+        for joint, row in self.rows.items():
+            if joint not in pose or row.slider.isSliderDown() or \
+                    now - self._touched.get(joint, -HOLD) < HOLD:
+                continue
+            row.show(pose[joint])
 
 
 class LinkPanel(QWidget):

@@ -20,6 +20,7 @@ from PyQt5.QtWidgets import (
 )
 from sweetie_motion.console.views import RobotView3D
 from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
+from sweetie_motion.editor.play_head import PlayHead
 from sweetie_motion.editor.presenter import (
     EditorPresenter, RECORD_SMOOTHING, rows_count, SPEED_RANGE,
 )
@@ -35,6 +36,8 @@ from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
 PUMP_MS = 50
 #: the robot view of the current pose is redrawn at most this often [s]
 ROBOT_VIEW_PERIOD = 0.1
+#: positions of the play head's slider over the active rows' span
+PLAY_HEAD_STEPS = 1000
 #: the plot is drawn this long after the last change that needs it [ms]
 VIEWS_DELAY_MS = 60
 #: the longest texts of the result and the servos labels (their widths are made for these)
@@ -121,7 +124,7 @@ class EditorWindow(QMainWindow):
         self.robot_view.setObjectName('robot_view')
         for canvas in (self.trajectory_plot, self.robot_view):
             canvas.setMinimumSize(200, 150)
-        views.addWidget(self.trajectory_plot)
+        views.addWidget(self._build_play_head())
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
         splitter.setSizes([640, 280, 480])
@@ -543,6 +546,51 @@ class EditorWindow(QMainWindow):
         self.sliders.show_animation_joints(p.waypoints.joints)
         self._show_plot()
 
+    def _build_play_head(self) -> QWidget:
+        """Return the plot with the play head under it: a timeline over the active rows."""
+        self._play_head = PlayHead()
+        #: the play head's table time [s] (None: the 3D view shows the robot)
+        self.play_head_time: Optional[float] = None
+        pane = QWidget()
+        layout = QVBoxLayout(pane)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.trajectory_plot, 1)
+        row = QHBoxLayout()
+        self.play_head_slider = QSlider(Qt.Horizontal)
+        self.play_head_slider.setObjectName('play_head')
+        self.play_head_slider.setRange(0, PLAY_HEAD_STEPS)
+        self.play_head_slider.setToolTip('the play head: drag it to see the motion between the '
+                                         'rows in the 3D view and on the plot')
+        self.play_head_slider.valueChanged.connect(self._scrub)
+        self.play_head_label = fixed_width_label('play_head_time', '', 't = 000.00 s')
+        self.live_button = push_button('Live', 'play_head_live', 'the 3D view shows the '
+                                       'robot again (the play head goes)')
+        self.live_button.clicked.connect(self._end_scrub)
+        row.addWidget(QLabel('play head'))
+        row.addWidget(self.play_head_slider, 1)
+        row.addWidget(self.play_head_label)
+        row.addWidget(self.live_button)
+        layout.addLayout(row)
+        return pane
+
+    def _scrub(self, value: int) -> None:
+        span = self._play_head.span(self.presenter.waypoints)
+        if span is None:
+            return
+        first, last = span
+        self.play_head_time = first + (last - first) * value / PLAY_HEAD_STEPS
+        self.play_head_label.setText(f't = {self.play_head_time:.2f} s')
+        self.trajectory_plot.set_play_head(self.play_head_time)
+        if self.presenter.selected_row is not None:
+            self.presenter.select([])   # the play head's pose, not a row's
+        self._show_robot(force=True)
+
+    def _end_scrub(self) -> None:
+        self.play_head_time = None
+        self.play_head_label.setText('')
+        self.trajectory_plot.set_play_head(None)
+        self._show_robot(force=True)
+
     def _show_selection(self, column: Optional[int] = None) -> None:
         rows = self.presenter.selection
         model = self.table.selectionModel()
@@ -595,8 +643,10 @@ class EditorWindow(QMainWindow):
     def _show_robot(self, force: bool = False) -> None:
         p = self.presenter
         now = time.monotonic()
-        # a selected row is shown, except while a motion runs: then the robot, as it moves
-        showing_row = p.selected_row is not None and p.execution is None
+        # a selected row is shown, else the play head's pose, except while a motion runs: then
+        # the robot, as it moves
+        scrubbing = self.play_head_time is not None and p.execution is None
+        showing_row = (p.selected_row is not None or scrubbing) and p.execution is None
         if not force and (showing_row or now - self._robot_view_time < ROBOT_VIEW_PERIOD):
             return
         self._robot_view_time = now
@@ -605,7 +655,12 @@ class EditorWindow(QMainWindow):
         row = p.selected_row if p.execution is None else None
         if row is not None:
             pose.update(p.waypoints.pose(row))
-        title = (f'row {row + 1}' if row is not None else 'current pose' if p.current_pose
+        elif scrubbing:
+            pose.update(self._play_head.pose_at(p.waypoints, self.play_head_time,
+                                                p.interpolation))
+        title = (f'row {row + 1}' if row is not None else
+                 f'play head: t = {self.play_head_time:.2f} s' if scrubbing else
+                 'current pose' if p.current_pose
                  else 'no joint_states: the model at zero, not the robot')
         if isinstance(self.robot_view, RobotView3D):
             self.robot_view.set_pose({j: v for j, v in pose.items()

@@ -359,6 +359,33 @@ class WaypointsList:
         self._check_order(rows)
         self.waypoints = rows
 
+    def duration_before(self, index: int) -> float:
+        """Return the time from the row before to row ``index`` [s] (the first: from 0)."""
+        self._check_index(index)
+        before = self.waypoints[index - 1].time if index > 0 else 0.0
+        return self.waypoints[index].time - before
+
+    @_transaction
+    def set_duration(self, index: int, duration: float) -> None:
+        """
+        Make the move into row ``index`` take ``duration`` [s].
+
+        That row and every row after it shift by the change, so the rest of the motion keeps
+        its timing (play_motion_builder's time-from-previous).
+
+        :raises WaypointError: a duration that is not > 0 (the first row: >= 0).
+        """
+        self._check_index(index)
+        duration = float(duration)
+        if not math.isfinite(duration) or duration < 0 or (index > 0 and duration == 0):
+            raise WaypointError(f'time from the previous row {duration} must be a number > 0'
+                                if index else f'time of the first row {duration} must be a '
+                                'number >= 0')
+        shift = duration - self.duration_before(index)
+        self.waypoints = [Waypoint(list(w.positions), w.time + shift if k >= index else w.time,
+                                   w.active, list(w.actions), w.label)
+                          for k, w in enumerate(self.waypoints)]
+
     @_transaction
     def set_position(self, index: int, joint: str, value: float) -> None:
         """Set one joint's angle in a row."""

@@ -48,6 +48,16 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
     until(qtbot, lambda: window.robot_view.painted_path == len(console.presenter.plan.tool),
           10, 'the planned path drawn')
     shots(console, 'checked')
+    # the preview: the checked motion played by the robot drawn dashed, before anything moves
+    before = reference(arm)
+    middle = window.preview_slider.maximum() // 2
+    window.preview_slider.setValue(middle)
+    ghost = window.robot_view.ghost
+    assert ghost is not None and window.preview_label.text().startswith('t = ')
+    shown = arm_model.forward_kinematics('arm', [ghost[j] for j in JOINTS])[:3, 3]
+    assert np.linalg.norm(shown - console.presenter.plan.tool[middle]) < 1e-6
+    assert np.abs(reference(arm) - before).max() < 1e-6
+    shots(console, 'preview')
 
     lines = []
     console.presenter.subscribe(lambda topic: topic == 'job' and lines.append(
@@ -191,6 +201,36 @@ def test_step_takes_a_path_one_movl_at_a_time(qtbot, console, arm, arm_model, sh
         assert np.linalg.norm(reached - targets[line]) < 1e-3, (line, reached)
         shots(console, f'stepped_line_{line}')
     assert presenter.next_line == 0 and 'the program is done' in presenter.message.text
+
+
+def test_a_typed_tool_pose_is_solved_shown_and_moved_to_on_move(
+        qtbot, console, arm, arm_model, shots):
+    # as MoveIt's RViz plugin: the joints and the robot at the target first, then Move
+    window = console.window
+    panel = window.target_panel
+    wait_at_rest(qtbot, arm)
+    start = reference(arm)
+    click(qtbot, panel.use_current)
+    here = [float(v) for v in panel.text.text().split()]
+    assert len(here) == 6
+    goal = Pose.from_mm_zyz(here[0] + 40.0, here[1] - 30.0, here[2] - 50.0, *here[3:],
+                            degrees=True)
+    panel.text.setText(' '.join(f'{v:.2f}' for v in goal.mm_zyz(degrees=True)))
+    click(qtbot, panel.solve_button)
+    until(qtbot, lambda: console.presenter.target is not None, 10, 'the target solved')
+    assert 'joint1' in panel.result.text() and window.robot_view.ghost is not None
+    assert panel.move_button.isEnabled()
+    assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved before Move'
+    shots(console, 'target_solved')
+    click(qtbot, panel.move_button)
+    message = wait_job(qtbot, console)
+    assert console.presenter.message.level == 'info', message
+    wait_at_rest(qtbot, arm)
+    reached = tool(arm, arm_model)
+    assert np.linalg.norm(reached.position - goal.position) < 1e-3
+    assert rotation_angle(reached.rotation, goal.rotation) < 0.01
+    assert window.robot_view.ghost is None and not panel.move_button.isEnabled()
+    shots(console, 'target_reached')
 
 
 def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_model, shots):

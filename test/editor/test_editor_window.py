@@ -17,8 +17,9 @@ from PyQt5.QtCore import Qt
 from PyQt5.QtTest import QTest
 from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QMessageBox, QSlider
 import pytest
-from sweetie_motion.editor.models import FIXED, TIME
+from sweetie_motion.editor.models import FIXED, STEP, TIME
 from sweetie_motion.editor.widgets import HOLD
+from sweetie_motion.editor.window import PLAY_HEAD_STEPS
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -145,6 +146,49 @@ def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
     assert len(rows(editor)) == 6
 
 
+def test_the_time_from_the_previous_row_is_edited_beside_the_time(qtbot, robot, editor):
+    # play_motion_builder's column: a longer move into row 2 moves the rows after it along
+    add_poses(qtbot, robot, editor, POSES[:3])
+    window = editor.window
+    before = [w.time for w in rows(editor)]
+    steps = [window.table_model.data(window.table_model.index(k, STEP)) for k in range(3)]
+    assert steps == [f'{before[0]:.3f}', f'{before[1] - before[0]:.3f}',
+                     f'{before[2] - before[1]:.3f}']
+    edit_cell(qtbot, editor, 1, STEP, '2.5')
+    after = [w.time for w in rows(editor)]
+    assert after[0] == before[0] and after[1] == pytest.approx(before[0] + 2.5)
+    assert after[2] - after[1] == pytest.approx(before[2] - before[1])
+    edit_cell(qtbot, editor, 2, STEP, '0')
+    assert 'must be a number > 0' in window.message_label.text()
+    assert [w.time for w in rows(editor)] == after
+    click(qtbot, window.undo_button)
+    assert [w.time for w in rows(editor)] == before
+
+
+def test_the_play_head_scrubs_the_3d_view_and_the_plot_between_the_rows(
+        qtbot, robot, editor):
+    add_poses(qtbot, robot, editor, POSES[:3])
+    window = editor.window
+    times = [w.time for w in rows(editor)]
+    poses = [editor.presenter.waypoints.pose(k) for k in range(3)]
+    window.play_head_slider.setValue(0)
+    window.play_head_slider.setValue(230)      # between the first two rows
+    middle = times[0] + 0.23 * (times[-1] - times[0])
+    assert times[0] < middle < times[1]
+    assert window.play_head_time == pytest.approx(middle, abs=0.01)
+    view = window.robot_view
+    assert view.title.startswith('play head')
+    shown = {j: view.pose[j] for j in poses[0]}
+    assert all(any(abs(shown[j] - pose[j]) > 1e-3 for j in shown) for pose in poses), \
+        'the view shows a row, not the motion between rows'
+    until(qtbot, lambda: window.trajectory_plot.play_head == pytest.approx(middle, abs=0.01),
+          5, 'the play head on the plot')
+    window.play_head_slider.setValue(PLAY_HEAD_STEPS)   # the last row
+    assert all(abs(view.pose[j] - poses[2][j]) < 1e-6 for j in poses[2])
+    click(qtbot, window.live_button)
+    assert view.title == 'current pose' and window.trajectory_plot.play_head is None
+
+
 def test_fit_to_limits_shows_the_gain_and_is_undone_in_one_step(qtbot, robot, editor):
     # the last row duplicated, as a person makes a pause: kept by Fit to limits by default
     add_poses(qtbot, robot, editor, POSES)
@@ -187,11 +231,16 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
     until(qtbot, lambda: presenter.virtual_robot, 5, 'the virtual robot')
     # a person nods the head with the sliders for three seconds, from rest to rest
     start = time.monotonic()
+    moments = [start]
     while time.monotonic() - start < 3.0:
         phase = (time.monotonic() - start) / 3.0
         window.sliders.set_position('joint51', -0.5 * np.sin(np.pi * phase) ** 2)
         window.sliders.set_position('joint53', 0.3 * np.sin(2 * np.pi * phase) ** 2)
         qtbot.wait(10)
+        moments.append(time.monotonic())
+    # a GUI thread held up for a moment (a loaded machine) makes this "person" jerk the head:
+    # a jump of the sliders, which the recording then rightly finds too fast for the servos
+    jerked = float(np.diff(moments).max()) > 0.1
     qtbot.wait(300)   # part of the demonstration: the head rests a moment before Stop
     click(qtbot, window.stop_record_button)
     until(qtbot, lambda: presenter.recording is not None and
@@ -206,7 +255,10 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
     assert 3 <= len(fit.indices) < presenter.recording.samples / 10
     assert np.all(fit.max_deviation <= 0.02 + 1e-9)
     assert window.record_table.rowCount() == 4   # joint51..joint54
-    assert presenter.recording.slowdown == 1.0, window.message_label.text()
+    if jerked:
+        assert presenter.recording.slowdown > 1.0 and 'slower' in window.message_label.text()
+    else:
+        assert presenter.recording.slowdown == 1.0, window.message_label.text()
     until(qtbot, lambda: presenter.servos_off is False, 10, 'the servos holding again')
     screenshot(editor, Path(artifacts_dir) / 'editor_recorded.png')
     figures = Path(artifacts_dir) / 'editor_recording.txt'

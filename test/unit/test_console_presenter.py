@@ -577,3 +577,40 @@ def test_a_jog_that_turns_a_joint_far_is_refused_until_confirmed(model, sent, cl
         assert console.jog('y', 1)
     finally:
         planner.close()
+
+
+# --- a typed Cartesian target -------------------------------------------------------------------
+
+
+def typed(pose):
+    return ' '.join(f'{v:.3f}' for v in pose.mm_zyz(degrees=True))
+
+
+def test_a_typed_target_is_solved_and_shown_before_anything_moves(presenter, sent, model):
+    goal = np.array(BENT) + [0.3, 0.2, -0.2, 0.4, -0.3, 0.5]
+    pose = Pose.from_matrix(model.forward_kinematics('arm', goal))
+    assert presenter.preview_target(typed(pose))
+    target = presenter.target
+    assert target is not None and target.success
+    reached = Pose.from_matrix(model.forward_kinematics('arm', target.positions))
+    assert np.linalg.norm(reached.position - pose.position) < 1e-4   # typed to 1 um
+    assert rotation_angle(reached.rotation, pose.rotation) < 1e-4
+    assert 'joint1' in presenter.message.text and 'Move goes there' in presenter.message.text
+    assert not of(sent, MoveHome)   # nothing moved
+    assert presenter.move_to_target()
+    move = of(sent, MoveHome)[-1]
+    assert move.target == target.positions and presenter.target is None
+    assert presenter.job is not None and presenter.job.description == 'move to the target'
+
+
+@pytest.mark.parametrize('text, words', [
+    ('500 -200 800 0 90', '5 number(s)'),
+    ('500 -200 800 0 90 abc', 'not a number'),
+    ('5000 0 800 0 90 180', 'beyond reach'),
+])
+def test_a_target_that_does_not_parse_or_solve_is_refused_saying_why(presenter, sent, text,
+                                                                     words):
+    assert not presenter.preview_target(text)
+    assert words in presenter.message.text and presenter.message.level == 'error'
+    assert presenter.target is None and not presenter.move_to_target()
+    assert not of(sent, MoveHome)

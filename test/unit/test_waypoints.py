@@ -1023,3 +1023,16 @@ def test_copy_is_deep():
     assert waypoints.to_document() == original
     waypoints.set_position(0, 'joint12', -42.0)
     assert copy.pose(0)['joint12'] != -42.0
+
+
+def test_the_time_from_the_previous_row_moves_that_row_and_every_row_after_it():
+    waypoints = make(4, times=[0.5, 1.0, 3.0, 4.0])
+    assert [waypoints.duration_before(k) for k in range(4)] == [0.5, 0.5, 2.0, 1.0]
+    waypoints.set_duration(1, 1.5)          # the move into row 2 takes 1.5 s now
+    assert times_of(waypoints) == [0.5, 2.0, 4.0, 5.0]
+    waypoints.set_duration(0, 0.0)          # the first row at the start
+    assert times_of(waypoints) == [0.0, 1.5, 3.5, 4.5]
+    assert waypoints.duration_before(2) == 2.0   # the spacing after stays
+    refused(waypoints, lambda: waypoints.set_duration(2, 0.0), 'previous row', '> 0')
+    refused(waypoints, lambda: waypoints.set_duration(2, NAN), 'previous row')
+    refused(waypoints, lambda: waypoints.set_duration(0, -1.0), 'first row')

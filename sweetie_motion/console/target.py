@@ -1,0 +1,101 @@
+"""
+A Cartesian target typed in the console, solved by IK and shown before anything moves.
+
+As MoveIt's RViz plugin does with a dragged marker: the person types where the tool should be
+(x y z in mm, A B C in ZYZ degrees, as the console shows the tool's pose), the chain's IK
+solves it from where the robot is, and the joint result and the robot at that pose are shown;
+only Move then moves the robot (a joint move). Pure: no rclpy, no Qt.
+"""
+
+from dataclasses import dataclass
+import math
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.ik import ChainIK
+from sweetie_motion.model.robot_model import RobotModel
+
+#: what a target looks like, for the error of one that does not parse
+TARGET_FORM = 'x y z [mm] A B C [deg], e.g. 500 -200 800 0 90 180'
+
+
+class TargetError(SweetieMotionError):
+    """A typed target that is not six numbers."""
+
+
+def parse_target(text: str) -> Pose:
+    """
+    Return the pose a person typed: ``x y z A B C`` (mm, ZYZ degrees; commas allowed).
+
+    :raises TargetError: not six finite numbers.
+    """
+    words = text.replace(',', ' ').split()
+    try:
+        values = [float(word) for word in words]
+    except ValueError:
+        raise TargetError(f'not a number in {text.strip()!r}: type {TARGET_FORM}') from None
+    if len(values) != 6 or not all(math.isfinite(v) for v in values):
+        raise TargetError(f'{len(values)} number(s) in {text.strip()!r}: type {TARGET_FORM}')
+    return Pose.from_mm_zyz(*values, degrees=True)
+
+
+@dataclass(frozen=True)
+class TargetSolution:
+    """
+    What IK made of a target.
+
+    :param pose: the target; :param joints: the chain's joints.
+    :param start: where the joints were [rad or m]; :param positions: the solution (on a
+        failure, the closest configuration found) [rad or m].
+    :param success: within the limits and IK's tolerances.
+    :param position_error: [m]; :param orientation_error: [rad]; :param reason: IK's.
+    """
+
+    pose: Pose
+    joints: Tuple[str, ...]
+    start: Tuple[float, ...]
+    positions: Tuple[float, ...]
+    success: bool
+    position_error: float
+    orientation_error: float
+    reason: str
+
+    def describe(self, model: RobotModel) -> str:
+        """Say the joint result and how far each joint turns, in the units the console shows."""
+        if not self.success:
+            return (f'no IK solution within the joint limits ({self.reason}): the closest is '
+                    f'{self.position_error * 1e3:.1f} mm and '
+                    f'{math.degrees(self.orientation_error):.1f} deg away')
+        parts = []
+        for joint, start, end in zip(self.joints, self.start, self.positions):
+            prismatic = model.get_joint_info(joint).joint_type == 'prismatic'
+            factor, unit = (1e3, 'mm') if prismatic else (180.0 / math.pi, 'deg')
+            parts.append(f'{joint} {end * factor:+.1f} ({(end - start) * factor:+.1f}) {unit}')
+        return ', '.join(parts)
+
+
+class TargetSolver:
+    """
+    Solves typed targets for one chain, from where the robot is (the closest solution).
+
+    :param model: the configured robot model; :param chain: the chain the console moves.
+    """
+
+    def __init__(self, model: RobotModel, chain: str) -> None:
+        self.model = model
+        self.chain = chain
+        self.joints = tuple(model.list_joints(chain))
+        self.ik = ChainIK(model, chain)
+
+    def solve(self, pose: Pose, start: Sequence[float]) -> TargetSolution:
+        """Solve ``pose`` (chain base frame) seeded from ``start`` (the joints now)."""
+        target = np.eye(4)
+        target[:3, :3] = pose.rotation
+        target[:3, 3] = pose.position
+        result = self.ik.solve(target, np.asarray(start, dtype=float))
+        return TargetSolution(pose, self.joints, tuple(float(v) for v in start),
+                              tuple(float(v) for v in result.position), result.success,
+                              result.position_error, result.orientation_error, result.reason)
