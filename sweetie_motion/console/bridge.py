@@ -17,8 +17,6 @@ as soon as a restarted motion process is back; a job running when joint_states s
 up at once (:meth:`ConsoleBridge._abandon`).
 """
 
-import math
-import queue
 import threading
 import time
 from typing import Any, List, Optional, Tuple
@@ -28,24 +26,20 @@ import numpy as np
 from sweetie_motion.cartesian.runner import (chain_home, ProgramRunError, ProgramRunner,
                                              ProgramStopped)
 from sweetie_motion.console.presenter import (
-    CommandGripper, FAILED, GripperState, JobFinished, jog_target, JogTool,
-    LineReached, LinksChanged, MoveHome, PlanProgram, RunSteps, StateReceived, StepFinished,
-    StepStarted,
+    CommandGripper, FAILED, GripperState, JobFinished, jog_target, JogTool, LineReached,
+    LinksChanged, MoveHome, PlanProgram, PoseReceived, RunSteps, StepFinished, StepStarted,
     StopJob, STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream
+from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
-#: joint_states older than this mean the motion process is gone [s]
-STALE_AFTER = 1.5
-#: how often the links are checked [s]
-LINK_PERIOD = 0.5
 #: how often the slider stream is sent [s]
 STREAM_PERIOD = 0.02
 
 
-class ConsoleBridge:
+class ConsoleBridge(BridgeBase):
     """
     The console's ROS side.
 
@@ -68,6 +62,7 @@ class ConsoleBridge:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
         from sweetie_motion.program_client import ArmClient
+        super().__init__()
         self.node = node
         self.model = model
         self.chain = chain
@@ -76,20 +71,13 @@ class ConsoleBridge:
                              timeout=timeout, controller=controller)
         self.ns = self.arm.ns
         self._JointState = JointState
-        self._lock = threading.Lock()
-        self._events: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
-        self._pose: Optional[Tuple[Tuple[str, ...], Tuple[float, ...]]] = None
-        self._pose_time = -math.inf
-        self._pose_sent: Optional[object] = None
-        self._links: Optional[LinksChanged] = None
-        self._links_time = -math.inf
         self.set_topic = f'{self.ns}/joint_states_set'
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._subscriptions = [
             node.create_subscription(JointState, f'{self.ns}/joint_states',
                                      self._on_joint_states, 20),
             node.create_subscription(String, f'{self.ns}/{gripper}/state',
-                                     lambda msg: self._events.put(GripperState(msg.data)),
+                                     lambda msg: self._put(GripperState(msg.data)),
                                      latched)]
         self._set_pub = node.create_publisher(JointState, self.set_topic, 10)
         # the slider stream: (id, joints, stream, time of its last step, arrival reported)
@@ -118,32 +106,19 @@ class ConsoleBridge:
         if len(msg.name) != len(msg.position):
             return
         with self._lock:
-            self._pose = (tuple(msg.name), tuple(msg.position))
-            self._pose_time = time.monotonic()
+            self._store_pose(tuple(msg.name), tuple(msg.position), time.monotonic())
 
     def poll(self) -> List[object]:
         """Return the events since the last call: the newest pose, links, jobs, plans."""
         now = time.monotonic()
         events: List[object] = []
-        with self._lock:
-            pose, fresh = self._pose, now - self._pose_time < STALE_AFTER
-        if pose is not None and pose is not self._pose_sent:
-            self._pose_sent = pose
-            events.append(StateReceived(*pose))
-        if now - self._links_time >= LINK_PERIOD or (
-                self._links is not None and fresh != dict(self._links.links)['joint_states']):
-            self._links_time = now
-            links = self._check_links(fresh)
-            if links != self._links:
-                self._links = links
-                events.append(links)
+        pose, fresh = self._take_pose(now)
+        if pose is not None:
+            events.append(PoseReceived(*pose))
+        self._refresh_links(now, fresh, events)
         if not fresh:
             self._abandon()
-        while True:
-            try:
-                events.append(self._events.get_nowait())
-            except queue.Empty:
-                break
+        self._drain(events)
         if self.planner is not None:
             events += self.planner.poll()
         return events
@@ -214,7 +189,7 @@ class ConsoleBridge:
             stream[4] = stream[4] or done
         self._publish(stream[1], position)
         if done:
-            self._events.put(StreamDone(stream[0]))
+            self._put(StreamDone(stream[0]))
 
     def _publish(self, names, positions) -> None:
         msg = self._JointState(name=list(names), position=[float(p) for p in positions])
@@ -258,22 +233,24 @@ class ConsoleBridge:
             line = runner.steps[runner.next].line if not runner.finished else 0
         else:
             self.arm.stop()
-        self._events.put(JobFinished(
+        self._put(JobFinished(
             active[0], FAILED, f'{f"line {line}: " if line else ""}the motion process stopped '
             'publishing joint_states (it died or was stopped): the motion is given up', line))
 
-    def _put(self, event) -> None:
+    def _put_job(self, event) -> None:
+        """Queue a job's event, unless the job was given up (its end is said already)."""
         with self._lock:
             if event.job_id in self._abandoned:
                 return
-        self._events.put(event)
+        self._put(event)
 
     def _work(self, request) -> None:
         """Run one job in its own thread (ArmClient's calls block until the motion ends)."""
         try:
-            self._put(self._job(request))
+            self._put_job(self._job(request))
         except Exception as error:  # noqa: B902 -- a job must end with a reason
-            self._put(JobFinished(request.job_id, FAILED, f'{type(error).__name__}: {error}'))
+            self._put_job(JobFinished(request.job_id, FAILED,
+                                      f'{type(error).__name__}: {error}'))
         finally:
             with self._lock:
                 if self._active is not None and self._active[0] == request.job_id:
@@ -310,7 +287,7 @@ class ConsoleBridge:
         runner.next = request.first
         runner.next_move = request.first_move
         runner.override = request.override
-        runner.on_line = lambda line: self._put(LineReached(job_id, line))
+        runner.on_line = lambda line: self._put_job(LineReached(job_id, line))
         with self._lock:
             if self._active is not None and self._active[0] == job_id:
                 self._active = (job_id, runner)
@@ -325,13 +302,13 @@ class ConsoleBridge:
                 return False
             line = runner.next_line
             started.append((runner.next, line))
-            self._put(StepStarted(job_id, runner.next, line,
-                                  runner.describe_next(request.single)))
+            self._put_job(StepStarted(job_id, runner.next, line,
+                                      runner.describe_next(request.single)))
             return True
 
         def after(report) -> None:
             index, line = started[-1]
-            self._put(StepFinished(job_id, index, line, report.message, report.seconds))
+            self._put_job(StepFinished(job_id, index, line, report.message, report.seconds))
         try:
             runner.run(before, after, single_move=request.single)
         except ProgramStopped as error:

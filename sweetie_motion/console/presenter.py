@@ -47,6 +47,7 @@ from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_s
 from sweetie_motion.console.backups import ProgramBackups
 from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
 from sweetie_motion.editor.dispatch import EventHandlers
+from sweetie_motion.editor.events import PoseReceived
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -200,14 +201,6 @@ class PlanProgram:
 
 
 # --- events: adapters -> presenter ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StateReceived:
-    """The newest joint_states: names and positions [rad or m]."""
-
-    names: Tuple[str, ...]
-    positions: Tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -473,7 +466,7 @@ class ConsolePresenter:
         self._listeners: List[Callable[[str], None]] = []
         #: the bridge's events and who takes each
         self._handlers = EventHandlers('the console presenter')
-        self._handlers.register(StateReceived, self._on_state_received)
+        self._handlers.register(PoseReceived, self._on_state_received)
         self._handlers.register(StreamDone, self._on_stream_done)
         self._handlers.register(GripperState, self._on_gripper_state)
         self._handlers.register(LinksChanged, self._on_links_changed)
@@ -810,14 +803,8 @@ class ConsolePresenter:
         """Move the joints to the solved target (a joint move at the joint speed)."""
         if self.target is None:
             return self._refuse(ConsoleError('target: solve a target first'))
-        try:
-            self._check('home')
-        except ConsoleError as error:
-            return self._refuse(error)
-        self._end_manual('')
-        speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
-        job = self._start('target', 'move to the target')
-        self.send(MoveHome(job.job_id, self.target.positions, speed))
+        if not self._joint_move('target', 'move to the target', self.target.positions):
+            return False   # refused, saying why: the target stays for a later Move
         self.target = None
         self._notify('target')
         return True
@@ -838,14 +825,19 @@ class ConsolePresenter:
 
     def go_home(self) -> bool:
         """Move the chain to its home pose at the joint speed."""
+        return self._joint_move('home', f'home at {self.joint_speed} % of the joint speed',
+                                self.home)
+
+    def _joint_move(self, kind: str, description: str, target: Sequence[float]) -> bool:
+        """Move the chain's joints to ``target`` [rad or m] at the joint speed (a job)."""
         try:
             self._check('home')
         except ConsoleError as error:
             return self._refuse(error)
         self._end_manual('')
         speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
-        job = self._start('home', f'home at {self.joint_speed} % of the joint speed')
-        self.send(MoveHome(job.job_id, tuple(float(v) for v in self.home), speed))
+        job = self._start(kind, description)
+        self.send(MoveHome(job.job_id, tuple(float(v) for v in target), speed))
         return True
 
     # --- the program ---------------------------------------------------------------------------
@@ -1076,7 +1068,7 @@ class ConsolePresenter:
         """Take an event of the adapters (in the GUI thread)."""
         self._handlers.dispatch(event)
 
-    def _on_state_received(self, event: StateReceived) -> None:
+    def _on_state_received(self, event: PoseReceived) -> None:
         self.pose.update(zip(event.names, (float(p) for p in event.positions)))
         self._notify('state')
 

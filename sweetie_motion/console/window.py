@@ -14,15 +14,15 @@ from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
     QFileDialog, QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
-    QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSlider, QSplitter,
-    QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSplitter, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D, TargetPanel,
 )
 from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, fitting_size, fixed_width_label, MessageArea, offer_backup, push_button,
+    ask_about_unsaved, fitting_size, MessageArea, offer_backup, push_button, with_timeline,
 )
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
@@ -235,22 +235,12 @@ class ConsoleWindow(QMainWindow):
         self.robot_view = RobotView3D(p.model, p.chain)
         self.robot_view.setObjectName('robot_view')
         self.robot_view.setMinimumSize(300, 200)
-        view = QWidget()
-        column = QVBoxLayout(view)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.robot_view, 1)
-        row = QHBoxLayout()
-        self.preview_slider = QSlider(Qt.Horizontal)
-        self.preview_slider.setObjectName('plan_preview')
-        self.preview_slider.setToolTip('preview: drag to see the checked program played by '
-                                       'the robot (dashed) before Run; nothing moves')
+        view, self.preview_slider, self.preview_label = with_timeline(
+            self.robot_view, 'preview', 'plan_preview', 'preview: drag to see the checked '
+            'program played by the robot (dashed) before Run; nothing moves',
+            't = 000.0 / 000.0 s')
         self.preview_slider.setEnabled(False)
         self.preview_slider.valueChanged.connect(self._preview)
-        self.preview_label = fixed_width_label('plan_preview_time', '', 't = 000.0 / 000.0 s')
-        row.addWidget(QLabel('preview'))
-        row.addWidget(self.preview_slider, 1)
-        row.addWidget(self.preview_label)
-        column.addLayout(row)
         splitter.addWidget(view)
         state = QGroupBox('State')
         layout = QVBoxLayout(state)
@@ -428,6 +418,13 @@ class ConsoleWindow(QMainWindow):
     def _show_job(self) -> None:
         p = self.presenter
         job = p.job
+        if job is not None and self.robot_view.ghost is not None:
+            # the robot itself moves now: no dashed preview or target beside it
+            self.robot_view.set_ghost(None)
+            self.preview_slider.blockSignals(True)
+            self.preview_slider.setValue(0)
+            self.preview_slider.blockSignals(False)
+            self.preview_label.setText('')
         if job is None:
             self.job_label.setText(f'next: line {p.next_line}' if p.next_line else 'idle')
         else:

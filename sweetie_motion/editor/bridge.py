@@ -16,11 +16,10 @@ twice a second, so that everything works again as soon as the motion process is 
 """
 
 import math
-import queue
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.presenter import (
     CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, LinksChanged,
@@ -32,10 +31,6 @@ from sweetie_motion.editor.presenter import (
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.storage.client import StorageError, TrajectoryStorageClient
 
-#: joint_states older than this mean the motion process is gone [s]
-STALE_AFTER = 1.5
-#: how often the links are checked [s]
-LINK_PERIOD = 0.5
 #: servo diagnostics older than this are not believed [s] (they come once a second)
 DIAGNOSTICS_STALE = 3.5
 
@@ -56,7 +51,7 @@ class _Goal:
         self.resent = False
 
 
-class EditorBridge:
+class EditorBridge(BridgeBase):
     """
     The trajectory editor's ROS side.
 
@@ -103,23 +98,18 @@ class EditorBridge:
         from sweetie_motion.nodes.params import declare_table, read_table
         from sweetie_motion_msgs.msg import SupportState
         from sweetie_motion_msgs.srv import SetChainsTorque
+        super().__init__()
         self.node = node
         declare_table(node, self.PARAMETERS)
         self.values: Dict[str, Any] = read_table(node, self.PARAMETERS)
         values = self.values
         self.timeout = float(values['call_timeout'])
-        self._lock = threading.Lock()
-        self._events: 'queue.SimpleQueue[object]' = queue.SimpleQueue()
-        self._pose: Optional[Tuple[Tuple[str, ...], Tuple[float, ...]]] = None
-        self._pose_time = -math.inf
-        self._pose_sent: Optional[object] = None
         self._recording: Optional[Tuple[List[str], List[float], List[List[float]]]] = None
         self._record_index: Optional[Tuple[Tuple[str, ...], List[int]]] = None
         self._goals: Dict[int, _Goal] = {}
         self._torque: Optional[Tuple[Any, float, bool]] = None
         self._diagnostics: Optional[Tuple[bool, str]] = None
         self._diagnostics_time = -math.inf
-        self._links: Optional[LinksChanged] = None
         #: the presenter's requests and who carries out each
         self._requests = EventHandlers('the editor bridge')
         self._requests.register(SetPose, self._do_set_pose)
@@ -134,7 +124,6 @@ class EditorBridge:
         self._requests.register(SaveTrajectory, self._do_save_trajectory)
         self._requests.register(StartRecording, self._do_start_recording)
         self._requests.register(StopRecording, self._do_stop_recording)
-        self._links_time = -math.inf
         self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
         self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
         self._SetChainsTorque = SetChainsTorque
@@ -176,8 +165,7 @@ class EditorBridge:
         names, positions = tuple(msg.name), tuple(msg.position)
         now = time.monotonic()
         with self._lock:
-            self._pose = (names, positions)
-            self._pose_time = now
+            self._store_pose(names, positions, now)
             if self._recording is not None:
                 stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
                 self._record(names, positions, stamp if stamp > 0 else time.time())
@@ -201,11 +189,6 @@ class EditorBridge:
                     self._diagnostics = (values.get('torque_off') == 'true', status.message)
                     self._diagnostics_time = time.monotonic()
 
-    def latest_pose(self) -> Optional[Tuple[Tuple[str, ...], Tuple[float, ...]]]:
-        """Return the newest (names, positions) of joint_states, None before the first."""
-        with self._lock:
-            return self._pose
-
     # --- the presenter's side ------------------------------------------------------------------
 
     def submit(self, request: object) -> None:
@@ -216,30 +199,20 @@ class EditorBridge:
         """Return the events that arrived since the last call, and those of the deadlines."""
         now = time.monotonic()
         events: List[object] = []
+        pose, fresh = self._take_pose(now)
         with self._lock:
-            pose, fresh = self._pose, now - self._pose_time < STALE_AFTER
             diagnostics = self._diagnostics if now - self._diagnostics_time < \
                 DIAGNOSTICS_STALE else None
-        if pose is not None and pose is not self._pose_sent:
-            self._pose_sent = pose
+        if pose is not None:
             events.append(PoseReceived(*pose))
-        if now - self._links_time >= LINK_PERIOD:
-            self._links_time = now
-            links = self._check_links(fresh)
-            if links != self._links:
-                self._links = links
-                events.append(links)
+        self._refresh_links(now, fresh, events)
         self._deadlines(now, fresh)
         if diagnostics is not None and self._torque is None:
             self._report_servos(diagnostics[0], diagnostics[1])
         elif diagnostics is None and self._links is not None and not dict(
                 self._links.links)['servos']:
             self._report_servos(None, 'the torque switch is not connected')
-        while True:
-            try:
-                events.append(self._events.get_nowait())
-            except queue.Empty:
-                break
+        self._drain(events)
         return events
 
     def _check_links(self, fresh: bool) -> LinksChanged:
@@ -255,7 +228,7 @@ class EditorBridge:
     def _report_servos(self, off: Optional[bool], message: str) -> None:
         if (off, message) != self._servo_reported:
             self._servo_reported = (off, message)
-            self._events.put(ServoState(off, message))
+            self._put(ServoState(off, message))
 
     def _deadlines(self, now: float, fresh: bool) -> None:
         with self._lock:
@@ -339,8 +312,8 @@ class EditorBridge:
         from sweetie_motion.conversions import duration_to_seconds, goal_to_msg
         goal = _Goal(request.goal_id, time.monotonic() + self.timeout, request.result_timeout)
         if not self._action.server_is_ready():
-            self._events.put(GoalFinished(request.goal_id, FAILED, 0,
-                                          'the trajectory controller is not available'))
+            self._put(GoalFinished(request.goal_id, FAILED, 0,
+                                   'the trajectory controller is not available'))
             return
         with self._lock:
             self._goals[goal.goal_id] = goal
@@ -351,7 +324,7 @@ class EditorBridge:
                 # planned: while it reports progress, its result is not overdue
                 goal.result_deadline = max(goal.result_deadline,
                                            time.monotonic() + max(2.0 * self.timeout, 5.0))
-            self._events.put(GoalFeedback(goal.goal_id, duration_to_seconds(
+            self._put(GoalFeedback(goal.goal_id, duration_to_seconds(
                 message.feedback.desired.time_from_start), request.goal.duration))
 
         def accepted(future) -> None:
@@ -371,7 +344,7 @@ class EditorBridge:
                     self._finish(goal, FAILED, 0, 'the trajectory controller rejected the goal')
                 return
             if not again:
-                self._events.put(GoalAccepted(goal.goal_id))
+                self._put(GoalAccepted(goal.goal_id))
             if goal.cancel:
                 handle.cancel_goal_async()
             handle.get_result_async().add_done_callback(
@@ -407,7 +380,7 @@ class EditorBridge:
                 return
             goal.done = True
             self._goals.pop(goal.goal_id, None)
-        self._events.put(GoalFinished(goal.goal_id, outcome, code, message))
+        self._put(GoalFinished(goal.goal_id, outcome, code, message))
 
     def _do_cancel_goal(self, request: CancelGoal) -> None:
         with self._lock:
@@ -424,22 +397,22 @@ class EditorBridge:
     def _do_list_trajectories(self, request: ListTrajectories) -> None:
         def done(future) -> None:
             error = future.exception()
-            self._events.put(TrajectoriesListed(() if error else tuple(future.result()),
-                                                str(error) if error else ''))
+            self._put(TrajectoriesListed(() if error else tuple(future.result()),
+                                         str(error) if error else ''))
         self.storage.list_async().add_done_callback(done)
 
     def _do_load_trajectory(self, request: LoadTrajectory) -> None:
         def done(future) -> None:
             error = future.exception()
-            self._events.put(TrajectoryLoaded(request.name, None if error else future.result(),
-                                              str(error) if error else ''))
+            self._put(TrajectoryLoaded(request.name, None if error else future.result(),
+                                       str(error) if error else ''))
         self._storage_call(lambda: self.storage.load_async(request.name), done,
                            lambda error: TrajectoryLoaded(request.name, None, error))
 
     def _do_save_trajectory(self, request: SaveTrajectory) -> None:
         def done(future) -> None:
             error = future.exception()
-            self._events.put(TrajectorySaved(request.name, str(error) if error else ''))
+            self._put(TrajectorySaved(request.name, str(error) if error else ''))
         self._storage_call(lambda: self.storage.save_async(request.name, request.goal), done,
                            lambda error: TrajectorySaved(request.name, error))
 
@@ -447,7 +420,7 @@ class EditorBridge:
         try:
             future = send()
         except StorageError as error:
-            self._events.put(failed(str(error)))
+            self._put(failed(str(error)))
             return
         future.add_done_callback(done)
 
@@ -460,9 +433,9 @@ class EditorBridge:
         with self._lock:
             recording, self._recording = self._recording, None
         if recording is None:
-            self._events.put(RecordingFinished((), (), (), 'not recording'))
+            self._put(RecordingFinished((), (), (), 'not recording'))
             return
         joints, times, rows = recording
         error = '' if times else 'no joint_states arrived (is the motion process running?)'
-        self._events.put(RecordingFinished(tuple(times), tuple(joints),
-                                           tuple(tuple(r) for r in rows), error))
+        self._put(RecordingFinished(tuple(times), tuple(joints),
+                                    tuple(tuple(r) for r in rows), error))

@@ -30,6 +30,7 @@ import numpy as np
 
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.document import EditorDocument
+from sweetie_motion.editor.events import PoseReceived
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
 from sweetie_motion.errors import SweetieMotionError
@@ -161,14 +162,6 @@ class StopRecording:
 
 
 # --- events: adapters -> presenter ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoseReceived:
-    """The newest pose of joint_states."""
-
-    names: Tuple[str, ...]
-    positions: Tuple[float, ...]
 
 
 @dataclass(frozen=True)

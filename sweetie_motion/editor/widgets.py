@@ -64,6 +64,33 @@ class ResetLabel(QLabel):
         self.reset()
 
 
+def with_timeline(view: QWidget, title: str, name: str, tip: str, longest: str,
+                  *extra: QWidget) -> Tuple[QWidget, QSlider, QLabel]:
+    """
+    Return ``view`` with a timeline under it: (the pane, the slider, the label of its time).
+
+    The editor's play head and the console's preview: a titled horizontal slider over a
+    motion's time (object name ``name``), its time label (``name + '_time'``, as wide as
+    ``longest`` needs) and ``extra`` widgets after them.
+    """
+    pane = QWidget()
+    layout = QVBoxLayout(pane)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(view, 1)
+    slider = QSlider(Qt.Horizontal)
+    slider.setObjectName(name)
+    slider.setToolTip(tip)
+    label = fixed_width_label(f'{name}_time', '', longest)
+    row = QHBoxLayout()
+    row.addWidget(QLabel(title))
+    row.addWidget(slider, 1)
+    row.addWidget(label)
+    for widget in extra:
+        row.addWidget(widget)
+    layout.addLayout(row)
+    return pane, slider, label
+
+
 class SliderRow:
     """
     One joint's slider, the one widget of the editor's and the console's sliders.

@@ -27,7 +27,7 @@ from sweetie_motion.editor.presenter import (
 from sweetie_motion.editor.views import TrajectoryPlot
 from sweetie_motion.editor.widgets import (
     ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups,
-    JointSliders, LinkPanel, MessageArea, offer_backup, push_button,
+    JointSliders, LinkPanel, MessageArea, offer_backup, push_button, with_timeline,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE
@@ -551,26 +551,15 @@ class EditorWindow(QMainWindow):
         self._play_head = PlayHead()
         #: the play head's table time [s] (None: the 3D view shows the robot)
         self.play_head_time: Optional[float] = None
-        pane = QWidget()
-        layout = QVBoxLayout(pane)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.trajectory_plot, 1)
-        row = QHBoxLayout()
-        self.play_head_slider = QSlider(Qt.Horizontal)
-        self.play_head_slider.setObjectName('play_head')
-        self.play_head_slider.setRange(0, PLAY_HEAD_STEPS)
-        self.play_head_slider.setToolTip('the play head: drag it to see the motion between the '
-                                         'rows in the 3D view and on the plot')
-        self.play_head_slider.valueChanged.connect(self._scrub)
-        self.play_head_label = fixed_width_label('play_head_time', '', 't = 000.00 s')
         self.live_button = push_button('Live', 'play_head_live', 'the 3D view shows the '
                                        'robot again (the play head goes)')
         self.live_button.clicked.connect(self._end_scrub)
-        row.addWidget(QLabel('play head'))
-        row.addWidget(self.play_head_slider, 1)
-        row.addWidget(self.play_head_label)
-        row.addWidget(self.live_button)
-        layout.addLayout(row)
+        pane, self.play_head_slider, self.play_head_label = with_timeline(
+            self.trajectory_plot, 'play head', 'play_head', 'the play head: drag it to see the '
+            'motion between the rows in the 3D view and on the plot', 't = 000.00 s',
+            self.live_button)
+        self.play_head_slider.setRange(0, PLAY_HEAD_STEPS)
+        self.play_head_slider.valueChanged.connect(self._scrub)
         return pane
 
     def _scrub(self, value: int) -> None:

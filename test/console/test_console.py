@@ -73,6 +73,7 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
 
     click(qtbot, window.run_button)
     assert window.editor.isReadOnly()
+    assert window.robot_view.ghost is None, 'the preview stays beside the running robot'
     until(qtbot, halfway, 180, lambda: f'the program to end: {console.presenter.message.text}')
     assert 'the program is done' in console.presenter.message.text, \
         console.presenter.message.text

@@ -19,7 +19,7 @@ from sweetie_motion.console.planning import OfflinePlanner
 from sweetie_motion.console.presenter import (
     CommandGripper, ConsolePresenter, FAILED, GripperState, JobFinished,
     jog_target, JogTool, LineReached, LinksChanged, MoveHome, PARTS, PLAN_DELAY, PlanProgram,
-    ProgramPlanned, RunSteps, SETTLE, StateReceived, StepFinished, StepStarted, StopJob,
+    PoseReceived, ProgramPlanned, RunSteps, SETTLE, StepFinished, StepStarted, StopJob,
     STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream, MAX_STEP
@@ -44,7 +44,7 @@ def connect(presenter, up=PARTS):
 
 
 def state(presenter, positions):
-    presenter.handle(StateReceived(tuple(presenter.joints), tuple(float(v) for v in positions)))
+    presenter.handle(PoseReceived(tuple(presenter.joints), tuple(float(v) for v in positions)))
 
 
 @pytest.fixture
