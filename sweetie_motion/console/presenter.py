@@ -47,7 +47,7 @@ from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_s
 from sweetie_motion.console.backups import ProgramBackups
 from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
 from sweetie_motion.editor.dispatch import EventHandlers
-from sweetie_motion.editor.events import PoseReceived
+from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -208,13 +208,6 @@ class GripperState:
     """The gripper's state: 'released', 'clamped', 'holding' ('' unknown)."""
 
     state: str
-
-
-@dataclass(frozen=True)
-class LinksChanged:
-    """Which parts of the motion process answer: (part, up) for each of :data:`PARTS`."""
-
-    links: Tuple[Tuple[str, bool], ...]
 
 
 @dataclass(frozen=True)

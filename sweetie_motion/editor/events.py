@@ -15,3 +15,16 @@ class PoseReceived:
 
     names: Tuple[str, ...]
     positions: Tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class LinksChanged:
+    """
+    Which parts of the motion process answer: (part, up) for each part the window uses.
+
+    :param virtual_robot: whether the virtual robot's ``move_by_hand`` is there (the editor
+        poses a virtual robot's free servos through it; the console does not).
+    """
+
+    links: Tuple[Tuple[str, bool], ...]
+    virtual_robot: bool = False

@@ -30,7 +30,7 @@ import numpy as np
 
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.events import PoseReceived
+from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
 from sweetie_motion.errors import SweetieMotionError
@@ -162,18 +162,6 @@ class StopRecording:
 
 
 # --- events: adapters -> presenter ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LinksChanged:
-    """
-    Which parts of the robot answer (see :data:`PARTS`).
-
-    :param virtual_robot: whether the virtual robot's ``move_by_hand`` is there.
-    """
-
-    links: Tuple[Tuple[str, bool], ...]
-    virtual_robot: bool = False
 
 
 @dataclass(frozen=True)
