@@ -346,11 +346,14 @@ class ProgramRunner:
         lines = [linear[0].line] + [move.line for move in linear]
         # a first move to where the tool already is (the program's numbers rounded) adds no
         # segment: the path starts at the tool (in step mode that move is the step)
-        if stop_after and waypoints[1].is_close(waypoints[0], START_POSITION_TOLERANCE,
-                                                START_ORIENTATION_TOLERANCE):
+
+        def first_at_tool() -> bool:
+            return len(waypoints) > 1 and waypoints[1].is_close(
+                waypoints[0], START_POSITION_TOLERANCE, START_ORIENTATION_TOLERANCE)
+
+        if stop_after and first_at_tool():
             return 'the tool is there already'
-        while len(waypoints) > 1 and waypoints[1].is_close(
-                waypoints[0], START_POSITION_TOLERANCE, START_ORIENTATION_TOLERANCE):
+        while first_at_tool():
             del waypoints[1], radii[1], speeds[1], lines[1]
         if len(waypoints) < 2:
             return 'the tool is there already'

@@ -324,16 +324,15 @@ class SafetyStage:
         late = elapsed > LATE_TICK * self.period
         if late:
             self._rows_after_lost_time(work, target_v, elapsed)
-            change = work[1] * self._inverse_period
-            np.subtract(change, self._acceleration, out=work[6])
-            work[6] *= self.period / elapsed
         else:
-            change = work[1] * self._inverse_period
             np.subtract(work[0], self._last_step, out=work[3])
             np.add(target_v, self._velocity, out=work[4])
             work[4] *= -0.5 * self.period
             work[4] += work[0]
-            np.subtract(change, self._acceleration, out=work[6])
+        change = work[1] * self._inverse_period
+        np.subtract(change, self._acceleration, out=work[6])
+        if late:
+            work[6] *= self.period / elapsed
         work[2] = target_v
         np.subtract(target_p, self._middle, out=work[5])
         step = work[0].copy()
