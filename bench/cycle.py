@@ -62,7 +62,9 @@ from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa: E402
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
 from sweetie_motion.process_config import load_process_config  # noqa: E402
-from floor import explained_by_floor, FloorProbe, stall_note  # noqa: E402, I100
+from floor import (  # noqa: E402, I100
+    explained_by_floor, FloorProbe, gap_in_a_stall, stall_note,
+)
 from sweetie_motion.servo.virtual import VirtualServoBus  # noqa: E402
 from targets import Targets  # noqa: E402
 
@@ -589,12 +591,7 @@ def main():
             gap_periods = watch['stamp_gap_max'] / period
             note = steal_note(loaded['steal'])
             lost_target(targets, '100 Hz under load: lost cycles', loaded, note)
-            # joint_states is stamped with the tick: a gap beyond 2 periods is lost ticks, and
-            # it is the floor's when every lost tick fell into a stall and the gap is no longer
-            # than the ticks lost (plus the one period between two ticks, and the lateness of
-            # the tick after the stall: a quarter period)
-            lost, explained = loaded['lost'], loaded['explained']
-            gap_floor = 0 < lost <= explained and gap_periods <= lost + 1.25
+            gap_floor = gap_in_a_stall(gap_periods, loaded['lost'], loaded['explained'])
             targets.check('100 Hz under load: largest joint_states gap (stamps)',
                           f'{gap_periods:.2f} periods', '<= 2 periods', gap_periods <= 2.0 + 1e-3,
                           note + ('  [its ticks were lost in a stall of the machine: see the '

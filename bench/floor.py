@@ -104,6 +104,18 @@ def _in_a_stall(deadline, lateness, floor_events):
                for _, expected, actual in floor_events)
 
 
+def gap_in_a_stall(gap_periods, lost, explained):
+    """
+    Return whether a joint_states gap [periods] is the machine's: made only of stalled ticks.
+
+    joint_states is stamped with the tick, so a gap beyond two periods is lost ticks. It is the
+    floor's when every lost tick fell into a stall (``explained`` >= ``lost`` > 0) and the gap
+    is no longer than the ticks lost, plus the one period between two ticks and the lateness
+    of the tick after the stall (a quarter period).
+    """
+    return 0 < lost <= explained and gap_periods <= lost + 1.25
+
+
 def stall_note(result):
     """Describe the stalls of the machine a run's floor probes saw."""
     events = result.get('floor', [])

@@ -29,9 +29,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from sweetie_motion.model import load_robot_description
-from sweetie_motion.storage.files import load_goal_file
 from sweetie_motion.storage.migration import load_ros1_json
 from sweetie_motion.trajectory import retime as retiming
+from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.keyframes import (
     DEFAULT_TOLERANCE, fit_keyframes, smooth_recording,
 )

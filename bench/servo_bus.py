@@ -57,8 +57,8 @@ import numpy as np  # noqa: E402
 
 from sweetie_motion.servo import driver as sb  # noqa: E402
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess  # noqa: E402
-from sweetie_motion.storage.files import load_goal_file  # noqa: E402
 from sweetie_motion.trajectory.analysis import goal_motion  # noqa: E402
+from sweetie_motion.trajectory.codec import load_goal_file  # noqa: E402
 
 PERIOD = 0.01
 ORIGINAL_RATE = 1 / 0.056     # the original robot: 17.9 Hz

@@ -37,7 +37,9 @@ import numpy as np  # noqa: E402
 from scipy.interpolate import CubicSpline  # noqa: E402
 import yaml  # noqa: E402
 
-from sweetie_motion.storage.files import dump_goal, write_atomically  # noqa: E402, I100
+from sweetie_motion.trajectory.codec import dump_goal  # noqa: E402, I100
+
+from sweetie_motion.storage.files import write_atomically  # noqa: E402, I100
 from sweetie_motion.storage.store import TrajectoryStore  # noqa: E402
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint  # noqa: E402
 from sweetie_motion.trajectory.spline import build_spline  # noqa: E402

@@ -36,7 +36,7 @@ def describe_robot(robot: str, png: Optional[str]) -> int:
 def _client(args: argparse.Namespace):
     """Return a client of the motion process, once the names the command got are valid."""
     from sweetie_motion.client import MotionClient
-    from sweetie_motion.storage.files import check_name
+    from sweetie_motion.trajectory.codec import check_name
     for name in [getattr(args, 'name', None), *(getattr(args, 'names', None) or [])]:
         if name is not None:
             check_name(name)  # a name that cannot be stored is refused before any waiting
@@ -45,7 +45,7 @@ def _client(args: argparse.Namespace):
 
 def _read_goal_file(path: str):
     """Read a trajectory from our YAML format or the old robot's JSON format."""
-    from sweetie_motion.storage.files import load_goal_file
+    from sweetie_motion.trajectory.codec import load_goal_file
     from sweetie_motion.storage.migration import load_ros1_json
     return load_ros1_json(path) if path.endswith('.json') else load_goal_file(path)
 
@@ -70,7 +70,7 @@ def list_trajectories(args: argparse.Namespace) -> int:
 
 def show_trajectory(args: argparse.Namespace) -> int:
     """Print a stored trajectory as YAML; optionally plot it."""
-    from sweetie_motion.storage.files import dump_goal
+    from sweetie_motion.trajectory.codec import dump_goal
     with _client(args) as client:
         goal = client.load(args.name)
     print(dump_goal(goal, args.name), end='')
@@ -128,7 +128,7 @@ def delete_trajectory(args: argparse.Namespace) -> int:
 def retime_trajectory(args: argparse.Namespace) -> int:
     """Fit a stored trajectory to the limits: print the gain and the segments, store it."""
     from sweetie_motion.model import load_robot_description
-    from sweetie_motion.storage.files import check_name
+    from sweetie_motion.trajectory.codec import check_name
     from sweetie_motion.trajectory.retime import retime_goal
     target = check_name(args.save_as or args.name)
     model = load_robot_description(args.robot)
@@ -155,7 +155,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
     """Import trajectory files (old JSON or our YAML), reporting per file what happened."""
     from pathlib import Path
     from sweetie_motion.model import load_robot_description
-    from sweetie_motion.storage.files import check_name, TrajectoryFileError
+    from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
     from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
     from sweetie_motion.storage.store import TrajectoryStore
     from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
@@ -225,7 +225,8 @@ def import_trajectories(args: argparse.Namespace) -> int:
 def export_trajectories(args: argparse.Namespace) -> int:
     """Write stored trajectories as YAML files into a folder (or one to standard output)."""
     from pathlib import Path
-    from sweetie_motion.storage.files import dump_goal, write_atomically
+    from sweetie_motion.trajectory.codec import dump_goal
+    from sweetie_motion.storage.files import write_atomically
     with _client(args) as client:
         goals = [(name, client.load(name)) for name in (args.names or client.names())]
     if args.out == '-':

@@ -42,6 +42,25 @@ def parse_target(text: str) -> Pose:
     return Pose.from_mm_zyz(*values, degrees=True)
 
 
+def target_text(pose: Pose) -> str:
+    """Return the typed form of a pose: ``x y z`` [mm] ``A B C`` [ZYZ deg], 0.1 apart."""
+    return ' '.join(f'{v + 0.0:.1f}' for v in pose.mm_zyz(degrees=True))
+
+
+def picked_target(position: np.ndarray, typed: str, tool: Pose) -> Pose:
+    """
+    Return the target at a picked ``position`` [m] with the typed target's orientation.
+
+    A point picked in the 3D view says where, not how: the orientation is the one typed, or,
+    when the typed text is not a target, the tool's now (``tool``).
+    """
+    try:
+        rotation = parse_target(typed).rotation
+    except TargetError:
+        rotation = tool.rotation
+    return Pose(np.asarray(position, dtype=float), rotation)
+
+
 @dataclass(frozen=True)
 class TargetSolution:
     """

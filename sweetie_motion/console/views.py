@@ -38,9 +38,10 @@ class RobotView3D(QWidget):
     the planned tool path (red) and its waypoints (numbered), the tool (a red cross), the
     chain's forbidden zones (boxes and balls, light red) and a floor grid, in an orthographic
     projection a person turns with the mouse (drag: turn, wheel: zoom, double-click: the
-    first view). Drawn with QPainter: a frame takes about a millisecond, where a matplotlib 3D
-    figure (``plots.draw_kinematic_tree``) takes 35-90 ms, and holds Python's lock meanwhile,
-    which the slider stream of the same process felt as stalls.
+    first view, shift+click: a point for :attr:`picked`). Drawn with QPainter: a frame takes
+    about a millisecond, where a matplotlib 3D figure (``plots.draw_kinematic_tree``) takes
+    35-90 ms, and holds Python's lock meanwhile, which the slider stream of the same process
+    felt as stalls.
 
     :meth:`set_pose` and :meth:`set_path` only take the data; :meth:`redraw` (the window's
     timer) repaints when something changed, so the view animates at the timer's rate however
@@ -89,6 +90,8 @@ class RobotView3D(QWidget):
         self._path_revision = 0
         self._box: Optional[Tuple[np.ndarray, float]] = None
         self._drag = None
+        #: called with the widget coordinates [px] a person shift+clicked (to :meth:`unproject`)
+        self.picked: Optional[Callable[[np.ndarray], None]] = None
         self._reach = np.array(list(model.link_positions({}).values()))
         self._links = model.link_positions({})
 
@@ -144,18 +147,39 @@ class RobotView3D(QWidget):
         self._box = (centre, radius)
         return self._box
 
-    def project(self, points: np.ndarray) -> np.ndarray:
-        """Return the widget coordinates [px] of points [m], shape (n, 3) -> (n, 2)."""
-        centre, radius = self._fit()
+    def _axes(self) -> Tuple[np.ndarray, np.ndarray, float]:
+        # the screen's right and up directions in the world, and pixels per metre
+        _, radius = self._fit()
         az, el = math.radians(self.azimuth), math.radians(self.elevation)
         right = np.array([-math.sin(az), math.cos(az), 0.0])
         up = np.array([-math.sin(el) * math.cos(az), -math.sin(el) * math.sin(az),
                        math.cos(el)])
-        scale = self.zoom * min(self.width(), self.height()) / (2.0 * radius)
+        return right, up, self.zoom * min(self.width(), self.height()) / (2.0 * radius)
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        """Return the widget coordinates [px] of points [m], shape (n, 3) -> (n, 2)."""
+        centre, _ = self._fit()
+        right, up, scale = self._axes()
         relative = np.atleast_2d(points) - centre
         x = self.width() / 2 + (relative @ right) * scale
         y = self.height() / 2 + 10 - (relative @ up) * scale
         return np.stack([x, y], axis=1)
+
+    def unproject(self, x: float, y: float, through: np.ndarray) -> np.ndarray:
+        """
+        Return the point [m] under widget coordinates (x, y) [px] at the depth of ``through``.
+
+        A projection loses depth: the point is taken on the plane through ``through`` [m]
+        that faces the viewer (as RViz's markers move in their view plane), so a click moves
+        a target sideways and up or down as seen, and turning the view picks the other axes.
+        """
+        centre, _ = self._fit()
+        right, up, scale = self._axes()
+        depth = np.cross(right, up)
+        relative = np.asarray(through, dtype=float) - centre
+        return (centre + depth * float(relative @ depth)
+                + right * (x - self.width() / 2) / scale
+                + up * (self.height() / 2 + 10 - y) / scale)
 
     def _polyline(self, painter: QPainter, points: np.ndarray) -> None:
         painter.drawPolyline(QPolygonF([QPointF(x, y) for x, y in self.project(points)]))
@@ -215,7 +239,10 @@ class RobotView3D(QWidget):
             painter.drawLine(QPointF(x - 6, y + 6), QPointF(x + 6, y - 6))
         painter.setPen(QColor('#404040'))
         painter.drawText(8, 16, self.title)
-        painter.drawText(8, self.height() - 8, 'grid 0.25 m; drag: turn, wheel: zoom')
+        hint = 'grid 0.25 m; drag: turn, wheel: zoom'
+        if self.picked is not None:
+            hint += ', shift+click: target'
+        painter.drawText(8, self.height() - 8, hint)
         painter.end()
         self.frames += 1
         self.painted_path = 0 if self.path is None else len(self.path)
@@ -242,6 +269,10 @@ class RobotView3D(QWidget):
     # --- the mouse -----------------------------------------------------------------------------
 
     def mousePressEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        if event.modifiers() & Qt.ShiftModifier and self.picked is not None:
+            self._drag = None
+            self.picked(np.array([float(event.x()), float(event.y())]))
+            return
         self._drag = (event.pos(), self.azimuth, self.elevation)
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 -- Qt API

@@ -10,6 +10,7 @@ import os
 import time
 from typing import Callable, Dict, List, Optional
 
+import numpy as np
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
@@ -18,6 +19,7 @@ from PyQt5.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
+from sweetie_motion.console.target import picked_target, target_text
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D, TargetPanel,
 )
@@ -233,6 +235,7 @@ class ConsoleWindow(QMainWindow):
         p = self.presenter
         splitter = QSplitter(Qt.Vertical)
         self.robot_view = RobotView3D(p.model, p.chain)
+        self.robot_view.picked = self._pick_target
         self.robot_view.setObjectName('robot_view')
         self.robot_view.setMinimumSize(300, 200)
         view, self.preview_slider, self.preview_label = with_timeline(
@@ -394,8 +397,21 @@ class ConsoleWindow(QMainWindow):
         # the typed form of the pose the console shows: x y z [mm] A B C [deg]
         pose = self.presenter.tool_pose()
         if pose is not None:
-            self.target_panel.text.setText(' '.join(f'{v + 0.0:.1f}' for v in pose.mm_zyz(
-                degrees=True)))
+            self.target_panel.text.setText(target_text(pose))
+
+    def _pick_target(self, pixel: np.ndarray) -> None:
+        # a shift+click in the 3D view: the point there at the depth of the target shown (or
+        # of the tool), with the typed orientation, solved as a typed target is
+        p = self.presenter
+        tool = p.tool_pose()
+        if tool is None:
+            p.say('target: no joint_states yet: is the motion process running?', 'error')
+            return
+        depth = p.target.pose.position if p.target is not None else tool.position
+        position = self.robot_view.unproject(float(pixel[0]), float(pixel[1]), depth)
+        text = target_text(picked_target(position, self.target_panel.text.text(), tool))
+        self.target_panel.text.setText(text)
+        p.preview_target(text)
 
     def _show_title(self) -> None:
         p = self.presenter

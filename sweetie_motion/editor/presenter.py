@@ -34,7 +34,7 @@ from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.storage.files import check_name, TrajectoryFileError
+from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE, fit_keyframes, KeyframeFit
 from sweetie_motion.trajectory.retime import limits_of, retime_waypoints

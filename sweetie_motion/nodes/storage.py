@@ -20,8 +20,8 @@ from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.paths import config_path
-from sweetie_motion.storage.files import check_name
 from sweetie_motion.storage.store import TrajectoryStore
+from sweetie_motion.trajectory.codec import check_name
 from sweetie_motion.trajectory.validation import check_structure, validate_goal
 
 DEFAULT_STORAGE_DIR = '~/.local/share/sweetie_motion/trajectories'

@@ -40,7 +40,7 @@ from sweetie_motion.nodes.controllers import controller_parameters, ControllerNo
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
-from sweetie_motion.storage.files import check_name, TrajectoryFileError
+from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
 from sweetie_motion.trajectory.timing import POLICIES

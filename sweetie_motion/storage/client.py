@@ -29,7 +29,7 @@ from rclpy.task import Future
 
 from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.storage.files import check_name, TrajectoryFileError
+from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.validation import check_structure, GoalError
 

@@ -14,7 +14,7 @@ from typing import Any, List, Mapping, Tuple, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModelView
-from sweetie_motion.storage.files import parse_tolerances
+from sweetie_motion.trajectory.codec import parse_tolerances
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import check_limits, LimitViolation
 

@@ -15,8 +15,11 @@ from typing import Dict, Iterable, List, Optional, Union
 
 from sweetie_motion.storage.cache import CACHE_NAME, file_key, LoadCache
 from sweetie_motion.storage.files import (
-    check_name, dump_goal, goal_from_document, goal_to_document, is_temporary, load_goal_file,
-    name_of, remove_durably, SUFFIX, TrajectoryFileError, write_atomically,
+    is_temporary, name_of, remove_durably, SUFFIX, write_atomically,
+)
+from sweetie_motion.trajectory.codec import (
+    check_name, dump_goal, goal_from_document, goal_to_document, load_goal_file,
+    TrajectoryFileError,
 )
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.validation import check_structure, GoalError

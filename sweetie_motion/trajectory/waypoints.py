@@ -567,7 +567,7 @@ class WaypointsList:
         """
         form = document.get('format') if isinstance(document, Mapping) else None
         if isinstance(form, str) and form.startswith('sweetie_motion/trajectory'):
-            from sweetie_motion.storage.files import goal_from_document, TrajectoryFileError
+            from sweetie_motion.trajectory.codec import goal_from_document, TrajectoryFileError
             try:
                 return cls.from_goal(goal_from_document(document))
             except TrajectoryFileError as error:

@@ -234,6 +234,41 @@ def test_a_typed_tool_pose_is_solved_shown_and_moved_to_on_move(
     shots(console, 'target_reached')
 
 
+def test_a_point_shift_clicked_in_the_3d_view_becomes_the_target_solved_before_move(
+        qtbot, console, arm, arm_model, shots):
+    # RViz's marker moves in the plane facing the viewer; a shift+click here does the same:
+    # the target goes under the mouse, at the tool's depth, keeping the typed orientation
+    from PyQt5.QtCore import QPoint
+    window = console.window
+    view = window.robot_view
+    panel = window.target_panel
+    wait_at_rest(qtbot, arm)
+    start = reference(arm)
+    click(qtbot, panel.use_current)
+    typed = Pose.from_mm_zyz(*[float(v) for v in panel.text.text().split()], degrees=True)
+    here = tool(arm, arm_model)
+    x, y = view.project(here.position)[0] + (25.0, -15.0)
+    qtbot.mouseClick(view, Qt.LeftButton, Qt.ShiftModifier, QPoint(round(x), round(y)))
+    until(qtbot, lambda: console.presenter.target is not None, 10,
+          lambda: f'the picked target solved: {console.presenter.message.text}')
+    target = console.presenter.target.pose
+    # under the mouse (the text keeps 0.1 mm), at the tool's depth, the typed orientation
+    assert np.abs(view.project(target.position)[0] - (round(x), round(y))).max() < 0.5
+    az, el = np.radians(view.azimuth), np.radians(view.elevation)
+    depth = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
+    assert abs(float((target.position - here.position) @ depth)) < 2e-4
+    assert np.linalg.norm(target.position - here.position) > 0.01
+    assert rotation_angle(target.rotation, typed.rotation) < 1e-3
+    assert window.robot_view.ghost is not None and 'joint1' in panel.result.text()
+    assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved before Move'
+    shots(console, 'target_picked')
+    click(qtbot, panel.move_button)
+    message = wait_job(qtbot, console)
+    assert console.presenter.message.level == 'info', message
+    wait_at_rest(qtbot, arm)
+    assert np.linalg.norm(tool(arm, arm_model).position - target.position) < 1e-3
+
+
 def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_model, shots):
     window = console.window
     presenter = console.presenter

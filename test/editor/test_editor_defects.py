@@ -19,7 +19,7 @@ from PyQt5.QtTest import QTest
 from PyQt5.QtWidgets import QApplication, QMessageBox
 import pytest
 from sweetie_motion.editor.models import FIXED, TIME
-from sweetie_motion.storage.files import load_goal_file
+from sweetie_motion.trajectory.codec import load_goal_file
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ from sweetie_motion.storage.client import (
     StorageError, StorageRefusedError, StorageTimeoutError, StorageUnavailableError,
     TrajectoryNotFoundError, TrajectoryStorageClient,
 )
-from sweetie_motion.storage.files import load_goal_file
+from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 
 pytestmark = [pytest.mark.ros]

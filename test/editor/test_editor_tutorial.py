@@ -17,7 +17,7 @@ from motion_process import MotionClient
 from PyQt5.QtWidgets import QMessageBox
 import pytest
 from sweetie_motion.editor.models import TIME
-from sweetie_motion.storage.files import load_goal_file
+from sweetie_motion.trajectory.codec import load_goal_file
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

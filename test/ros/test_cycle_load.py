@@ -26,7 +26,9 @@ import pytest
 from ros_util import HERE, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, 'bench'))
-from floor import explained_by_floor, explained_lateness, FloorProbe  # noqa: E402, I100
+from floor import (  # noqa: E402, I100
+    explained_by_floor, explained_lateness, FloorProbe, gap_in_a_stall,
+)
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -81,9 +83,12 @@ def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_p
         f'the cycle lost {watch["lost"]} ticks under load, {explained} of them in stalls of the '
         f'machine (scheduling: {watch["scheduling"]}; late ticks {watch["late_ticks"]}; '
         f'stalls {stalls})')
-    # a stall of the machine that took the cycle's CPU delays joint_states as long as it lasts
+    # a stall of the machine that took the cycle's CPU delays joint_states as long as it lasts:
+    # a gap made only of ticks lost in stalls is the machine's, as bench/cycle.py classes it
+    gap_periods = watch['stamp_gap_max'] / PERIOD
     stalled = explained_lateness(watch['late_ticks'], stalls)
-    assert watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3 + stalled, (watch, stalls)
+    assert (watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3 + stalled
+            or gap_in_a_stall(gap_periods, watch['lost'], explained)), (watch, stalls)
     assert watch['messages'] > 0
     assert storm_result['answered'] == storm_result['sent'] == 2000, storm_result
     codes = storm_result['sample_codes']

@@ -23,7 +23,7 @@ from rclpy.parameter import Parameter
 from ros_util import HERE, wait_for, wait_future
 from sweetie_motion.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.cache import CACHE_NAME
-from sweetie_motion.storage.files import load_goal_file
+from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState

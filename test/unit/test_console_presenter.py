@@ -614,3 +614,17 @@ def test_a_target_that_does_not_parse_or_solve_is_refused_saying_why(presenter, 
     assert words in presenter.message.text and presenter.message.level == 'error'
     assert presenter.target is None and not presenter.move_to_target()
     assert not of(sent, MoveHome)
+
+
+def test_a_picked_point_keeps_the_typed_orientation_or_else_the_tools(model):
+    from sweetie_motion.console.target import picked_target, target_text
+    tool = Pose.from_matrix(model.forward_kinematics('arm', BENT))
+    typed_pose = Pose.from_mm_zyz(400, -100, 700, 10, 80, 170, degrees=True)
+    point = np.array([0.45, -0.2, 0.6])
+    picked = picked_target(point, target_text(typed_pose), tool)
+    assert np.allclose(picked.position, point)
+    assert rotation_angle(picked.rotation, typed_pose.rotation) < 1e-9
+    # nothing (or nonsense) typed yet: the tool's orientation now
+    for text in ('', '1 2 3'):
+        picked = picked_target(point, text, tool)
+        assert rotation_angle(picked.rotation, tool.rotation) < 1e-12

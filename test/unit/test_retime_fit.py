@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from sweetie_motion.model.robot_model import JointLimits
-from sweetie_motion.storage.files import load_goal_file
 from sweetie_motion.storage.migration import load_ros1_json
+from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.retime import (
     fit_to_limits, KEPT, MIN_SEGMENT, MINIMUM, NO_LIMIT, PAUSE, retime_goal, retime_waypoints,

@@ -3,11 +3,12 @@
 import os
 
 import pytest
-from sweetie_motion.storage.files import (
-    check_name, dump_goal, goal_from_document, goal_to_document, load_goal_file,
-    TrajectoryFileError, write_atomically,
-)
+from sweetie_motion.storage.files import write_atomically
 from sweetie_motion.storage.store import LoadReport, TrajectoryStore
+from sweetie_motion.trajectory.codec import (
+    check_name, dump_goal, goal_from_document, goal_to_document, load_goal_file,
+    TrajectoryFileError,
+)
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import GoalError
 import yaml

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from sweetie_motion.storage.files import FORMAT, goal_to_document
+from sweetie_motion.trajectory.codec import FORMAT, goal_to_document
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.waypoints import (
     DEFAULT_STEP, WaypointError, WAYPOINTS_FORMAT, WaypointsList,
