@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
-from sweetie_motion.controllers.joint_trajectory import GoalPlanner  # noqa: E402, I100
+from sweetie_motion.controllers.goals import GoalPlanner  # noqa: E402, I100
 from sweetie_motion.conversions import goal_arrays_from_msg, goal_from_msg  # noqa: E402
 from sweetie_motion.core.ports import JointVector  # noqa: E402
 from sweetie_motion.host.transport import Channel  # noqa: E402

@@ -357,7 +357,7 @@ def stage_cost(repeat=3000):
     """Return [(label, mean us, p99 us)]: the safety stage per tick against the aggregator."""
     from sweetie_motion.core.cycle import Tick
     from sweetie_motion.core.ports import ControllerOutput, JointVector
-    from sweetie_motion.host.shared import CycleResources
+    from sweetie_motion.core.component import CycleResources
     from sweetie_motion.model import load_robot_description
     model = load_robot_description('sweetie_bot.yaml')
     model.configure()

@@ -20,6 +20,7 @@ sweetie_motion:
 """
 
 from dataclasses import dataclass, field
+import importlib
 from pathlib import Path
 import re
 from typing import Any, Dict, List, Mapping, Optional, Union
@@ -184,6 +185,36 @@ def _check_parameters(at, component: str, node_type: Any, parameters: Dict[str, 
                 from None
 
 
+def node_type(type_name: str, known_types: Mapping[str, type]) -> type:
+    """
+    Return the node class of a component type: a built-in name, or ``module:Class``.
+
+    ``module:Class`` names a node class of your own (as a ros2_control plugin name does): the
+    module is imported (it must be importable by the motion process and its cycle process, e.g.
+    on ``PYTHONPATH``), and the class must be a node class of the package's kind (it has a
+    ``PARAMETERS`` table).
+
+    :raises ConfigError: an unknown name, a module that does not import, not a node class.
+    """
+    if type_name in known_types:
+        return known_types[type_name]
+    if ':' not in type_name:
+        raise ConfigError(f'unknown type {type_name!r}{did_you_mean(type_name, known_types)} '
+                          f'(known: {", ".join(sorted(known_types))}, or module:Class for a '
+                          'node class of your own)')
+    module_name, _, class_name = type_name.partition(':')
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # noqa: B902 -- whatever the import raised, say it
+        raise ConfigError(f'type {type_name!r}: module {module_name!r} does not import: '
+                          f'{type(error).__name__}: {error}') from None
+    cls = getattr(module, class_name, None)
+    if not isinstance(cls, type) or not isinstance(getattr(cls, 'PARAMETERS', None), list):
+        raise ConfigError(f'type {type_name!r}: {module_name} has no node class {class_name!r} '
+                          '(a class with a PARAMETERS table, e.g. a ControllerNode)')
+    return cls
+
+
 def load_process_config(path: Union[str, Path], known_types=None,
                         motion_type: Any = None) -> ProcessConfig:
     """
@@ -195,7 +226,8 @@ def load_process_config(path: Union[str, Path], known_types=None,
 
     :param path: the YAML file; a bare name is looked up in the package's config/.
     :param known_types: component type name -> node class (its ``PARAMETERS`` table) of the
-        types the bringup can create (checked when given).
+        types the bringup can create (checked when given; ``module:Class`` types are imported,
+        see :func:`node_type`).
     :param motion_type: the motion core node class (its table checks ``motion``).
     :raises ConfigError: with the file, the line and what is wrong.
     """
@@ -243,10 +275,13 @@ def load_process_config(path: Union[str, Path], known_types=None,
         name, type_name = str(entry['name']), str(entry['type'])
         if not _NAME.match(name):
             raise ConfigError(f'{at(line_of(entry, "name"))}invalid component name {name!r}')
-        if known_types is not None and type_name not in known_types:
-            raise ConfigError(f'{at(line_of(entry, "type"))}component {name!r}: unknown type '
-                              f'{type_name!r}{did_you_mean(type_name, known_types)} (known: '
-                              f'{", ".join(sorted(known_types))})')
+        node_class = None
+        if known_types is not None:
+            try:
+                node_class = node_type(type_name, known_types)
+            except ConfigError as error:
+                raise ConfigError(f'{at(line_of(entry, "type"))}component {name!r}: {error}'
+                                  ) from None
         if any(c.name == name for c in components) or name == 'motion':
             raise ConfigError(f'{at(line_of(entry, "name"))}duplicate component name {name!r}')
         parameters = entry.get('parameters') or {}
@@ -255,8 +290,8 @@ def load_process_config(path: Union[str, Path], known_types=None,
                               'parameters must be a mapping')
         lines: Dict[str, int] = {}
         flat = flatten(parameters, lines=lines)
-        if known_types is not None:
-            _check_parameters(at, name, known_types[type_name], flat, lines)
+        if node_class is not None:
+            _check_parameters(at, name, node_class, flat, lines)
         components.append(ComponentConfig(name, type_name, flat))
     motion = section.get('motion') or {}
     if not isinstance(motion, Mapping):

@@ -1,8 +1,8 @@
 """A motion process stepped by hand on the virtual robot (simulated time, no ROS)."""
 
 from sweetie_motion.controllers.joint_state import FollowJointStateCore
+from sweetie_motion.core.component import CycleResources
 from sweetie_motion.core.smoothing import create_filter, filter_spec
-from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
 

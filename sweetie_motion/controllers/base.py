@@ -6,6 +6,9 @@ synchronously when it loses or regains them, and each tick writes a :class:`Cont
 for the resources it owns. A controller that loses every resource is no longer operational and
 its node deactivates it — unless it is ``stay_operational``: then it keeps running with what it
 has and gets resources back when others release them.
+
+A controller core is also its node's component on the cycle side (:class:`~sweetie_motion.core.
+component.Component`): it says what it is made from and joins and leaves the cycle itself.
 """
 
 from dataclasses import dataclass
@@ -15,7 +18,9 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.component import Component, CycleResources
 from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.events import NotOperational, SendEvent
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.model.robot_model import RobotModelView
@@ -61,9 +66,11 @@ class ControlledJoints:
         return np.array([position[int(i)] for i in indices], dtype=np.intp)
 
 
-class ControllerCore:
+class ControllerCore(Component):
     """
     Base of controller cores: arbiter client and cycle stage (role 'controller').
+
+    As a component, :attr:`order` places it among the controllers of a tick (lower first).
 
     :param name: controller name (the owner name the arbiter shows).
     :param model: the robot model view.
@@ -72,6 +79,9 @@ class ControllerCore:
         too (for groups of joints without a chain, like the eyes).
     :param stay_operational: keep running when all resources are lost.
     """
+
+    #: place among the controllers of a tick (lower first)
+    order = 0
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], stay_operational: bool = False) -> None:
@@ -96,6 +106,27 @@ class ControllerCore:
         #: must be deactivated; the node adapter schedules the lifecycle transition
         self.on_not_operational: Optional[Callable[[], None]] = None
         self.on_ownership: Optional[Callable[[FrozenSet[str], FrozenSet[str]], None]] = None
+
+    # --- in the cycle (the component) ----------------------------------------------------------
+
+    def attach(self, shared: CycleResources, name: str, send_event: SendEvent) -> None:
+        """Take the shared objects; losing every resource is told as NotOperational."""
+        super().attach(shared, name, send_event)
+        self.on_not_operational = lambda: send_event(NotOperational(name))
+
+    def activate(self) -> None:
+        """Join the cycle and take the resources."""
+        self.shared.cycle.add_stage('controller', self, self.order)
+        self.acquire()
+
+    def deactivate(self) -> None:
+        """Leave the cycle and give every resource back."""
+        self.shared.cycle.remove_stage(self)
+        self.release()
+
+    def destroy(self) -> None:
+        """Forget the controller in the arbiter."""
+        self.arbiter.forget(self)
 
     # --- arbiter client ------------------------------------------------------------------------
 

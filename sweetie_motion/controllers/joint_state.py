@@ -21,10 +21,12 @@ import numpy as np
 
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.component import CycleResources
 from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.safety import stopping_position
-from sweetie_motion.core.smoothing import SmoothingFilter
+from sweetie_motion.core.smoothing import FilterSpec, SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
 
 
@@ -87,14 +89,46 @@ class PoseInput:
         return np.array(local, dtype=np.intp), np.array(values, dtype=float), report
 
 
+@dataclass(frozen=True)
+class FollowJointStateSpec:
+    """
+    What a FollowJointState controller is made from (R-FJS).
+
+    :param chains: controlled chains; :param activation_delay: [s];
+    :param stay_operational: keep running when every resource is taken;
+    :param smoothing: the filter; :param order: place among the controllers.
+    """
+
+    chains: Tuple[str, ...]
+    activation_delay: float
+    stay_operational: bool
+    smoothing: FilterSpec
+    order: int = 0
+
+
 class FollowJointStateCore(ControllerCore):
     """
     The FollowJointState controller (a cycle stage of role 'controller').
+
+    Targets arrive already checked by the node (:class:`PoseInput` there).
 
     :param activation_delay: time after activation during which the pose is held and offered
         for reset [s].
     :param make_filter: creates the smoothing filter for a list of joint names.
     """
+
+    SPEC = FollowJointStateSpec
+
+    @classmethod
+    def create(cls, shared: CycleResources, name: str, send_event: SendEvent,
+               spec: FollowJointStateSpec) -> 'FollowJointStateCore':
+        """Make the controller from its spec, for the cycle of ``shared``."""
+        period = shared.period
+        core = cls(name, shared.view, shared.arbiter, spec.chains, spec.activation_delay,
+                   spec.stay_operational, lambda joints: spec.smoothing.create(joints, period))
+        core.order = spec.order
+        core.attach(shared, name, send_event)
+        return core
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], activation_delay: float, stay_operational: bool,
@@ -147,6 +181,22 @@ class FollowJointStateCore(ControllerCore):
             self._start_pose = reference.copy()
             self._activated_at = None
         self._take_pending()  # poses sent before activation are not obeyed
+
+    def activate(self) -> None:
+        """Start from the current reference (the activation delay begins); join the cycle."""
+        self.start(self.shared.cycle.reference)
+        super().activate()
+
+    def offered_pose(self) -> Tuple[bool, Optional[np.ndarray]]:
+        """
+        Return (still to offer, the full reference position to offer or None).
+
+        Nothing is left to offer once the cycle has run the controller past its activation
+        delay.
+        """
+        pose = self.src_reset.value
+        done = self.started and not self.in_activation_delay
+        return not done, (None if pose is None or done else pose.position)
 
     def _take_pending(self) -> Optional[np.ndarray]:
         if not self._fresh:  # most ticks: nothing new (read without the lock: seen next tick)

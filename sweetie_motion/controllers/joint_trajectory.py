@@ -12,28 +12,26 @@ When a goal has ended and the motion has settled, the controller gives its resou
 that a background controller (FollowJointState) takes over from the held pose.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+import math
 import threading
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
+from sweetie_motion.controllers.base import ControllerCore
+from sweetie_motion.controllers.goals import ExecutingGoal, GoalPlan, GoalPlanner
 from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.component import CycleResources
 from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.events import Feedback, GoalEnded, GoalProgress, SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.safety import Brake
-from sweetie_motion.core.smoothing import SmoothingFilter
+from sweetie_motion.core.smoothing import FilterSpec, SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
-from sweetie_motion.trajectory.analysis import goal_motion
-from sweetie_motion.trajectory.arrays import TrajectoryArrays
-from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
-from sweetie_motion.trajectory.spline import build_spline, JointSpline
-from sweetie_motion.trajectory.timing import (
-    describe_retiming, join_splines, limit_excess, plan_approach, planning_limits, policy_problem,
-)
-from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
-from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode, validate_goal
+from sweetie_motion.trajectory.goal import TrajectoryGoal
+from sweetie_motion.trajectory.tolerances import ToleranceDefaults
+from sweetie_motion.trajectory.validation import GoalError, ResultCode
 
 #: a goal's motion counts as settled below this speed [rad/s]
 SETTLED_VELOCITY = 1e-3
@@ -41,210 +39,53 @@ SETTLED_VELOCITY = 1e-3
 SETTLE_TIMEOUT = 2.0
 
 
-@dataclass
-class Outcome:
-    """How a goal ended: 'succeeded', 'aborted' or 'canceled', with code and message."""
-
-    status: str
-    code: int
-    message: str
-
-
-@dataclass
-class Feedback:
-    """One feedback sample of a running goal (arrays in the goal's joint order)."""
-
-    time_from_start: float
-    desired_position: np.ndarray
-    desired_velocity: np.ndarray
-    desired_acceleration: np.ndarray
-    actual_position: np.ndarray
-    actual_velocity: np.ndarray
-
-
-@dataclass(eq=False)
-class GoalPlan:
+@dataclass(frozen=True)
+class JointTrajectorySpec:
     """
-    A validated goal, ready for the cycle: its spline and what the checks need (pure data).
+    What a FollowJointTrajectory controller is made from (R-FJT).
 
-    Built by :class:`GoalPlanner` where the goal arrives (the ROS side) and handed to the
-    controller core in the cycle process; it holds arrays, never the goal's points.
+    :param chains: controlled chains; :param smoothing: the filter;
+    :param defaults: default tolerances; :param interpolation: akima or cubic.
+    :param order: place among the controllers.
+    :param feedback_rate: how often a running goal's feedback is sent [Hz].
     """
 
-    joints: List[str]
-    indices: np.ndarray
-    local: np.ndarray
-    spline: JointSpline
-    tolerances: Tolerances
-    resources: FrozenSet[str]
-    support: List[Tuple[str, np.ndarray, np.ndarray]]
-    #: what the planning changed in the goal's timing (retimed, a longer approach): the
-    #: result message carries it
-    timing: List[str] = field(default_factory=list)
-
-    @property
-    def duration(self) -> float:
-        """Return the duration of the motion, approach included [s]."""
-        return self.spline.duration
-
-
-class GoalPlanner:
-    """
-    Validates goals for one trajectory controller and builds their splines.
-
-    :param name: the controller's name (for messages).
-    :param model: the robot model view.
-    :param chains: the chains the controller drives.
-    :param defaults: default tolerances.
-    :param interpolation: 'akima' or 'cubic' for position-only keyframes.
-    :param policy: what a goal beyond the velocity or acceleration limits gets: 'retime'
-        (slowed down to fit) or 'refuse' (INVALID_GOAL), see :mod:`trajectory.timing`.
-    """
-
-    def __init__(self, name: str, model: RobotModelView, chains: Sequence[str],
-                 defaults: ToleranceDefaults, interpolation: str = 'akima',
-                 policy: str = 'retime') -> None:
-        problem = policy_problem(policy)
-        if problem:
-            raise ValueError(f'limits policy {policy!r}: {problem}')
-        self.name = name
-        self.model = model
-        self.controlled = ControlledJoints.of(model, chains)
-        self.defaults = defaults
-        self.interpolation = interpolation
-        self.policy = policy
-        self.limits = model.joint_limits()
-        self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
-
-    def validate(self, goal: GoalLike) -> TrajectoryArrays:
-        """
-        Check ``goal`` for this controller (joints, structure, limits, support flags).
-
-        :return: the goal's arrays.
-        :raises GoalError: with the result code and message for the client.
-        """
-        controlled = self.controlled
-        arrays = validate_goal(goal, self.model, controlled.joints)
-        foreign = [c for c in arrays.support_chains() if c not in controlled.chains]
-        if foreign:
-            raise GoalError(ResultCode.INVALID_JOINTS,
-                            f'support flags of chain(s) {", ".join(foreign)} that this '
-                            'controller does not drive')
-        return arrays
-
-    def plan(self, goal: GoalLike,
-             poses: Callable[[], Tuple[JointVector, JointVector]]) -> GoalPlan:
-        """
-        Validate ``goal`` and build its spline from the current pose.
-
-        :param goal: a goal or its arrays (as converted from a message).
-        :param poses: returns the current full (reference, measured) poses: where the motion
-            starts and what the start tolerance is checked against; called after validation.
-        :raises GoalError: with the result code and message for the client.
-        """
-        arrays = self.validate(goal)
-        reference, measured = poses()
-        # the goal's own motion, from its first keyframe on, within the limits
-        motion = goal_motion(arrays, self.interpolation)
-        joints = motion.joints
-        indices = self.model.get_joint_indices(joints)
-        limits = self.limits.take(indices)
-        planning = planning_limits(limits)
-        tolerances = Tolerances(joints, arrays, self.defaults)
-        timing: List[str] = []
-        _, excess = limit_excess(motion.spline, joints, limits, start=motion.start)
-        if excess is not None:
-            if self.policy == 'refuse':
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'the trajectory exceeds the joint limits: {excess.describe()}'
-                                f' (controller {self.name} refuses such goals: '
-                                'limits.policy is refuse)')
-            factor, _ = limit_excess(motion.spline, joints, planning, start=motion.start)
-            motion = motion.retimed(factor)
-            timing.append(describe_retiming(factor, excess))
-        times = motion.times
-        start_position = reference.position[indices]
-        start_velocity = reference.velocity[indices]
-        shift = 0.0
-        if motion.start > 0:
-            # the motion starts where the robot is: an approach within the limits, in the
-            # requested time if possible, else as fast as the limits allow
-            first = motion.spline.sample(motion.start)   # the state at the first keyframe
-            try:
-                duration, knots, p, v, a = plan_approach(
-                    start_position, start_velocity, first[0], first[1], first[2], planning,
-                    motion.start)
-            except ValueError as error:
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'cannot plan the approach to the first point: {error}') from None
-            approach = build_spline(knots, p, v, a)
-            spline = join_splines(approach, motion.spline)
-            shift = duration - motion.start
-            if shift > 1e-3:
-                timing.append(f'the approach to the first point takes {duration:.2f} s '
-                              f'instead of {motion.start:.2f} s (joint limits)')
-        else:
-            violation = tolerances.start_violation(motion.positions[0],
-                                                   measured.position[indices])
-            if violation is not None:
-                raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
-                                f'the trajectory starts away from the current pose: '
-                                f'{violation}')
-            spline = motion.spline
-        support = [(chain, times + shift, arrays.positions[:, column])
-                   for chain, column in zip(arrays.support_chains(), arrays.columns(
-                       [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
-        resources = frozenset(self.model.get_joints_groups(joints))
-        local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
-        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, timing)
-
-
-@dataclass(eq=False)
-class ExecutingGoal:
-    """
-    A goal plan being executed by the cycle.
-
-    The action side reads :attr:`outcome` and :attr:`feedback`; only the cycle writes them.
-    """
-
-    plan: GoalPlan
-    started_at: Optional[float] = None
-    outcome: Optional[Outcome] = None
-    feedback: LatestValue = field(default_factory=LatestValue)
-    finished: threading.Event = field(default_factory=threading.Event)
-    cancel_requested: bool = False
-
-    @property
-    def duration(self) -> float:
-        """Return the duration of the motion, approach included [s]."""
-        return self.plan.spline.duration
-
-    @property
-    def joints(self) -> List[str]:
-        """Return the goal's joints, in the order of its feedback arrays."""
-        return self.plan.joints
-
-    def end(self, status: str, code: int, message: str) -> None:
-        """
-        Record the outcome (the first one wins) and wake whoever waits for it.
-
-        The message tells what planning changed in the timing, if anything.
-        """
-        if self.outcome is None:
-            if self.plan.timing:
-                message = f'{message}; {"; ".join(self.plan.timing)}'
-            self.outcome = Outcome(status, int(code), message)
-            self.finished.set()
+    chains: Tuple[str, ...]
+    smoothing: FilterSpec
+    defaults: ToleranceDefaults
+    interpolation: str = 'akima'
+    order: int = 0
+    feedback_rate: float = 20.0
 
 
 class JointTrajectoryCore(ControllerCore):
     """
     The trajectory controller core (a cycle stage of role 'controller').
 
+    As a component, goals arrive as plans named by the caller's ids (:meth:`start_goal`), and
+    what becomes of them is pushed, not asked for: a :class:`GoalReporter` sends
+    :class:`~sweetie_motion.core.events.GoalProgress` at the feedback rate while a goal runs
+    and :class:`~sweetie_motion.core.events.GoalEnded` the tick it ends.
+
     :param make_filter: creates the smoothing filter for a list of joint names.
     :param defaults: default tolerances.
     :param interpolation: 'akima' or 'cubic' for position-only keyframes.
     """
+
+    SPEC = JointTrajectorySpec
+
+    @classmethod
+    def create(cls, shared: CycleResources, name: str, send_event: SendEvent,
+               spec: JointTrajectorySpec) -> 'JointTrajectoryCore':
+        """Make the controller from its spec, for the cycle of ``shared``."""
+        period = shared.period
+        core = cls(name, shared.view, shared.arbiter, spec.chains,
+                   lambda joints: spec.smoothing.create(joints, period), spec.defaults,
+                   spec.interpolation)
+        core.order = spec.order
+        core.attach(shared, name, send_event)
+        core.reporter = GoalReporter(core, 1.0 / spec.feedback_rate)
+        return core
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], make_filter: Callable[[Sequence[str]], SmoothingFilter],
@@ -272,6 +113,46 @@ class JointTrajectoryCore(ControllerCore):
         #: chain -> support weight of the running goal (``support/<chain>`` keyframes)
         self.support: LatestValue[Dict[str, float]] = LatestValue()
         self.on_ownership = self._ownership_changed
+        #: sends what becomes of the goals (made by :meth:`create`)
+        self.reporter: Optional[GoalReporter] = None
+
+    # --- in the cycle (the component) ----------------------------------------------------------
+
+    def activate(self) -> None:
+        """Hold the current pose; resources are requested per goal."""
+        self.reset(self.shared.cycle.reference)
+        self.shared.cycle.add_stage('controller', self, self.order)
+        if self.reporter is not None:
+            self.shared.cycle.add_stage('observer', self.reporter)
+        self.operational = True
+
+    def deactivate(self) -> None:
+        """Abort every goal (each one's end is sent), then leave the cycle."""
+        reporter = self.reporter
+        if reporter is not None:
+            for executing in reporter.goals():
+                executing.end('aborted', ResultCode.INVALID_GOAL,
+                              f'controller {self.name} was deactivated')
+            self.shared.cycle.remove_stage(reporter)
+            reporter.update(None)
+        super().deactivate()
+
+    def start_goal(self, goal_id: bytes, plan: GoalPlan) -> None:
+        """Execute ``plan`` from the next tick on (preempting the running goal)."""
+        executing = ExecutingGoal(plan)
+        if self.reporter is not None:
+            self.reporter.follow(goal_id, executing)
+        self.start(executing)
+
+    def cancel_goal(self, goal_id: bytes) -> None:
+        """Stop a goal: the motion decelerates and holds (no-op for unknown or ended ids)."""
+        executing = self.reporter.goal(goal_id) if self.reporter is not None else None
+        if executing is not None:
+            self.cancel(executing)
+
+    def running(self) -> bool:
+        """Return whether a goal is being executed (or about to be)."""
+        return self.running_goal() is not None
 
     # --- action side ---------------------------------------------------------------------------
 
@@ -479,3 +360,50 @@ class JointTrajectoryCore(ControllerCore):
     def release_resources(self, resources: FrozenSet[str]) -> None:
         """Give resources back after a goal, keeping the controller operational."""
         self.arbiter.release(self, resources)
+
+
+class GoalReporter:
+    """
+    Sends what becomes of a trajectory controller's goals (an observer stage of the cycle).
+
+    :param core: the controller (its name, event sender and support state).
+    :param feedback_period: the shortest time between two feedbacks of a goal [s].
+    """
+
+    def __init__(self, core: JointTrajectoryCore, feedback_period: float) -> None:
+        self.name = f'{core.name} goals'
+        self.core = core
+        self.feedback_period = feedback_period
+        # goal id -> the goal, and when its last feedback went; the ROS side's thread adds,
+        # the cycle's removes (single dict operations: no lock needed)
+        self._goals: Dict[bytes, ExecutingGoal] = {}
+        self._sent: Dict[bytes, float] = {}
+
+    def follow(self, goal_id: bytes, executing: ExecutingGoal) -> None:
+        """Report on ``executing`` under ``goal_id`` until it ends."""
+        self._goals[goal_id] = executing
+
+    def goal(self, goal_id: bytes) -> Optional[ExecutingGoal]:
+        """Return the goal of ``goal_id`` (None: unknown or ended)."""
+        return self._goals.get(goal_id)
+
+    def goals(self) -> List[ExecutingGoal]:
+        """Return the goals not ended yet."""
+        return list(self._goals.values())
+
+    def update(self, tick: Optional[Tick]) -> None:
+        """Send the goals' ends and, at the feedback rate, their newest feedback."""
+        core = self.core
+        support = core.support.value
+        for goal_id, executing in list(self._goals.items()):
+            outcome = executing.outcome
+            if outcome is not None:
+                if self._goals.pop(goal_id, None) is not None:
+                    self._sent.pop(goal_id, None)
+                    core.send_event(GoalEnded(core.name, goal_id, outcome))
+                continue
+            feedback = executing.feedback.value
+            if feedback is not None and tick is not None and \
+                    tick.now - self._sent.get(goal_id, -math.inf) >= self.feedback_period:
+                self._sent[goal_id] = tick.now
+                core.send_event(GoalProgress(core.name, goal_id, feedback, support))

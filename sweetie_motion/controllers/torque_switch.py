@@ -14,6 +14,7 @@ stand): chains switched off later join those already free; switching some on bra
 back only theirs, the others stay free.
 """
 
+from dataclasses import dataclass
 import threading
 from typing import FrozenSet, List, Optional, Sequence, Tuple
 
@@ -21,18 +22,50 @@ import numpy as np
 
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
+from sweetie_motion.core.component import ComponentError, CycleResources
 from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import Brake
 from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.servo.bus import ServoBus, ServoStatus
+
+
+@dataclass(frozen=True)
+class TorqueSwitchSpec:
+    """What a TorqueMainSwitch is made from (R-SYS-6): the chains whose servos it switches."""
+
+    chains: Tuple[str, ...]
+    order: int = 0
 
 
 class TorqueMainSwitchCore(ControllerCore):
     """
     The torque main switch (a cycle stage of role 'controller').
 
+    It needs the servo bus (its node is configured after the bus's). It joins the cycle active
+    without resources: it requests them only when the torque goes off, and losing every
+    resource means "torque on again", not "deactivate".
+
     :param bus: the servo bus whose servos are switched.
     """
+
+    SPEC = TorqueSwitchSpec
+
+    @classmethod
+    def create(cls, shared: CycleResources, name: str, send_event: SendEvent,
+               spec: TorqueSwitchSpec) -> 'TorqueMainSwitchCore':
+        """Make the switch from its spec, for the bus of ``shared``."""
+        if shared.bus is None:
+            raise ComponentError('no servo bus in the process: configure the bus node first')
+        core = cls(name, shared.view, shared.arbiter, spec.chains, shared.bus)
+        core.order = spec.order
+        core.attach(shared, name, send_event)
+        core.on_not_operational = None
+        return core
+
+    def activate(self) -> None:
+        """Join the cycle; resources are requested only when the torque goes off."""
+        self.shared.cycle.add_stage('controller', self, self.order)
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], bus: ServoBus) -> None:

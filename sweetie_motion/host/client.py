@@ -10,7 +10,11 @@ FollowJointTrajectory goal, 54 ms to publish it back (docs/cycle_timing.md). A c
 the same process waits that long for the GIL and loses ticks. In its own process the cycle has
 its own GIL; only small calls and the (memory-mapped) spline of a goal cross over.
 
-Both clients deliver the host's events to listeners in a thread of their own, so a listener may
+The ROS side calls through typed proxies: ``client.component(JointTrajectoryCore, name)``
+is typed as the component's own class, so mypy checks each call and go-to-definition leads to
+the method that runs on the cycle side; ``client.cycle()`` does the same for the
+:class:`~sweetie_motion.host.host.CycleHost`. Both clients deliver the host's events
+(:mod:`sweetie_motion.core.events`) to listeners in a thread of their own, so a listener may
 call the host.
 """
 
@@ -23,10 +27,12 @@ import queue
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, cast, Dict, List, Mapping, Optional, Sequence, Type, TypeVar
 
+from sweetie_motion.core.component import Component
+from sweetie_motion.core.events import CycleEvent, HostExited
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.host import CycleHost
+from sweetie_motion.host.host import CycleHost, HOST
 from sweetie_motion.host.transport import Channel, decode_error, remove_leftovers
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -38,7 +44,9 @@ START_TIMEOUT = 60.0
 #: the module run as the cycle process
 CHILD_MODULE = 'sweetie_motion.host.cycle_process'
 
-Listener = Callable[[tuple], None]
+Listener = Callable[[CycleEvent], None]
+#: a component class reached through a proxy
+C = TypeVar('C', bound=Component)
 
 
 class HostError(SweetieMotionError):
@@ -78,24 +86,42 @@ class HostClient(ABC):
 
     def __init__(self) -> None:
         self._listeners: List[Listener] = []
-        self._events: 'queue.SimpleQueue[Optional[tuple]]' = queue.SimpleQueue()
+        self._events: 'queue.SimpleQueue[Optional[CycleEvent]]' = queue.SimpleQueue()
         self._dispatcher = threading.Thread(target=self._dispatch_events,
                                             name='host_events', daemon=True)
         self._dispatcher.start()
 
-    @abstractmethod
-    def call(self, target: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT,
-             **kwargs: Any) -> Any:
+    def component(self, kind: Type[C], name: str, timeout: float = CALL_TIMEOUT,
+                  wait: bool = True) -> C:
         """
-        Call a method of the host (target ``''``) or of a component, and return its result.
+        Return a proxy of the component ``name`` (of class ``kind``) on the cycle side.
+
+        Its methods run there, with the arguments pickled; errors come back with their class
+        and fields. ``wait=False``: calls return None at once and a failure comes back as a
+        :class:`~sweetie_motion.core.events.CallFailed` event.
+
+        :param timeout: how long each call may take [s] before :class:`HostError`.
+        """
+        return cast(C, _Proxy(self, name, timeout, wait))
+
+    def cycle(self, timeout: float = CALL_TIMEOUT) -> CycleHost:
+        """Return a proxy of the cycle host (its cycle, poses, statistics; create, destroy)."""
+        return cast(CycleHost, _Proxy(self, HOST, timeout, True))
+
+    @abstractmethod
+    def call(self, target: str, method: str, args: Sequence[Any] = (),
+             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
+        """
+        Call a method of the host (target ``''``) or of a component (what proxies do).
 
         :raises HostError: the host is gone or did not answer within ``timeout`` [s].
         :raises Exception: whatever the method raised, same class and message.
         """
 
-    def cast(self, target: str, method: str, *args: Any, **kwargs: Any) -> None:
-        """Call without waiting for the result (a failure becomes a 'call_failed' event)."""
-        self.call(target, method, *args, **kwargs)
+    def cast(self, target: str, method: str, args: Sequence[Any] = (),
+             kwargs: Optional[Mapping[str, Any]] = None) -> None:
+        """Call without waiting for the result (a failure becomes a CallFailed event)."""
+        self.call(target, method, args, kwargs)
 
     @abstractmethod
     def close(self) -> None:
@@ -123,8 +149,8 @@ class HostClient(ABC):
                 try:
                     listener(event)
                 except Exception as error:  # noqa: B902 -- one listener must not stop others
-                    print(f'sweetie_motion: event listener failed on {event[0]}: {error}',
-                          file=sys.stderr)
+                    print(f'sweetie_motion: event listener failed on {type(event).__name__}: '
+                          f'{error}', file=sys.stderr)
 
     def _stop_events(self) -> None:
         self._events.put(None)
@@ -146,8 +172,8 @@ class LocalHost(HostClient):
         super().__init__()
         self.host = CycleHost(model, period, self._events.put)
 
-    def call(self, target: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT,
-             **kwargs: Any) -> Any:
+    def call(self, target: str, method: str, args: Sequence[Any] = (),
+             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
         """Call directly, in the caller's thread."""
         return self.host.dispatch(target, method, args, kwargs)
 
@@ -264,18 +290,19 @@ class RemoteHost(HostClient):
             pending.ok, pending.value = None, code
             pending.done.set()
         if not self._closing:
-            self._events.put(('host_exited', code))
+            self._events.put(HostExited(code))
         self._stop_events()
 
-    def call(self, target: str, method: str, *args: Any, timeout: float = CALL_TIMEOUT,
-             **kwargs: Any) -> Any:
+    def call(self, target: str, method: str, args: Sequence[Any] = (),
+             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
         """Send the call to the cycle process and wait for its answer."""
         request_id = next(self._ids)
         pending = _Pending()
         with self._pending_lock:
             self._pending[request_id] = pending
         try:
-            self._requests.send(('call', request_id, target, method, args, kwargs))
+            self._requests.send(('call', request_id, target, method, tuple(args),
+                                 dict(kwargs or {})))
         except OSError:
             with self._pending_lock:
                 self._pending.pop(request_id, None)
@@ -293,10 +320,11 @@ class RemoteHost(HostClient):
             raise decode_error(pending.value)
         return pending.value
 
-    def cast(self, target: str, method: str, *args: Any, **kwargs: Any) -> None:
-        """Send the call without waiting; a failure comes back as a 'call_failed' event."""
+    def cast(self, target: str, method: str, args: Sequence[Any] = (),
+             kwargs: Optional[Mapping[str, Any]] = None) -> None:
+        """Send the call without waiting; a failure comes back as a CallFailed event."""
         try:
-            self._requests.send(('call', None, target, method, args, kwargs))
+            self._requests.send(('call', None, target, method, tuple(args), dict(kwargs or {})))
         except OSError:
             raise HostError(f'the cycle process is gone (exit code {self.process.poll()})'
                             ) from None
@@ -320,3 +348,26 @@ class RemoteHost(HostClient):
     def alive(self) -> bool:
         """Return whether the cycle process runs."""
         return self.process.poll() is None
+
+
+class _Proxy:
+    """
+    Stands for an object of the cycle side: calling a method calls it there.
+
+    Typed as the object's class by :meth:`HostClient.component` and :meth:`HostClient.cycle`.
+    """
+
+    def __init__(self, client: HostClient, target: str, timeout: float, wait: bool) -> None:
+        self._client = client
+        self._target = target
+        self._timeout = timeout
+        self._wait = wait
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if method.startswith('_'):
+            raise AttributeError(method)
+        client, target = self._client, self._target
+        if not self._wait:
+            return lambda *args, **kwargs: client.cast(target, method, args, kwargs)
+        timeout = self._timeout
+        return lambda *args, **kwargs: client.call(target, method, args, kwargs, timeout)

@@ -30,6 +30,7 @@ import threading
 from typing import List, Optional
 
 from sweetie_motion.core.cycle import set_realtime_priority
+from sweetie_motion.core.events import CallFailed, CycleEvent
 from sweetie_motion.host.client import HostSettings
 from sweetie_motion.host.host import CycleHost, serve
 from sweetie_motion.host.transport import Channel, encode_error
@@ -77,7 +78,7 @@ def run(requests: Channel, replies: Channel) -> int:
     # keep a thread off the CPU that the cycle waits for
     below = [max(1, settings.priority - k) if settings.priority > 0 else 0 for k in (1, 2, 3)]
     set_realtime_priority(below[0])  # this thread answers the calls
-    events: 'queue.SimpleQueue[Optional[tuple]]' = queue.SimpleQueue()
+    events: 'queue.SimpleQueue[Optional[CycleEvent]]' = queue.SimpleQueue()
     try:
         model = load_robot_description(settings.robot, settings.urdf_xml)
         model.configure()
@@ -98,7 +99,8 @@ def run(requests: Channel, replies: Channel) -> int:
             except OSError:
                 return
             except Exception as error:  # noqa: B902 -- an event that cannot be pickled
-                replies.send(('event', ('call_failed', '', 'event', encode_error(error)[2])))
+                replies.send(('event', CallFailed('', type(event).__name__,
+                                                  encode_error(error)[2])))
     sender = threading.Thread(target=send_events, name='host_events', daemon=True)
     sender.start()
     # What the start-up made (modules, the model) lives as long as the process: out of the

@@ -3,19 +3,22 @@ The cycle host: the shared objects and components of the cycle side, and the cal
 
 The host runs wherever the sync cycle runs: in a child process of its own (the default, see
 :mod:`sweetie_motion.host.cycle_process`), or inside the ROS process. The ROS side reaches
-it only through :meth:`CycleHost.dispatch`, with picklable arguments, so both places behave
-the same. Events for the ROS side (ownership changes, a controller that lost everything, a
-failing stage) go out through ``emit``.
+it only through typed proxies (:meth:`~sweetie_motion.host.client.HostClient.cycle`,
+:meth:`~sweetie_motion.host.client.HostClient.component`) whose calls arrive here at
+:meth:`CycleHost.dispatch`, with picklable arguments, so both places behave the same. Events
+for the ROS side (:mod:`sweetie_motion.core.events`) go out through ``emit``.
 """
 
 import threading
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Type
 
+from sweetie_motion.core.component import Component, ComponentError, CycleResources
 from sweetie_motion.core.cycle import CycleSnapshot
+from sweetie_motion.core.events import (
+    CallFailed, OwnersChanged, SafetyLimited, SendEvent, StageFailed,
+)
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.safety import SafetyReport
-from sweetie_motion.host.components import Component, ComponentError, COMPONENTS, Emit, Poses
-from sweetie_motion.host.shared import CycleResources
 from sweetie_motion.host.state_board import BoardWriter
 from sweetie_motion.host.transport import Channel, encode_error
 from sweetie_motion.model.robot_model import RobotModel
@@ -24,20 +27,26 @@ from sweetie_motion.model.robot_model import RobotModel
 HOST = ''
 
 
+class Poses(NamedTuple):
+    """The newest full poses of the cycle: the reference and the measured state."""
+
+    reference: JointVector
+    measured: JointVector
+
+
 class CycleHost:
     """
     The cycle side of one motion process.
 
     :param model: the configured robot model.
     :param period: cycle period [s].
-    :param emit: sends an event (a tuple) to the ROS side; must not block.
+    :param emit: sends an event to the ROS side; must not block.
     """
 
-    #: the host's own methods the ROS side may call (target :data:`HOST`)
-    REMOTE = ('create', 'destroy', 'start_cycle', 'stop_cycle', 'statistics', 'stage_times',
-              'owners', 'poses', 'servo_joints', 'safety')
+    #: public methods the ROS side may not call (they run on the cycle side only)
+    LOCAL = ('dispatch', 'shutdown')
 
-    def __init__(self, model: RobotModel, period: float, emit: Emit) -> None:
+    def __init__(self, model: RobotModel, period: float, emit: SendEvent) -> None:
         self.resources = CycleResources(model, period)
         self.emit = emit
         #: the cycle's poses for the joint_states publisher (another thread or process)
@@ -45,48 +54,53 @@ class CycleHost:
         self.components: Dict[str, Component] = {}
         self._lock = threading.Lock()
         self._error_counts: Dict[str, int] = {}
-        self.resources.arbiter.add_listener(lambda owners: emit(('owners', owners)))
+        self.resources.arbiter.add_listener(lambda owners: emit(OwnersChanged(owners)))
         self.resources.error_listeners.append(self._stage_error)
-        self.resources.safety_listeners.append(lambda text: emit(('safety', text)))
+        self.resources.safety_listeners.append(lambda text: emit(SafetyLimited(text)))
 
     # --- calls from the ROS side ---------------------------------------------------------------
 
     def dispatch(self, target: str, method: str, args: Sequence[Any] = (),
                  kwargs: Optional[Mapping[str, Any]] = None) -> Any:
         """
-        Call ``method`` of the host (target :data:`HOST`) or of a component.
+        Call the public ``method`` of the host (target :data:`HOST`) or of a component.
+
+        The typed proxies of the ROS side name the method (go-to-definition follows them to
+        the component's class); this is where the name comes back to the method.
 
         :raises ComponentError: unknown target, or a method it does not offer.
         """
         if target == HOST:
             subject: Any = self
-            allowed = self.REMOTE
+            local: Tuple[str, ...] = self.LOCAL
         else:
             subject = self.components.get(target)
             if subject is None:
                 raise ComponentError(f'no component {target!r} in the cycle process')
-            allowed = subject.REMOTE + ('activate', 'deactivate')
-        if method not in allowed:
+            local = subject.LOCAL
+        function = getattr(type(subject), method, None)
+        if method.startswith('_') or method in local or not callable(function):
             raise ComponentError(f'{target or "the cycle host"} offers no {method!r}')
         return getattr(subject, method)(*args, **(kwargs or {}))
 
-    def create(self, name: str, kind: str, spec: Any) -> None:
+    def create(self, name: str, kind: Type[Component], spec: Any) -> None:
         """
-        Create the component ``name`` of ``kind`` from ``spec``.
+        Create the component ``name``: an instance of ``kind`` made from ``spec``.
 
-        :raises ComponentError: unknown kind, a wrong spec, or a name already taken.
+        ``kind`` travels as its import path (pickle), so any component class the cycle
+        process can import works: no registry.
+
+        :raises ComponentError: not a component class, a wrong spec, or a name already taken.
         """
-        if kind not in COMPONENTS:
-            raise ComponentError(f'unknown component kind {kind!r} '
-                                 f'(known: {", ".join(sorted(COMPONENTS))})')
-        cls, spec_class = COMPONENTS[kind]
-        if not isinstance(spec, spec_class):
-            raise ComponentError(f'{kind} {name!r} needs a {spec_class.__name__}, '
+        if not (isinstance(kind, type) and issubclass(kind, Component)):
+            raise ComponentError(f'{kind!r} is not a component class')
+        if not isinstance(spec, kind.SPEC):
+            raise ComponentError(f'{kind.__name__} {name!r} needs a {kind.SPEC.__name__}, '
                                  f'got {type(spec).__name__}')
         with self._lock:
             if name in self.components:
                 raise ComponentError(f'component {name!r} exists already')
-            self.components[name] = cls(self.resources, name, self.emit, spec)
+            self.components[name] = kind.create(self.resources, name, self.emit, spec)
 
     def destroy(self, name: str) -> None:
         """Deactivate (if needed) and remove a component; unknown names are ignored."""
@@ -187,7 +201,7 @@ class CycleHost:
         count = self._error_counts.get(stage, 0) + 1
         self._error_counts[stage] = count
         if count <= 3 or count % 1000 == 0:
-            self.emit(('stage_error', stage, count, f'{type(error).__name__}: {error}'))
+            self.emit(StageFailed(stage, count, f'{type(error).__name__}: {error}'))
 
 
 def serve(host: CycleHost, requests: Channel, replies: Channel,
@@ -212,7 +226,7 @@ def serve(host: CycleHost, requests: Channel, replies: Channel,
             reply = ('reply', request_id, False, encode_error(error))
         if request_id is None:
             if not reply[2]:
-                host.emit(('call_failed', target, method, reply[3][2]))
+                host.emit(CallFailed(target, method, reply[3][2]))
             continue
         try:
             replies.send(reply)

@@ -18,9 +18,9 @@ from typing import Dict, List, Optional, Sequence, Type
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from sweetie_motion.command_line import CommandParser, positive_count, positive_seconds
+from sweetie_motion.core.events import CycleEvent, HostExited
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.client import HostSettings, LocalHost, RemoteHost
-from sweetie_motion.host.host import HOST
+from sweetie_motion.host.client import HostClient, HostSettings, LocalHost, RemoteHost
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.nodes.background import split_ros_args
 from sweetie_motion.nodes.cartesian import CartesianMotionNode
@@ -36,9 +36,10 @@ from sweetie_motion.nodes.servo_ident import ServoIdentNode
 from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
-from sweetie_motion.process_config import (BUS_CHOICES, check_namespace, check_period,
-                                           DESCRIPTION_SOURCES, load_process_config,
-                                           ProcessConfig)
+from sweetie_motion.process_config import (
+    BUS_CHOICES, check_namespace, check_period, DESCRIPTION_SOURCES, load_process_config,
+    node_type, ProcessConfig,
+)
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
@@ -95,7 +96,7 @@ class MotionBringup:
                 'period': config.period, **config.motion}, **kwargs)
             self.components: List[ManagedNode] = []
             for order, component in enumerate(config.components):
-                cls = COMPONENT_TYPES[component.type_name]
+                cls = node_type(component.type_name, COMPONENT_TYPES)
                 node = cls(self.process, component.name, parameters=component.parameters,
                            **kwargs)
                 node.order = order
@@ -109,8 +110,8 @@ class MotionBringup:
             raise
 
     @property
-    def host(self):
-        """Return the cycle host."""
+    def host(self) -> HostClient:
+        """Return the client of the cycle host."""
         return self.process.host
 
     @property
@@ -145,7 +146,7 @@ class MotionBringup:
     def stop(self) -> None:
         """Stop the cycle and release every component (reverse start order), then the host."""
         try:
-            self.host.call(HOST, 'stop_cycle', timeout=3.0)
+            self.host.cycle(timeout=3.0).stop_cycle()
         except SweetieMotionError:
             pass  # the cycle process is gone already
         for node in reversed(self._start_order()):
@@ -159,8 +160,8 @@ class MotionBringup:
                 print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
         self.host.close()
 
-    def _on_host_event(self, event: tuple) -> None:
-        if event[0] == 'host_exited':
+    def _on_host_event(self, event: CycleEvent) -> None:
+        if isinstance(event, HostExited):
             self.host_exited.set()
 
 

@@ -24,7 +24,7 @@ from sweetie_motion.cartesian.planner import (CartesianCode, CartesianPlan, Cart
 from sweetie_motion.cartesian.runner import failed_waypoint
 from sweetie_motion.conversions import goal_to_msg, pose_from_msg, pose_to_msg
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.host import HOST
+from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
@@ -88,8 +88,8 @@ class CartesianMotionNode(ManagedNode):
         self._planner: Optional[CartesianPlanner] = None
 
     @property
-    def host(self):
-        """Return the cycle host."""
+    def host(self) -> HostClient:
+        """Return the client of the cycle host."""
         return self.process.host
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -224,7 +224,7 @@ class CartesianMotionNode(ManagedNode):
     def _current(self, chain: str):
         """Return the chain's joints in the cycle's current reference."""
         try:
-            poses = self.host.call(HOST, 'poses', timeout=2.0)
+            poses = self.host.cycle(timeout=2.0).poses()
         except SweetieMotionError as error:
             raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
                                      f'the motion cycle is unavailable: {error}') from None

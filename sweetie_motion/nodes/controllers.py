@@ -8,7 +8,7 @@ lifecycle policy: active = in the cycle and owning resources; losing every resou
 the node unless ``stay_operational``.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import ClassVar, List, Optional, Sequence, Tuple, Type
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import numpy as np
@@ -16,12 +16,15 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
-from sweetie_motion.controllers.base import ControlledJoints
-from sweetie_motion.controllers.joint_state import PoseInput
+from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
+from sweetie_motion.controllers.joint_state import (
+    FollowJointStateCore, FollowJointStateSpec, PoseInput,
+)
+from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, TorqueSwitchSpec
 from sweetie_motion.conversions import joint_state, joint_state_positions
+from sweetie_motion.core.events import CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.components import FollowJointStateSpec, TorqueSwitchSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
@@ -79,8 +82,8 @@ class ControllerNode(ComponentNode):
     order = 0
     #: an empty controlled_chains means every chain of the robot
     ALL_CHAINS_BY_DEFAULT = False
-    #: the component kind on the cycle side (sweetie_motion.host.components.COMPONENTS)
-    KIND = ''
+    #: the class of the node's component on the cycle side
+    COMPONENT: ClassVar[Type[ControllerCore]] = ControllerCore
 
     def __init__(self, process: MotionProcess, name: str, **kwargs) -> None:
         super().__init__(process, name, **kwargs)
@@ -132,7 +135,7 @@ class ControllerNode(ComponentNode):
         self.read_parameters()
         spec = self.component_spec()
         self.host.add_listener(self._on_event)
-        self.create_component(self.KIND, spec)
+        self.create_component(self.COMPONENT, spec)
         self.create_entities()
 
     def create_entities(self) -> None:
@@ -142,8 +145,8 @@ class ControllerNode(ComponentNode):
         self.host.remove_listener(self._on_event)
         super().cleanup_component()
 
-    def _on_event(self, event: tuple) -> None:
-        if event[0] == 'not_operational' and event[1] == self.get_name():
+    def _on_event(self, event: CycleEvent) -> None:
+        if isinstance(event, NotOperational) and event.controller == self.get_name():
             self.get_logger().info('every resource was taken by another controller: '
                                    'deactivating')
             self.call_soon(self._deactivate_if_active)
@@ -160,7 +163,7 @@ class ControllerNode(ComponentNode):
         """
         try:
             if operational and self.lifecycle_state == 'active':
-                self.host.call(self.get_name(), 'acquire')
+                self.host.component(ControllerCore, self.get_name()).acquire()
                 return True, 'operational'
             done, state = super().make_operational(operational)
         except SweetieMotionError as error:
@@ -192,7 +195,7 @@ class FollowJointStateNode(ControllerNode):
     checked here (:class:`PoseInput`) and only the accepted targets go to the cycle.
     """
 
-    KIND = 'follow_joint_state'
+    COMPONENT = FollowJointStateCore
     PARAMETERS = controller_parameters(stay_operational=False, smoothing='jerk_limited') + [
         ParameterSpec('activation_delay', 1.0,
                       'After activation, hold the pose and offer it on out_joints_src_reset '
@@ -247,7 +250,8 @@ class FollowJointStateNode(ControllerNode):
             return
         if len(local):
             try:
-                self.host.cast(self.get_name(), 'set_targets', local, values)
+                self.host.component(FollowJointStateCore, self.get_name(),
+                                    wait=False).set_targets(local, values)
             except SweetieMotionError as error:
                 self.get_logger().warning(f'pose not delivered: {error}',
                                           throttle_duration_sec=5.0)
@@ -272,7 +276,8 @@ class FollowJointStateNode(ControllerNode):
         if not self._created or self.lifecycle_state != 'active':
             return
         try:
-            pending, pose = self.host.call(self.get_name(), 'src_reset', timeout=1.0)
+            pending, pose = self.host.component(FollowJointStateCore, self.get_name(),
+                                                timeout=1.0).offered_pose()
         except SweetieMotionError:
             return
         if not pending:
@@ -294,7 +299,7 @@ class TorqueMainSwitchNode(ControllerNode):
     serve; whether it holds resources depends only on the torque state.
     """
 
-    KIND = 'torque_main_switch'
+    COMPONENT = TorqueMainSwitchCore
     ALL_CHAINS_BY_DEFAULT = True
     PARAMETERS = controller_parameters(smoothing='none') + [
         ParameterSpec('service_name', 'set_torque_off',
@@ -334,7 +339,8 @@ class TorqueMainSwitchNode(ControllerNode):
         if not self._created or self.lifecycle_state != 'active':
             return False, f'torque main switch is not active (state {self.lifecycle_state})'
         try:
-            success, message = self.host.call(self.get_name(), 'set_torque_off', off, chains)
+            success, message = self.host.component(
+                TorqueMainSwitchCore, self.get_name()).set_torque_off(off, chains)
         except SweetieMotionError as error:
             success, message = False, str(error)
         # one severity per call site: rclpy refuses a logging line that changes it
@@ -348,7 +354,8 @@ class TorqueMainSwitchNode(ControllerNode):
         if not self._created:
             return
         try:
-            statuses = self.host.call(self.get_name(), 'status', timeout=2.0)
+            statuses = self.host.component(TorqueMainSwitchCore, self.get_name(),
+                                           timeout=2.0).status()
         except SweetieMotionError as error:
             self.get_logger().warning(f'servo status unavailable: {error}',
                                       throttle_duration_sec=10.0)

@@ -8,7 +8,7 @@ transition fails; the process never dies of bad parameters or bad requests.
 """
 
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
@@ -21,7 +21,9 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from sweetie_motion.conversions import joint_state_positions
+from sweetie_motion.core.component import Component
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.params import declare_table, read_table
 from sweetie_motion.nodes.rclpy_private import change_state_service, RCLError
 from sweetie_motion.parameters import ParameterError, ParameterSpec
@@ -301,26 +303,24 @@ class ComponentNode(ManagedNode):
         self._entities: List[Any] = []
 
     @property
-    def host(self):
-        """Return the cycle host."""
+    def host(self) -> HostClient:
+        """Return the client of the cycle host."""
         return self.process.host
 
-    def create_component(self, kind: str, spec: Any, timeout: float = 10.0) -> None:
-        """Create this node's component of ``kind`` on the cycle side."""
-        from sweetie_motion.host.host import HOST
-        self.host.call(HOST, 'create', self.get_name(), kind, spec, timeout=timeout)
+    def create_component(self, kind: Type[Component], spec: Any, timeout: float = 10.0) -> None:
+        """Create this node's component, of class ``kind``, on the cycle side."""
+        self.host.cycle(timeout).create(self.get_name(), kind, spec)
         self._created = True
 
     def activate_component(self) -> None:
-        self.host.call(self.get_name(), 'activate')
+        self.host.component(Component, self.get_name()).activate()
 
     def deactivate_component(self) -> None:
         if self._created:
-            self.host.call(self.get_name(), 'deactivate')
+            self.host.component(Component, self.get_name()).deactivate()
 
     def cleanup_component(self) -> None:
-        from sweetie_motion.host.host import HOST
         self.destroy_entities(self._entities)
         if self._created:
             self._created = False
-            self.host.call(HOST, 'destroy', self.get_name(), timeout=10.0)
+            self.host.cycle(timeout=10.0).destroy(self.get_name())

@@ -15,8 +15,10 @@ from typing import Dict, Optional
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sweetie_motion.host.client import LocalHost
-from sweetie_motion.host.host import HOST
+from sweetie_motion.core.events import (
+    CallFailed, CycleEvent, HostExited, OwnersChanged, SafetyLimited, StageFailed,
+)
+from sweetie_motion.host.client import HostClient, LocalHost
 from sweetie_motion.nodes.description_publisher import DescriptionPublisher
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
@@ -77,8 +79,8 @@ class MotionCoreNode(ManagedNode):
         self._description: Optional[DescriptionPublisher] = None
 
     @property
-    def host(self):
-        """Return the cycle host."""
+    def host(self) -> HostClient:
+        """Return the client of the cycle host."""
         return self.process.host
 
     def configure_component(self) -> None:
@@ -96,13 +98,13 @@ class MotionCoreNode(ManagedNode):
                 writer.wake_read_fd, writer.wake_fd)
             writer.board.unlink()  # nobody else maps it: the file is not needed
         self.host.add_listener(self._on_event)
-        self._publish_owners(self.host.call(HOST, 'owners'))
+        self._publish_owners(self.host.cycle().owners())
         self._description = DescriptionPublisher(self, self.values['robot_description_topics'],
                                                  self.process.model.urdf_document())
 
     def activate_component(self) -> None:
-        self.scheduling = self.host.call(HOST, 'start_cycle', self.values['publish_rate'],
-                                         self.values['cycle_priority'])
+        self.scheduling = self.host.cycle().start_cycle(self.values['publish_rate'],
+                                                        self.values['cycle_priority'])
         if self._local_publisher is not None:
             self._local_publisher.start()
         where = 'a process of its own' if self.host.isolated else 'this process'
@@ -110,7 +112,7 @@ class MotionCoreNode(ManagedNode):
                                f'{self.scheduling}')
 
     def deactivate_component(self) -> None:
-        self.host.call(HOST, 'stop_cycle')
+        self.host.cycle().stop_cycle()
         if self._local_publisher is not None:
             self._local_publisher.stop()
 
@@ -126,20 +128,19 @@ class MotionCoreNode(ManagedNode):
 
     # --- events of the cycle side --------------------------------------------------------------
 
-    def _on_event(self, event: tuple) -> None:
-        kind = event[0]
-        if kind == 'owners':
-            self._publish_owners(event[1])
-        elif kind == 'stage_error':
-            _, stage, count, text = event
-            self.get_logger().error(f'cycle stage {stage} failed ({count} times): {text}')
-        elif kind == 'safety':
-            self.get_logger().warning(event[1])
-        elif kind == 'call_failed':
-            _, target, method, text = event
-            self.get_logger().warning(f'{method} of {target or "the cycle host"} failed: {text}')
-        elif kind == 'host_exited':
-            self.get_logger().fatal(f'the cycle process ended (exit code {event[1]}): the '
+    def _on_event(self, event: CycleEvent) -> None:
+        if isinstance(event, OwnersChanged):
+            self._publish_owners(event.owners)
+        elif isinstance(event, StageFailed):
+            self.get_logger().error(f'cycle stage {event.stage} failed ({event.count} times): '
+                                    f'{event.text}')
+        elif isinstance(event, SafetyLimited):
+            self.get_logger().warning(event.text)
+        elif isinstance(event, CallFailed):
+            self.get_logger().warning(f'{event.method} of {event.target or "the cycle host"} '
+                                      f'failed: {event.text}')
+        elif isinstance(event, HostExited):
+            self.get_logger().fatal(f'the cycle process ended (exit code {event.code}): the '
                                     'robot is not driven any more')
 
     def _safety_status(self, report) -> DiagnosticStatus:
@@ -175,9 +176,10 @@ class MotionCoreNode(ManagedNode):
 
     def _publish_diagnostics(self) -> None:
         try:
-            snapshot = self.host.call(HOST, 'statistics', timeout=2.0)
-            owners = self.host.call(HOST, 'owners', timeout=2.0)
-            safety = self.host.call(HOST, 'safety', timeout=2.0)
+            cycle = self.host.cycle(timeout=2.0)
+            snapshot = cycle.statistics()
+            owners = cycle.owners()
+            safety = cycle.safety()
         except Exception as error:  # noqa: B902 -- the host gone: report, do not stop
             self.get_logger().warning(f'cycle statistics unavailable: {error}',
                                       throttle_duration_sec=10.0)

@@ -28,12 +28,13 @@ from typing import Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
+from sweetie_motion.core.events import CycleEvent, ServoCommandDone
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.components import SerialBusSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion.servo.components import SerialBusComponent, SerialBusSpec
 from sweetie_motion_msgs.srv import ServoCommand
 
 #: bus modes of the node
@@ -78,8 +79,8 @@ class ServoBusNode(ComponentNode):
         self._sim_dir: Optional[tempfile.TemporaryDirectory] = None
         #: joint -> (bus, servo id, servo config) for move_by_hand
         self._servo_of: Dict[str, Tuple[str, int, object]] = {}
-        self._pending: Dict[int, Tuple[threading.Event, list]] = {}
-        self._early: Dict[int, list] = {}
+        self._pending: Dict[int, Tuple[threading.Event, List[ServoCommandDone]]] = {}
+        self._early: Dict[int, ServoCommandDone] = {}
         self._pending_lock = threading.Lock()
         self.process.host.add_listener(self._on_event)
 
@@ -149,7 +150,7 @@ class ServoBusNode(ComponentNode):
         try:
             if values['mode'] == 'sim-serial':
                 self._start_simulators(section, values)
-            self.create_component('herkulex_bus', SerialBusSpec(section), timeout=30.0)
+            self.create_component(SerialBusComponent, SerialBusSpec(section), timeout=30.0)
         except BaseException:
             self._stop_simulators()
             raise
@@ -179,34 +180,34 @@ class ServoBusNode(ComponentNode):
 
     # --- commands ------------------------------------------------------------------------------
 
-    def _on_event(self, event: tuple) -> None:
-        if event[0] != 'servo_command':
+    def _on_event(self, event: CycleEvent) -> None:
+        if not isinstance(event, ServoCommandDone):
             return
         with self._pending_lock:
-            entry = self._pending.get(event[1])
+            entry = self._pending.get(event.ident)
             if entry is None:  # it came before its caller got the id back: keep it
-                self._early[event[1]] = list(event[2:])
+                self._early[event.ident] = event
                 while len(self._early) > 100:
                     self._early.pop(next(iter(self._early)))
                 return
-        entry[1].extend(event[2:])
+        entry[1].append(event)
         entry[0].set()
 
     def run_command(self, command: str, joints: List[str], register: str = '',
                     value: int = 0) -> Tuple[bool, str, List[str], List[int]]:
         """Run a servo command and wait for its outcome: (ok, message, joints, values)."""
         done = threading.Event()
-        answer: list = []
+        answer: List[ServoCommandDone] = []
         try:
-            ident = self.host.call(self.get_name(), 'command', command, joints, register,
-                                   value, timeout=5.0)
+            ident = self.host.component(SerialBusComponent, self.get_name(),
+                                        timeout=5.0).command(command, joints, register, value)
         except (SweetieMotionError, KeyError, ValueError) as error:
             return False, error.args[0] if isinstance(error, KeyError) else str(error), [], []
         with self._pending_lock:
             self._pending[ident] = (done, answer)
             early = self._early.pop(ident, None)  # the event and the call's reply race
         if early is not None:
-            answer.extend(early)
+            answer.append(early)
             done.set()
         try:
             if not done.wait(COMMAND_TIMEOUT.get(command, 10.0)):
@@ -214,8 +215,9 @@ class ServoBusNode(ComponentNode):
         finally:
             with self._pending_lock:
                 self._pending.pop(ident, None)
-        ok, message, names, values = answer
-        return bool(ok), str(message), list(names), [int(v) for v in values]
+        outcome = answer[0]
+        return (bool(outcome.ok), str(outcome.message), list(outcome.joints),
+                [int(v) for v in outcome.values])
 
     def _command(self, request, response):
         if not self._created:
@@ -260,7 +262,8 @@ class ServoBusNode(ComponentNode):
         if not self._created:
             return
         try:
-            buses, servos, faults = self.host.call(self.get_name(), 'report', timeout=2.0)
+            buses, servos, faults = self.host.component(SerialBusComponent, self.get_name(),
+                                                        timeout=2.0).report()
         except SweetieMotionError as error:
             self.get_logger().warning(f'servo diagnostics unavailable: {error}',
                                       throttle_duration_sec=10.0)

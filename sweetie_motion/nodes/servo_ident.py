@@ -25,12 +25,12 @@ import os
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.components import ServoIdentSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion.servo.components import ServoIdentComponent, ServoIdentSpec
 from sweetie_motion.storage.files import write_atomically
 from sweetie_motion_msgs.msg import ServoModel, ServoModels
 from sweetie_motion_msgs.srv import ServoIdentification
@@ -127,7 +127,7 @@ class ServoIdentNode(ComponentNode):
                 min_speed=values['min_speed'])
         except IdentificationError as error:
             raise ParameterError(str(error)) from None
-        self.create_component('servo_ident', ServoIdentSpec(config, tuple(models)))
+        self.create_component(ServoIdentComponent, ServoIdentSpec(config, tuple(models)))
         self._models_pub = self.make_publisher(ServoModels, 'servo_models', LATCHED)
         self._entities = [self._models_pub, self.create_service(
             ServoIdentification, '~/identification', self._identification,
@@ -141,13 +141,14 @@ class ServoIdentNode(ComponentNode):
 
     def activate_component(self) -> None:
         super().activate_component()
-        self._publish_models(self.host.call(self.get_name(), 'models'))
+        self._publish_models(self.host.component(ServoIdentComponent, self.get_name()).models())
 
     def _publish_torque_error(self) -> None:
         if not self._created or self.lifecycle_state != 'active':
             return
         try:
-            error = self.host.call(self.get_name(), 'torque_error', timeout=1.0)
+            error = self.host.component(ServoIdentComponent, self.get_name(),
+                                        timeout=1.0).torque_error()
         except SweetieMotionError:
             return
         msg = JointState(name=self.process.model.list_all_joints(), effort=error.tolist())
@@ -165,23 +166,24 @@ class ServoIdentNode(ComponentNode):
     def _identification(self, request, response):
         command = request.command.strip().lower()
         name = self.get_name()
+        ident = self.host.component(ServoIdentComponent, name)
         try:
             if self.lifecycle_state != 'active':
                 raise SweetieMotionError(f'{name} is not active ({self.lifecycle_state})')
             if command == 'start':
-                servos = self.host.call(name, 'start', list(request.servos))
+                servos = ident.start(list(request.servos))
                 response.message = f'identifying {len(servos)} servo(s): {", ".join(servos)}'
-                self._fill_status(response, self.host.call(name, 'progress'))
+                self._fill_status(response, ident.progress())
             elif command == 'status':
-                progress = self.host.call(name, 'progress')
+                progress = ident.progress()
                 self._fill_status(response, progress)
                 response.message = (f'{sum(p.converged for p in progress.values())} of '
                                     f'{len(progress)} servo(s) under the threshold')
             elif command == 'end':
-                progress = self.host.call(name, 'progress')
-                result = self.host.call(name, 'end')
+                progress = ident.progress()
+                result = ident.end()
                 self._fill_status(response, progress)
-                known = self.host.call(name, 'models')
+                known = ident.models()
                 self._publish_models(known)
                 saved = save_servo_models(self.get_parameter('models_file').value, known) \
                     if result.models else ''
@@ -191,7 +193,7 @@ class ServoIdentNode(ComponentNode):
                     self.get_logger().warning(f'identification end: {response.message}')
                     return response
             elif command == 'abort':
-                servos = self.host.call(name, 'abort')
+                servos = ident.abort()
                 response.message = (f'aborted ({len(servos)} servo(s)): no model changed'
                                     if servos else 'no identification was running')
             else:

@@ -6,7 +6,8 @@ The joint trajectory controller node: FollowJointTrajectory and play-by-name act
 executed or aborted with the control_msgs result code and an error_string that names the
 problem, so a client always learns why. ``play_trajectory`` (sweetie_motion_msgs/action/
 PlayTrajectory, if ``play_action`` is set) plays a trajectory of the storage node by name.
-Goal bookkeeping runs in a timer at ``feedback_rate``, never in the cycle.
+The cycle pushes each goal's feedback (at ``feedback_rate``) and its end as events; the node
+turns them into action feedback and results in its executor.
 
 As joint_trajectory_controller does, the node also takes ``~/joint_trajectory``
 (trajectory_msgs/JointTrajectory): a trajectory replaces the one running (an action goal
@@ -16,12 +17,13 @@ holds); problems are logged, there is no one to answer. And it publishes ``~/con
 joints) at ``state_publish_rate`` while someone subscribes.
 """
 
+import collections
 from dataclasses import dataclass
 import itertools
 import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Deque, Dict, Mapping, Optional, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
@@ -29,13 +31,13 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from sweetie_motion.controllers.joint_trajectory import GoalPlan, GoalPlanner, Outcome
+from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
+from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
 from sweetie_motion.conversions import (
     duration_to_seconds, goal_arrays_from_msg, goal_from_msg, goal_to_msg, seconds_to_duration,
 )
+from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
-from sweetie_motion.host.components import JointTrajectorySpec
-from sweetie_motion.host.host import HOST
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
@@ -75,7 +77,6 @@ class RunningGoal:
     feedback: Callable[[object, 'RunningGoal', object], None]
     done: Future
     outcome: Optional[Outcome] = None
-    cancel_sent: bool = False
 
 
 class JointTrajectoryNode(ControllerNode):
@@ -85,10 +86,11 @@ class JointTrajectoryNode(ControllerNode):
     A goal is checked against the limits (points, joints, duration, size) before anything
     else, converted to arrays, validated and planned (spline) in the goal callback, and started
     on the cycle side the moment it is accepted; the execute callback only waits for the
-    outcome, which the monitor timer polls at ``feedback_rate``.
+    outcome, which the cycle pushes (:class:`~sweetie_motion.core.events.GoalEnded`), as it
+    pushes feedback (:class:`~sweetie_motion.core.events.GoalProgress`).
     """
 
-    KIND = 'joint_trajectory'
+    COMPONENT = JointTrajectoryCore
     PARAMETERS = [p for p in controller_parameters(smoothing='transient')
                   if p.name != 'stay_operational'] + [
         ParameterSpec('interpolation', 'akima',
@@ -150,14 +152,14 @@ class JointTrajectoryNode(ControllerNode):
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
         self._goals_lock = threading.Lock()
-        #: id of a goal message -> its plan or why it is refused (goal callback -> accepted)
-        self._prepared: Dict[int, Union[GoalPlan, GoalError]] = {}
         #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
         self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
+        #: the cycle's goal events, handled in order in the executor
+        self._goal_events: Deque[Union[GoalProgress, GoalEnded]] = collections.deque()
+        self._goal_events_lock = threading.Lock()
         self._last_support = None
         self._storage_client = None
         self._planner: Optional[GoalPlanner] = None
-        self._monitor_timer = None
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -193,14 +195,17 @@ class JointTrajectoryNode(ControllerNode):
         self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
                                     values['interpolation'], values['limits.policy'])
         return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
-                                   values['interpolation'], self.order)
+                                   values['interpolation'], self.order, values['feedback_rate'])
+
+    def _cycle_side(self, timeout: float = 2.0, wait: bool = True) -> JointTrajectoryCore:
+        return self.host.component(JointTrajectoryCore, self.get_name(), timeout, wait)
 
     def create_entities(self) -> None:
         values = self.values
         # requests queue up instead of being dropped when a client sends many at once
         # (rclpy's default service QoS keeps the newest 10)
         requests = QoSProfile(depth=REQUEST_QUEUE, reliability=ReliabilityPolicy.RELIABLE)
-        common = {'cancel_callback': lambda handle: CancelResponse.ACCEPT,
+        common = {'cancel_callback': self._on_cancel,
                   'callback_group': self._action_group,
                   'goal_service_qos_profile': requests,
                   'cancel_service_qos_profile': requests,
@@ -219,7 +224,6 @@ class JointTrajectoryNode(ControllerNode):
         self._last_goal_pub = self.make_publisher(FollowJointTrajectory.Goal, '~/last_goal',
                                                   LATCHED)
         self._entities += [self._support_pub, self._last_goal_pub]
-        self._monitor_timer = None
         self._topic_goals = itertools.count(1)
         self._entities.append(self.make_subscription(JointTrajectory, '~/joint_trajectory',
                                                      self._on_trajectory, 10))
@@ -235,13 +239,14 @@ class JointTrajectoryNode(ControllerNode):
         if timer is not None:
             self.destroy_timer(timer)
         super().cleanup_component()
-        # goals whose outcome the monitor can no longer fetch: answer their clients
+        # goals whose end the cycle can no longer tell: answer their clients
+        self._abort_all(f'controller {self.get_name()} was cleaned up')
+
+    def _abort_all(self, message: str) -> None:
         with self._goals_lock:
             goals, self._goals = list(self._goals.values()), {}
-            self._stop_monitor(now=True)
         for running in goals:
-            self._resolve(running, Outcome('aborted', int(ResultCode.INVALID_GOAL),
-                                           f'controller {self.get_name()} was cleaned up'))
+            self._resolve(running, Outcome('aborted', int(ResultCode.INVALID_GOAL), message))
 
     # --- goals ---------------------------------------------------------------------------------
 
@@ -301,63 +306,99 @@ class JointTrajectoryNode(ControllerNode):
     def _poses(self):
         """Return the cycle's newest poses; raise GoalError when the cycle is unavailable."""
         try:
-            return self.host.call(HOST, 'poses', timeout=2.0)
+            return self.host.cycle(timeout=2.0).poses()
         except SweetieMotionError as error:
             raise GoalError(ResultCode.INVALID_GOAL, f'the motion cycle is unavailable: '
                             f'{error}') from None
 
     def _on_goal(self, goal) -> GoalResponse:
-        """Check, convert, validate and plan now: the goal starts the moment it is accepted."""
-        try:
-            self.check_limits(goal)
-            entry: Union[GoalPlan, GoalError] = self.plan(goal_arrays_from_msg(goal))
-        except GoalError as error:
-            entry = error
-        except Exception as error:  # noqa: B902 -- a client must always get a reason
-            self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
-            entry = GoalError(ResultCode.INVALID_GOAL, f'internal error of {self.get_name()}: '
-                              f'{type(error).__name__}: {error}')
-        self._prepared[id(goal)] = entry
+        """Accept every goal: the client hears at once, and the result says what was wrong."""
         return GoalResponse.ACCEPT
 
     def _on_accepted(self, goal_handle) -> None:
-        entry = self._prepared.pop(id(goal_handle.request), None)
+        """Check, convert, validate and plan, and start: the goal runs from its acceptance."""
         key = bytes(goal_handle.goal_id.uuid)
-        if isinstance(entry, GoalPlan):
-            try:
-                self._handoff[key] = self._start(goal_handle, entry, self._fjt_feedback)
-            except GoalError as error:
-                self._handoff[key] = error
-        else:
-            self._handoff[key] = entry or GoalError(
-                ResultCode.INVALID_GOAL, f'internal error of {self.get_name()}: the goal was '
-                'accepted without being checked')
+        try:
+            self.check_limits(goal_handle.request)
+            plan = self.plan(goal_arrays_from_msg(goal_handle.request))
+            self._handoff[key] = self._start(goal_handle, plan, self._fjt_feedback)
+        except GoalError as error:
+            self._handoff[key] = error
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
+            self._handoff[key] = GoalError(ResultCode.INVALID_GOAL,
+                                           f'internal error of {self.get_name()}: '
+                                           f'{type(error).__name__}: {error}')
         goal_handle.execute()
+
+    def _on_cancel(self, goal_handle) -> CancelResponse:
+        """Stop a running goal in the cycle (it decelerates and holds); its end says so."""
+        try:
+            self._cycle_side(wait=False).cancel_goal(bytes(goal_handle.goal_id.uuid))
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'cancel not delivered: {error}')
+        return CancelResponse.ACCEPT
 
     def _start(self, goal_handle, plan: GoalPlan, feedback,
                key: Optional[bytes] = None) -> RunningGoal:
         """
-        Hand a plan to the cycle and track it; raise GoalError when that fails.
+        Hand a plan to the cycle and track it until its end; raise GoalError when that fails.
 
         :param goal_handle: the action goal's handle, None for a ~/joint_trajectory one
             (then ``key`` names it).
         """
         key = key if goal_handle is None else bytes(goal_handle.goal_id.uuid)
         running = RunningGoal(goal_handle, plan.joints, plan.duration, feedback, Future())
+        with self._goals_lock:  # before the start: its end may come before the call returns
+            self._goals[key] = running
         try:
-            self.host.call(self.get_name(), 'start_goal', key, plan)
+            self._cycle_side().start_goal(key, plan)
         except SweetieMotionError as error:
+            with self._goals_lock:
+                self._goals.pop(key, None)
             raise GoalError(ResultCode.INVALID_GOAL,
                             f'the motion cycle did not take the goal: {error}') from None
-        with self._goals_lock:  # polled from now on (the cycle keeps the outcome till then)
-            self._goals[key] = running
-            if self._monitor_timer is None:
-                # the monitor runs only while goals do: each wake-up of the executor rebuilds
-                # its whole wait set in Python
-                self._monitor_timer = self.create_timer(
-                    1.0 / self.values['feedback_rate'], self._monitor,
-                    callback_group=self._action_group)
+        if goal_handle is not None and goal_handle.is_cancel_requested:
+            self._on_cancel(goal_handle)   # canceled while it was being loaded or planned
         return running
+
+    # --- what the cycle pushes -----------------------------------------------------------------
+
+    def _on_event(self, event: CycleEvent) -> None:
+        super()._on_event(event)
+        if isinstance(event, (GoalProgress, GoalEnded)) and \
+                event.controller == self.get_name():
+            self._goal_events.append(event)
+            self.call_soon(self._handle_goal_events)
+        elif isinstance(event, HostExited):
+            self.call_soon(lambda: self._abort_all(
+                f'the cycle process ended (exit code {event.code}): the goal was not finished'))
+
+    def _handle_goal_events(self) -> None:
+        # one at a time and in order: a goal's last feedback before its end
+        with self._goal_events_lock:
+            while self._goal_events:
+                event = self._goal_events.popleft()
+                with self._goals_lock:
+                    running = self._goals.get(event.goal_id)
+                    if isinstance(event, GoalEnded):
+                        self._goals.pop(event.goal_id, None)
+                if isinstance(event, GoalEnded):
+                    if running is not None:
+                        self._resolve(running, event.outcome)
+                    continue
+                if running is not None and running.outcome is None and \
+                        running.handle is not None and running.handle.is_active:
+                    running.feedback(running.handle, running, event.feedback)
+                self._publish_support(event.support)
+
+    def _publish_support(self, support: Optional[Dict[str, float]]) -> None:
+        if support is None or support == self._last_support:
+            return
+        self._last_support = support
+        msg = SupportState(name=list(support), support=list(support.values()))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._support_pub.publish(msg)
 
     @staticmethod
     def _finish_handle(goal_handle, outcome: Outcome) -> None:
@@ -427,52 +468,6 @@ class JointTrajectoryNode(ControllerNode):
         if not running.done.done():
             running.done.set_result(outcome)
 
-    def _stop_monitor(self, now: bool = False) -> None:
-        """
-        Destroy the monitor timer (call with the goals lock held).
-
-        :param now: destroy it here (cleanup) instead of from the executor (its own callback).
-        """
-        timer, self._monitor_timer = self._monitor_timer, None
-        if timer is not None:
-            if now:
-                self.destroy_timer(timer)
-            else:
-                self.call_soon(lambda: self.destroy_timer(timer))
-
-    def _monitor(self) -> None:
-        """Goal bookkeeping at feedback_rate: cancel requests, feedback, results, support."""
-        with self._goals_lock:
-            goals = dict(self._goals)
-            if not goals or not self._created:
-                self._stop_monitor()
-                return
-        name = self.get_name()
-        try:
-            for key, running in goals.items():
-                if running.handle is not None and running.handle.is_cancel_requested \
-                        and not running.cancel_sent:
-                    running.cancel_sent = True
-                    self.host.call(name, 'cancel_goal', key, timeout=2.0)
-            reports, support = self.host.call(name, 'poll', list(goals), timeout=2.0)
-        except SweetieMotionError as error:
-            self.get_logger().warning(f'goal bookkeeping failed: {error}',
-                                      throttle_duration_sec=5.0)
-            return
-        for key, report in reports.items():
-            running = goals[key]
-            if report.outcome is not None:
-                with self._goals_lock:
-                    self._goals.pop(key, None)
-                self._resolve(running, report.outcome)
-            elif report.feedback is not None:
-                running.feedback(running.handle, running, report.feedback)
-        if support is not None and support != self._last_support:
-            self._last_support = support
-            msg = SupportState(name=list(support), support=list(support.values()))
-            msg.header.stamp = self.get_clock().now().to_msg()
-            self._support_pub.publish(msg)
-
     # --- joint_trajectory_controller's topics -------------------------------------------------
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -487,7 +482,7 @@ class JointTrajectoryNode(ControllerNode):
                 keys = list(self._goals)
             for key in keys:
                 try:
-                    self.host.call(name, 'cancel_goal', key, timeout=2.0)
+                    self._cycle_side().cancel_goal(key)
                 except SweetieMotionError as error:
                     self.get_logger().warning(f'stop failed: {error}')
             self.get_logger().info('~/joint_trajectory: empty trajectory, stopping'
@@ -521,7 +516,7 @@ class JointTrajectoryNode(ControllerNode):
 
     def _publish_state(self) -> None:
         try:
-            poses = self.host.call(HOST, 'poses', timeout=1.0)
+            poses = self.host.cycle(timeout=1.0).poses()
         except SweetieMotionError:
             return
         indices = self._planner.controlled.indices
@@ -577,8 +572,9 @@ class JointTrajectoryNode(ControllerNode):
         return self._storage_client
 
     async def _load(self, name: str) -> TrajectoryGoal:
-        from sweetie_motion.storage.client import (StorageError, StorageUnavailableError,
-                                                   TrajectoryNotFoundError)
+        from sweetie_motion.storage.client import (
+            StorageError, StorageUnavailableError, TrajectoryNotFoundError,
+        )
         check_name(name)
         client = self._storage()
         deadline = time.monotonic() + 5.0

@@ -9,10 +9,10 @@ jams servos to make tolerance violations real.
 from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.components import VirtualRobotSpec
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterSpec, unique
+from sweetie_motion.servo.components import VirtualRobotComponent, VirtualRobotSpec
 
 
 class VirtualRobotNode(ComponentNode):
@@ -38,7 +38,7 @@ class VirtualRobotNode(ComponentNode):
 
     def configure_component(self) -> None:
         values = self.read_parameters()
-        self.create_component('virtual_robot', VirtualRobotSpec(
+        self.create_component(VirtualRobotComponent, VirtualRobotSpec(
             values['lag'], values['delay'], values['max_velocity'],
             tuple(values['blocked_joints'])))
         self._entities = [self.make_subscription(JointState, '~/move_by_hand',
@@ -49,13 +49,15 @@ class VirtualRobotNode(ComponentNode):
         if positions is None:
             return
         if self._created:
-            self.host.cast(self.get_name(), 'move_by_hand', positions)
+            self.host.component(VirtualRobotComponent, self.get_name(),
+                                wait=False).move_by_hand(positions)
 
     def _on_set(self, parameters) -> SetParametersResult:
         for parameter in parameters:
             if parameter.name == 'blocked_joints' and self._created:
                 try:
-                    self.host.call(self.get_name(), 'set_blocked', list(parameter.value or []))
+                    self.host.component(VirtualRobotComponent, self.get_name()).set_blocked(
+                        list(parameter.value or []))
                 except SweetieMotionError as error:
                     return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)

@@ -13,19 +13,19 @@ import time
 
 import numpy as np
 import pytest
+from sweetie_motion.controllers.joint_state import FollowJointStateCore, FollowJointStateSpec
+from sweetie_motion.core.component import ComponentError
+from sweetie_motion.core.events import CallFailed, HostExited, OwnersChanged
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.host.client import HostError, HostSettings, LocalHost, RemoteHost
-from sweetie_motion.host.components import (
-    ComponentError, FollowJointStateSpec, VirtualRobotSpec,
-)
-from sweetie_motion.host.host import HOST
 from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait_for_tick
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
 )
 from sweetie_motion.paths import config_path
+from sweetie_motion.servo.components import VirtualRobotComponent, VirtualRobotSpec
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
 from waiting import wait_for
 
@@ -153,20 +153,28 @@ def follow_spec(**changes):
 def test_the_host_answers_only_what_components_offer(pony):
     host = LocalHost(pony, 0.01)
     try:
-        host.call(HOST, 'create', 'bus', 'virtual_robot', VirtualRobotSpec())
-        host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
+        cycle = host.cycle()
+        cycle.create('bus', VirtualRobotComponent, VirtualRobotSpec())
+        cycle.create('legs', FollowJointStateCore, follow_spec())
+        legs = host.component(FollowJointStateCore, 'legs')
         with pytest.raises(ComponentError, match='offers no'):
             host.call('legs', 'core')                      # attributes are not callable
+        with pytest.raises(ComponentError, match='offers no'):
+            host.call('legs', 'destroy')                   # the cycle side's own
+        with pytest.raises(ComponentError, match='offers no'):
+            host.call('', 'shutdown')
+        with pytest.raises(AttributeError):
+            legs._private()
         with pytest.raises(ComponentError, match="no component 'arms'"):
-            host.call('arms', 'activate')
+            host.component(FollowJointStateCore, 'arms').activate()
         with pytest.raises(ComponentError, match='exists already'):
-            host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
+            cycle.create('legs', FollowJointStateCore, follow_spec())
         with pytest.raises(ComponentError, match='needs a FollowJointStateSpec'):
-            host.call(HOST, 'create', 'arms', 'follow_joint_state', VirtualRobotSpec())
-        with pytest.raises(ComponentError, match='unknown component kind'):
-            host.call(HOST, 'create', 'arms', 'teleport', follow_spec())
+            cycle.create('arms', FollowJointStateCore, VirtualRobotSpec())
+        with pytest.raises(ComponentError, match='not a component class'):
+            cycle.create('arms', dict, follow_spec())
         with pytest.raises(UnknownChainError):
-            host.call(HOST, 'create', 'tail', 'follow_joint_state', follow_spec(chains=('x',)))
+            cycle.create('tail', FollowJointStateCore, follow_spec(chains=('x',)))
     finally:
         host.close()
 
@@ -185,22 +193,30 @@ def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
     host.add_listener(events.append)
     try:
         assert host.pid != os.getpid() and host.alive()
-        host.call(HOST, 'create', 'bus', 'virtual_robot', VirtualRobotSpec())
-        host.call(HOST, 'create', 'legs', 'follow_joint_state', follow_spec())
-        host.call('bus', 'activate')
-        scheduling = host.call(HOST, 'start_cycle', 100.0, 0)
+        cycle = host.cycle()
+        cycle.create('bus', VirtualRobotComponent, VirtualRobotSpec())
+        cycle.create('legs', FollowJointStateCore, follow_spec())
+        host.component(VirtualRobotComponent, 'bus').activate()
+        scheduling = cycle.start_cycle(100.0, 0)
         assert scheduling == 'normal'
-        host.call('legs', 'activate')
-        wait_for(lambda: any(e[0] == 'owners' and e[1]['leg1'] == 'legs' for e in events), 10,
-                 message='the owners event')
-        host.cast('legs', 'set_targets', np.array([1]), np.array([0.4]))  # joint12
-        wait_for(lambda: abs(host.call(HOST, 'poses').reference.position[1] - 0.4) < 1e-9, 10,
+        legs = host.component(FollowJointStateCore, 'legs')
+        legs.activate()
+        wait_for(lambda: any(isinstance(e, OwnersChanged) and e.owners['leg1'] == 'legs'
+                             for e in events), 10, message='the owners event')
+        host.component(FollowJointStateCore, 'legs', wait=False).set_targets(
+            np.array([1]), np.array([0.4]))  # joint12
+        wait_for(lambda: abs(cycle.poses().reference.position[1] - 0.4) < 1e-9, 10,
                  message='the target in the reference')
-        assert len(host.call(HOST, 'poses').measured.position) == 32
-        stats = host.call(HOST, 'statistics')
+        assert len(cycle.poses().measured.position) == 32
+        stats = cycle.statistics()
         assert stats.running and stats.summary()['ticks'] > 0
         with pytest.raises(UnknownChainError):  # the child's exception, same class
-            host.call(HOST, 'create', 'tail', 'follow_joint_state', follow_spec(chains=('x',)))
+            cycle.create('tail', FollowJointStateCore, follow_spec(chains=('x',)))
+        # a call made without waiting that fails comes back as an event
+        host.component(FollowJointStateCore, 'legs', wait=False).set_targets(
+            np.array([99]), np.array([0.4]))
+        wait_for(lambda: any(isinstance(e, CallFailed) and e.method == 'set_targets'
+                             for e in events), 10, message='the CallFailed event')
     finally:
         host.close()
     assert not host.alive()
@@ -213,11 +229,10 @@ def test_a_dead_cycle_process_is_reported_and_calls_fail_at_once():
     host.add_listener(events.append)
     try:
         os.kill(host.pid, signal.SIGKILL)
-        wait_for(lambda: ('host_exited', -signal.SIGKILL) in events, 10,
-                 message='host_exited')
+        wait_for(lambda: HostExited(-signal.SIGKILL) in events, 10, message='HostExited')
         started = time.monotonic()
         with pytest.raises(HostError, match='gone|ended'):
-            host.call(HOST, 'owners', timeout=5.0)
+            host.cycle(timeout=5.0).owners()
         assert time.monotonic() - started < 1.0
     finally:
         host.close()

@@ -1,18 +1,28 @@
 """
-The shared objects of the cycle side.
+The cycle side's components and what they share.
 
-One RobotModel, one arbiter, one sync cycle with its aggregator and safety stage, and the servo
-bus a bus component installs. Components never create these.
+A component is something of the cycle side that one node of the ROS side configures and drives:
+a controller core, a servo bus, the servo identification. Its class is declared once: it says
+what it is made from (:attr:`Component.SPEC`, a picklable dataclass) and how
+(:meth:`Component.create`), and its public methods are what the node may call, through a
+typed proxy (:meth:`~sweetie_motion.host.client.HostClient.component`). The host creates it
+from the class itself: adding a kind touches no registry.
+
+They share one RobotModel, one arbiter, one sync cycle with its aggregator and safety stage,
+and the servo bus a bus component installs (:class:`CycleResources`); components never create
+these. Pure: no rclpy.
 """
 
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, ClassVar, List, Optional, Tuple, Type, TypeVar
 
 import numpy as np
 
 from sweetie_motion.core.aggregator import Aggregator
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import SyncCycle
+from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import SafetyStage
+from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.servo.bus import ServoBus
 
@@ -71,3 +81,56 @@ class CycleResources:
     def _stage_error(self, stage: str, error: BaseException) -> None:
         for listener in list(self.error_listeners):
             listener(stage, error)
+
+
+class ComponentError(SweetieMotionError):
+    """A component cannot be created or does not offer what was asked."""
+
+
+#: a component class
+K = TypeVar('K', bound='Component')
+
+
+class Component:
+    """
+    Base of the cycle side's components: joining and leaving the cycle, the shared objects.
+
+    Subclasses set :attr:`SPEC` and implement :meth:`create`; :meth:`attach` gives them the
+    shared objects and the event sender.
+    """
+
+    #: the class of the spec a component is made from
+    SPEC: ClassVar[type] = object
+    #: public methods the ROS side may not call (the cycle side's own)
+    LOCAL: ClassVar[Tuple[str, ...]] = ('create', 'attach', 'destroy', 'update', 'emit')
+
+    name: str
+    #: the shared objects of the cycle side
+    shared: CycleResources
+    #: sends an event to the ROS side
+    send_event: SendEvent
+
+    @classmethod
+    def create(cls: Type[K], shared: CycleResources, name: str, send_event: SendEvent,
+               spec: Any) -> K:
+        """
+        Make the component ``name`` from ``spec`` (an instance of :attr:`SPEC`).
+
+        :raises SweetieMotionError: the spec does not fit the robot (unknown chains, ...).
+        """
+        raise NotImplementedError
+
+    def attach(self, shared: CycleResources, name: str, send_event: SendEvent) -> None:
+        """Take the shared objects and the event sender (called by :meth:`create`)."""
+        self.shared = shared
+        self.name = name
+        self.send_event = send_event
+
+    def activate(self) -> None:
+        """Join the cycle."""
+
+    def deactivate(self) -> None:
+        """Leave the cycle."""
+
+    def destroy(self) -> None:
+        """Release what creating the component took (after deactivate)."""

@@ -1,0 +1,202 @@
+"""
+A FollowJointTrajectory goal from its arrival to its end: planned, then executed by the cycle.
+
+:class:`GoalPlanner` validates a goal and builds its spline where the goal arrives (the ROS
+side); the :class:`GoalPlan` crosses to the cycle, where an :class:`ExecutingGoal` records its
+feedback and its outcome. Pure: no rclpy.
+"""
+
+from dataclasses import dataclass, field
+import threading
+from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sweetie_motion.controllers.base import ControlledJoints
+from sweetie_motion.core.events import Outcome
+from sweetie_motion.core.ports import JointVector, LatestValue
+from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.trajectory.analysis import goal_motion
+from sweetie_motion.trajectory.arrays import TrajectoryArrays
+from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
+from sweetie_motion.trajectory.spline import build_spline, JointSpline
+from sweetie_motion.trajectory.timing import (
+    describe_retiming, join_splines, limit_excess, plan_approach, planning_limits, policy_problem,
+)
+from sweetie_motion.trajectory.tolerances import ToleranceDefaults, Tolerances
+from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode, validate_goal
+
+
+@dataclass(eq=False)
+class GoalPlan:
+    """
+    A validated goal, ready for the cycle: its spline and what the checks need (pure data).
+
+    Built by :class:`GoalPlanner` where the goal arrives (the ROS side) and handed to the
+    controller core in the cycle process; it holds arrays, never the goal's points.
+    """
+
+    joints: List[str]
+    indices: np.ndarray
+    local: np.ndarray
+    spline: JointSpline
+    tolerances: Tolerances
+    resources: FrozenSet[str]
+    support: List[Tuple[str, np.ndarray, np.ndarray]]
+    #: what the planning changed in the goal's timing (retimed, a longer approach): the
+    #: result message carries it
+    timing: List[str] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        """Return the duration of the motion, approach included [s]."""
+        return self.spline.duration
+
+
+class GoalPlanner:
+    """
+    Validates goals for one trajectory controller and builds their splines.
+
+    :param name: the controller's name (for messages).
+    :param model: the robot model view.
+    :param chains: the chains the controller drives.
+    :param defaults: default tolerances.
+    :param interpolation: 'akima' or 'cubic' for position-only keyframes.
+    :param policy: what a goal beyond the velocity or acceleration limits gets: 'retime'
+        (slowed down to fit) or 'refuse' (INVALID_GOAL), see :mod:`trajectory.timing`.
+    """
+
+    def __init__(self, name: str, model: RobotModelView, chains: Sequence[str],
+                 defaults: ToleranceDefaults, interpolation: str = 'akima',
+                 policy: str = 'retime') -> None:
+        problem = policy_problem(policy)
+        if problem:
+            raise ValueError(f'limits policy {policy!r}: {problem}')
+        self.name = name
+        self.model = model
+        self.controlled = ControlledJoints.of(model, chains)
+        self.defaults = defaults
+        self.interpolation = interpolation
+        self.policy = policy
+        self.limits = model.joint_limits()
+        self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
+
+    def validate(self, goal: GoalLike) -> TrajectoryArrays:
+        """
+        Check ``goal`` for this controller (joints, structure, limits, support flags).
+
+        :return: the goal's arrays.
+        :raises GoalError: with the result code and message for the client.
+        """
+        controlled = self.controlled
+        arrays = validate_goal(goal, self.model, controlled.joints)
+        foreign = [c for c in arrays.support_chains() if c not in controlled.chains]
+        if foreign:
+            raise GoalError(ResultCode.INVALID_JOINTS,
+                            f'support flags of chain(s) {", ".join(foreign)} that this '
+                            'controller does not drive')
+        return arrays
+
+    def plan(self, goal: GoalLike,
+             poses: Callable[[], Tuple[JointVector, JointVector]]) -> GoalPlan:
+        """
+        Validate ``goal`` and build its spline from the current pose.
+
+        :param goal: a goal or its arrays (as converted from a message).
+        :param poses: returns the current full (reference, measured) poses: where the motion
+            starts and what the start tolerance is checked against; called after validation.
+        :raises GoalError: with the result code and message for the client.
+        """
+        arrays = self.validate(goal)
+        reference, measured = poses()
+        # the goal's own motion, from its first keyframe on, within the limits
+        motion = goal_motion(arrays, self.interpolation)
+        joints = motion.joints
+        indices = self.model.get_joint_indices(joints)
+        limits = self.limits.take(indices)
+        planning = planning_limits(limits)
+        tolerances = Tolerances(joints, arrays, self.defaults)
+        timing: List[str] = []
+        _, excess = limit_excess(motion.spline, joints, limits, start=motion.start)
+        if excess is not None:
+            if self.policy == 'refuse':
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'the trajectory exceeds the joint limits: {excess.describe()}'
+                                f' (controller {self.name} refuses such goals: '
+                                'limits.policy is refuse)')
+            factor, _ = limit_excess(motion.spline, joints, planning, start=motion.start)
+            motion = motion.retimed(factor)
+            timing.append(describe_retiming(factor, excess))
+        times = motion.times
+        start_position = reference.position[indices]
+        start_velocity = reference.velocity[indices]
+        shift = 0.0
+        if motion.start > 0:
+            # the motion starts where the robot is: an approach within the limits, in the
+            # requested time if possible, else as fast as the limits allow
+            first = motion.spline.sample(motion.start)   # the state at the first keyframe
+            try:
+                duration, knots, p, v, a = plan_approach(
+                    start_position, start_velocity, first[0], first[1], first[2], planning,
+                    motion.start)
+            except ValueError as error:
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'cannot plan the approach to the first point: {error}') from None
+            approach = build_spline(knots, p, v, a)
+            spline = join_splines(approach, motion.spline)
+            shift = duration - motion.start
+            if shift > 1e-3:
+                timing.append(f'the approach to the first point takes {duration:.2f} s '
+                              f'instead of {motion.start:.2f} s (joint limits)')
+        else:
+            violation = tolerances.start_violation(motion.positions[0],
+                                                   measured.position[indices])
+            if violation is not None:
+                raise GoalError(ResultCode.PATH_TOLERANCE_VIOLATED,
+                                f'the trajectory starts away from the current pose: '
+                                f'{violation}')
+            spline = motion.spline
+        support = [(chain, times + shift, arrays.positions[:, column])
+                   for chain, column in zip(arrays.support_chains(), arrays.columns(
+                       [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
+        resources = frozenset(self.model.get_joints_groups(joints))
+        local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, timing)
+
+
+@dataclass(eq=False)
+class ExecutingGoal:
+    """
+    A goal plan being executed by the cycle.
+
+    The action side reads :attr:`outcome` and :attr:`feedback`; only the cycle writes them.
+    """
+
+    plan: GoalPlan
+    started_at: Optional[float] = None
+    outcome: Optional[Outcome] = None
+    feedback: LatestValue = field(default_factory=LatestValue)
+    finished: threading.Event = field(default_factory=threading.Event)
+    cancel_requested: bool = False
+
+    @property
+    def duration(self) -> float:
+        """Return the duration of the motion, approach included [s]."""
+        return self.plan.spline.duration
+
+    @property
+    def joints(self) -> List[str]:
+        """Return the goal's joints, in the order of its feedback arrays."""
+        return self.plan.joints
+
+    def end(self, status: str, code: int, message: str) -> None:
+        """
+        Record the outcome (the first one wins) and wake whoever waits for it.
+
+        The message tells what planning changed in the timing, if anything.
+        """
+        if self.outcome is None:
+            if self.plan.timing:
+                message = f'{message}; {"; ".join(self.plan.timing)}'
+            self.outcome = Outcome(status, int(code), message)
+            self.finished.set()
