@@ -51,7 +51,6 @@ from sensor_msgs.msg import JointState  # noqa: E402
 import yaml  # noqa: E402
 
 from sweetie_motion.controllers.joint_state import FollowJointStateCore  # noqa: E402, I100
-from sweetie_motion.conversions import joint_state  # noqa: E402
 from sweetie_motion.core.aggregator import Aggregator  # noqa: E402
 from sweetie_motion.core.arbiter import Arbiter  # noqa: E402
 from sweetie_motion.core.cycle import set_realtime_priority, Tick  # noqa: E402
@@ -62,6 +61,7 @@ from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa: E402
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
 from sweetie_motion.process_config import load_process_config  # noqa: E402
+from sweetie_motion.ros.conversions import joint_state  # noqa: E402
 from floor import (  # noqa: E402, I100
     explained_by_floor, FloorProbe, gap_in_a_stall, stall_note,
 )

@@ -72,7 +72,7 @@ def robot(robot='sweetie_bot.yaml'):
 
 def large_goal(fjt_type, joints, middle, points, phase):
     """Return a goal of ``points`` points 10 ms apart: a small sine around ``middle``."""
-    from sweetie_motion.conversions import seconds_to_duration
+    from sweetie_motion.ros.conversions import seconds_to_duration
     from trajectory_msgs.msg import JointTrajectoryPoint
     goal = fjt_type.Goal()
     goal.trajectory.joint_names = list(joints)

@@ -29,10 +29,10 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from sweetie_motion.controllers.goals import GoalPlanner  # noqa: E402, I100
-from sweetie_motion.conversions import goal_arrays_from_msg, goal_from_msg  # noqa: E402
 from sweetie_motion.core.ports import JointVector  # noqa: E402
 from sweetie_motion.host.transport import Channel  # noqa: E402
 from sweetie_motion.model import load_robot_description  # noqa: E402
+from sweetie_motion.ros.conversions import goal_arrays_from_msg, goal_from_msg  # noqa: E402
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults  # noqa: E402
 from sweetie_motion.trajectory.validation import GoalError, validate_goal  # noqa: E402
 from load_clients import large_goal  # noqa: E402, I100
@@ -172,8 +172,8 @@ def ros_costs():
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
     from std_srvs.srv import SetBool
-    from sweetie_motion.conversions import fill_joint_state, joint_state
     from sweetie_motion.nodes.executor import MotionExecutor
+    from sweetie_motion.ros.conversions import fill_joint_state, joint_state
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     context = rclpy.Context()
     rclpy.init(context=context)

@@ -125,7 +125,7 @@ class Client:
 
     def goal(self, joints, rows, times):
         from control_msgs.action import FollowJointTrajectory
-        from sweetie_motion.conversions import seconds_to_duration
+        from sweetie_motion.ros.conversions import seconds_to_duration
         from trajectory_msgs.msg import JointTrajectoryPoint
         goal = FollowJointTrajectory.Goal()
         goal.trajectory.joint_names = list(joints)

@@ -165,7 +165,7 @@ def bench_latency(repeats, targets):
     from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
-    from sweetie_motion.conversions import goal_to_msg
+    from sweetie_motion.ros.conversions import goal_to_msg
     root = Path(__file__).resolve().parent.parent
     store = tempfile.mkdtemp(prefix='sm_bench_')
     config = Path(store) / 'bench.yaml'

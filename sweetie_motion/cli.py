@@ -9,11 +9,12 @@ import argparse
 import sys
 from typing import List, Optional
 
-from sweetie_motion.client import UnknownTrajectoryError
-from sweetie_motion.command_line import (add_connection_options, CommandParser, fail, left_by,
-                                         notice, positive_number)
+from sweetie_motion.command_line import (
+    add_connection_options, CommandParser, fail, left_by, notice, positive_number,
+)
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.report import table
+from sweetie_motion.ros.motion_client import UnknownTrajectoryError
 
 
 def describe_robot(robot: str, png: Optional[str]) -> int:
@@ -35,7 +36,7 @@ def describe_robot(robot: str, png: Optional[str]) -> int:
 
 def _client(args: argparse.Namespace):
     """Return a client of the motion process, once the names the command got are valid."""
-    from sweetie_motion.client import MotionClient
+    from sweetie_motion.ros.motion_client import MotionClient
     from sweetie_motion.trajectory.codec import check_name
     for name in [getattr(args, 'name', None), *(getattr(args, 'names', None) or [])]:
         if name is not None:
@@ -45,8 +46,8 @@ def _client(args: argparse.Namespace):
 
 def _read_goal_file(path: str):
     """Read a trajectory from our YAML format or the old robot's JSON format."""
-    from sweetie_motion.trajectory.codec import load_goal_file
     from sweetie_motion.storage.migration import load_ros1_json
+    from sweetie_motion.trajectory.codec import load_goal_file
     return load_ros1_json(path) if path.endswith('.json') else load_goal_file(path)
 
 
@@ -155,9 +156,9 @@ def import_trajectories(args: argparse.Namespace) -> int:
     """Import trajectory files (old JSON or our YAML), reporting per file what happened."""
     from pathlib import Path
     from sweetie_motion.model import load_robot_description
-    from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
     from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
     from sweetie_motion.storage.store import TrajectoryStore
+    from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
     from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
     model = load_robot_description(args.robot)
     model.configure()
@@ -225,8 +226,8 @@ def import_trajectories(args: argparse.Namespace) -> int:
 def export_trajectories(args: argparse.Namespace) -> int:
     """Write stored trajectories as YAML files into a folder (or one to standard output)."""
     from pathlib import Path
-    from sweetie_motion.trajectory.codec import dump_goal
     from sweetie_motion.storage.files import write_atomically
+    from sweetie_motion.trajectory.codec import dump_goal
     with _client(args) as client:
         goals = [(name, client.load(name)) for name in (args.names or client.names())]
     if args.out == '-':
@@ -379,7 +380,7 @@ def _console(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from sweetie_motion.demo import main as demo_main
+    from sweetie_motion.ros.demo import main as demo_main
     return demo_main(args.rest)
 
 
@@ -405,7 +406,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SweetieMotionError as error:
         return fail(f'sweetie-motion {args.command}', str(error))
     except KeyboardInterrupt as error:
-        from sweetie_motion.client import interrupt_message
+        from sweetie_motion.ros.motion_client import interrupt_message
         print(f'sweetie-motion {args.command}: {interrupt_message(error)}', file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and the like

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the program on the motion process."""
     from sweetie_motion.cartesian.program import load_program
     from sweetie_motion.cartesian.runner import chain_home, program_steps, ProgramRunner
-    from sweetie_motion.program_client import ArmClient
+    from sweetie_motion.ros.program_client import ArmClient
     model = _model(args.robot)
     steps = program_steps(load_program(args.file))
     from sweetie_motion.command_line import notice
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             runner.run(before, after, single_move=args.step)
         except KeyboardInterrupt as error:
-            from sweetie_motion.client import interrupt_message
+            from sweetie_motion.ros.motion_client import interrupt_message
             runner.stop()
             print(f'sweetie-motion program run: {interrupt_message(error)}', file=sys.stderr)
             return 130

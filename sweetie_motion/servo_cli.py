@@ -92,7 +92,7 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
     Ctrl+C stops the excitation (the motion is cancelled: the robot decelerates and holds)
     and aborts the identification; so does an abort by anyone else while it plays.
     """
-    from sweetie_motion.client import ClientError, MotionClient
+    from sweetie_motion.ros.motion_client import ClientError, MotionClient
     if args.abort:
         # the way out when the client that started one is gone (a closed terminal, a kill)
         aborted = client.identification('abort')
@@ -132,7 +132,7 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
         try:
             outcome = motion.play(args.trajectory, feedback=show)
         except KeyboardInterrupt as error:
-            from sweetie_motion.client import interrupt_message
+            from sweetie_motion.ros.motion_client import interrupt_message
             stop.set()
             client.identification('abort')
             print(f'sweetie-motion servo identify: {interrupt_message(error)} (the excitation '

@@ -22,7 +22,8 @@ class StatusReader:
     """
     Read the state of the motion process in ``client``'s namespace.
 
-    :param client: a :class:`~sweetie_motion.client.MotionClient` (its node and discovery).
+    :param client: a :class:`~sweetie_motion.ros.motion_client.MotionClient` (its node and
+        discovery).
     """
 
     def __init__(self, client) -> None:
@@ -127,8 +128,8 @@ def read_status(reader: StatusReader) -> str:
 
 def show_status(args: argparse.Namespace) -> int:
     """Print the status table of the motion process in ``args.namespace``."""
-    from sweetie_motion.client import MotionClient
     from sweetie_motion.command_line import notice
+    from sweetie_motion.ros.motion_client import MotionClient
     with MotionClient(args.namespace, timeout=args.timeout, notice=notice) as client:
         print(read_status(StatusReader(client)))
     return 0

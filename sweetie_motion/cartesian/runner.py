@@ -4,7 +4,7 @@ Running motion programs (R-CART-3): program steps, a runner, and an offline back
 A program (:mod:`.program`) becomes a list of :class:`ProgramStep`: consecutive ``MOVL``
 commands form one step (one path with blends between them, as the paper plans it); every other
 command is a step of its own. :class:`ProgramRunner` executes steps in order through a
-:class:`MotionBackend`: the robot over ROS (``sweetie_motion.program_client``, for ``program
+:class:`MotionBackend`: the robot over ROS (``sweetie_motion.ros.program_client``, for ``program
 run`` and the operator console) or :class:`OfflineBackend`, which plans every step without a
 robot (``program check`` and ``program plot``): the same planner, zones and limits as the
 motion process, so a program that checks offline plans the same way on the robot. Errors carry

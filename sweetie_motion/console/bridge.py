@@ -2,7 +2,7 @@
 The console's adapter to the motion process: requests in, events out, over ROS.
 
 :class:`ConsoleBridge` is given its rclpy node (the application creates, spins and destroys
-it). Motions go through :class:`~sweetie_motion.program_client.ArmClient` on that node (the
+it). Motions go through :class:`~sweetie_motion.ros.program_client.ArmClient` on that node (the
 runner's backend of ``sweetie-motion program run``): program steps, Home, jogs (the
 CartesianMotion action, a short move with ``start_from_current``) and the gripper. Those calls
 block until the motion ends, so each job runs in a thread of its own (one at a time: the
@@ -61,7 +61,7 @@ class ConsoleBridge(BridgeBase):
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
-        from sweetie_motion.program_client import ArmClient
+        from sweetie_motion.ros.program_client import ArmClient
         super().__init__()
         self.node = node
         self.model = model

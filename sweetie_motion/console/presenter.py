@@ -10,7 +10,7 @@ The console has three layers, as the trajectory editor has:
 - the views (:mod:`sweetie_motion.console.window`, :mod:`sweetie_motion.console.views`):
   layout, and forwarding of what a person does to the presenter;
 - the adapters: :mod:`sweetie_motion.console.bridge` (the motion process over ROS, through
-  :class:`~sweetie_motion.program_client.ArmClient`) and
+  :class:`~sweetie_motion.ros.program_client.ArmClient`) and
   :mod:`sweetie_motion.console.planning` (the offline planner).
 
 The presenter hands **requests** (the dataclasses below, e.g. :class:`RunSteps`) to ``send``

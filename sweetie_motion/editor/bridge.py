@@ -29,7 +29,7 @@ from sweetie_motion.editor.presenter import (
     TrajectorySaved,
 )
 from sweetie_motion.parameters import ParameterSpec
-from sweetie_motion.storage.client import StorageError, TrajectoryStorageClient
+from sweetie_motion.ros.storage_client import StorageError, TrajectoryStorageClient
 
 #: servo diagnostics older than this are not believed [s] (they come once a second)
 DIAGNOSTICS_STALE = 3.5
@@ -309,7 +309,7 @@ class EditorBridge(BridgeBase):
         future.add_done_callback(done)
 
     def _do_execute_goal(self, request: ExecuteGoal) -> None:
-        from sweetie_motion.conversions import duration_to_seconds, goal_to_msg
+        from sweetie_motion.ros.conversions import duration_to_seconds, goal_to_msg
         goal = _Goal(request.goal_id, time.monotonic() + self.timeout, request.result_timeout)
         if not self._action.server_is_ready():
             self._put(GoalFinished(request.goal_id, FAILED, 0,

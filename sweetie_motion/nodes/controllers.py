@@ -21,7 +21,6 @@ from sweetie_motion.controllers.joint_state import (
     FollowJointStateCore, FollowJointStateSpec, PoseInput,
 )
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, TorqueSwitchSpec
-from sweetie_motion.conversions import joint_state, joint_state_positions
 from sweetie_motion.core.events import CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
@@ -30,6 +29,7 @@ from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
     nested_overrides, non_empty, one_of, ParameterError, ParameterSpec, unique,
 )
+from sweetie_motion.ros.conversions import joint_state, joint_state_positions
 from sweetie_motion_msgs.srv import SetChainsTorque
 
 SMOOTHING_PARAMETERS = (

@@ -20,13 +20,13 @@ from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from sweetie_motion.conversions import joint_state_positions
 from sweetie_motion.core.component import Component
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.params import declare_table, read_table
 from sweetie_motion.nodes.rclpy_private import change_state_service, RCLError
 from sweetie_motion.parameters import ParameterError, ParameterSpec
+from sweetie_motion.ros.conversions import joint_state_positions
 
 
 #: parameters every rclpy node declares itself

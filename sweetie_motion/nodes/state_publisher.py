@@ -27,10 +27,10 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from sweetie_motion.conversions import fill_joint_state, joint_state
 from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.host.cycle_process import die_with_parent
 from sweetie_motion.host.state_board import StateBoard, wait_for_tick
+from sweetie_motion.ros.conversions import fill_joint_state, joint_state
 
 
 #: more ticks than this between two publications is reported as a pause

@@ -15,11 +15,11 @@ from typing import Any, List, Mapping
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
-from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.paths import config_path
+from sweetie_motion.ros.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.storage.store import TrajectoryStore
 from sweetie_motion.trajectory.codec import check_name
 from sweetie_motion.trajectory.validation import check_structure, validate_goal

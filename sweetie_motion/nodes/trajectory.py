@@ -33,15 +33,15 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
 from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
-from sweetie_motion.conversions import (
-    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, goal_to_msg, seconds_to_duration,
-)
 from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
+from sweetie_motion.ros.conversions import (
+    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, goal_to_msg, seconds_to_duration,
+)
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
@@ -566,13 +566,13 @@ class JointTrajectoryNode(ControllerNode):
     def _storage(self):
         """Return the package's storage client on this node (created on first use)."""
         if self._storage_client is None:
-            from sweetie_motion.storage.client import TrajectoryStorageClient
+            from sweetie_motion.ros.storage_client import TrajectoryStorageClient
             self._storage_client = TrajectoryStorageClient(
                 self, self.values['storage_node'], self.values['trajectory_namespace'], 5.0)
         return self._storage_client
 
     async def _load(self, name: str) -> TrajectoryGoal:
-        from sweetie_motion.storage.client import (
+        from sweetie_motion.ros.storage_client import (
             StorageError, StorageUnavailableError, TrajectoryNotFoundError,
         )
         check_name(name)

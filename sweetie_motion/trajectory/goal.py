@@ -2,7 +2,7 @@
 A joint trajectory goal as plain data (the pure twin of control_msgs FollowJointTrajectory.Goal).
 
 Everything that stores, edits, validates or plays trajectories works on these dataclasses;
-:mod:`sweetie_motion.conversions` converts them to and from messages at the ROS edge.
+:mod:`sweetie_motion.ros.conversions` converts them to and from messages at the ROS edge.
 Times are seconds from the start of the trajectory.
 """
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from ros_util import RosPeer, wait_for
-from sweetie_motion.storage.client import (
+from sweetie_motion.ros.storage_client import (
     StorageError, StorageRefusedError, StorageTimeoutError, StorageUnavailableError,
     TrajectoryNotFoundError, TrajectoryStorageClient,
 )

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from ros_util import ROOT, wait_for, wait_future
 from sweetie_motion.cartesian.frames import Pose, rotation_angle
-from sweetie_motion.conversions import pose_to_msg
+from sweetie_motion.ros.conversions import pose_to_msg
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -17,7 +17,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import ListParameters, SetParameters
 from ros_util import RosPeer, wait_for, wait_future
-from sweetie_motion.conversions import byte_array_value, goal_to_bytes
+from sweetie_motion.ros.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.store import TrajectoryStore
 from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint

@@ -21,7 +21,7 @@ from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 from ros_util import HERE, wait_for, wait_future
-from sweetie_motion.conversions import byte_array_value, goal_to_bytes
+from sweetie_motion.ros.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.cache import CACHE_NAME
 from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
@@ -384,7 +384,7 @@ def test_built_in_trajectories_cannot_be_deleted(pony):
 
 
 def pony_client(pony):
-    from sweetie_motion.client import MotionClient as Api
+    from sweetie_motion.ros.motion_client import MotionClient as Api
     if not hasattr(pony, 'api'):
         pony.api = Api(NS, node=pony.node)
     return pony.api

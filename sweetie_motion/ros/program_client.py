@@ -1,9 +1,9 @@
 """
 A running motion process as a backend of motion programs (``program run``, the console).
 
-:class:`ArmClient` is a :class:`~sweetie_motion.client.MotionClient` that also moves a chain's
-tip along Cartesian paths (the ``cartesian`` node's CartesianMotion action), drives the
-gripper (the ``gripper`` node's service) and follows the joint reference
+:class:`ArmClient` is a :class:`~sweetie_motion.ros.motion_client.MotionClient` that also
+moves a chain's tip along Cartesian paths (the ``cartesian`` node's CartesianMotion action),
+drives the gripper (the ``gripper`` node's service) and follows the joint reference
 (``joint_states_ref``): it implements :class:`~sweetie_motion.cartesian.runner.MotionBackend`,
 so a :class:`~sweetie_motion.cartesian.runner.ProgramRunner` runs programs on the robot.
 Joint moves go to the trajectory controller as they are (R-CART-2).
@@ -17,8 +17,8 @@ import numpy as np
 
 from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.runner import WaypointFailure
-from sweetie_motion.client import ClientError, MotionClient, MotionResult
 from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.ros.motion_client import ClientError, MotionClient, MotionResult
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 
 
@@ -110,7 +110,7 @@ class ArmClient(MotionClient):
         :raises WaypointFailure: planning failed at a waypoint (its index in ``waypoints``).
         :raises ClientError: refused or failed otherwise (the Cartesian node's reason).
         """
-        from sweetie_motion.conversions import pose_to_msg
+        from sweetie_motion.ros.conversions import pose_to_msg
         self.discover(self._cartesian.server_is_ready, 'Cartesian motion action')
         goal = self._cartesian_type.Goal(chain=self.chain, start_from_current=True,
                                          speed_scale=float(override),

@@ -154,7 +154,7 @@ def drive_with_follow_joint_state(client: DemoClient, seconds: float, out: Path)
 
 def play_by_name(client: DemoClient, name: str, out: Path) -> bool:
     """Play a stored trajectory by name with a progress line; plot what was played."""
-    from sweetie_motion.client import MotionClient
+    from sweetie_motion.ros.motion_client import MotionClient
     from sweetie_motion.plots import plot_joint_series
     api = MotionClient(client.ns, node=client.node)
     goal = api.load(name)

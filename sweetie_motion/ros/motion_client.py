@@ -1,7 +1,7 @@
 """
 Python client API of a running motion process: stored trajectories and playback by name.
 
-    from sweetie_motion.client import MotionClient
+    from sweetie_motion.ros.motion_client import MotionClient
     with MotionClient('sweetie_bot') as robot:
         print(robot.names())
         result = robot.play('greeting', speed=1.5)
@@ -117,7 +117,7 @@ class MotionClient:
         #: the goals sent and not finished yet (cancelled by :meth:`stop` and on Ctrl+C)
         self._handles: List = []
         self.node = node
-        from sweetie_motion.storage.client import TrajectoryStorageClient
+        from sweetie_motion.ros.storage_client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
                                                trajectory_namespace, timeout)
         self._play = ActionClient(node, PlayTrajectory, f'{self.ns}/{play_action}')
@@ -293,7 +293,7 @@ class MotionClient:
     # --- storage (the package's one storage client) --------------------------------------------
 
     def _storage(self, call, *args):
-        from sweetie_motion.storage.client import StorageError, TrajectoryNotFoundError
+        from sweetie_motion.ros.storage_client import StorageError, TrajectoryNotFoundError
         self._storage_ready()
         try:
             return call(*args, timeout=self.timeout)
@@ -358,7 +358,7 @@ class MotionClient:
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
                 ) -> MotionResult:
         """Execute a goal on the trajectory controller and wait for the outcome (Ctrl+C stops)."""
-        from sweetie_motion.conversions import goal_to_msg
+        from sweetie_motion.ros.conversions import goal_to_msg
         self.discover(self._follow.server_is_ready, 'trajectory controller')
         return self._run_goal(self._follow, goal_to_msg(goal), 'the goal', timeout)
 
@@ -418,7 +418,7 @@ class MotionClient:
         """Return the last goal the trajectory controller accepted (e.g. from MoveIt)."""
         from control_msgs.action import FollowJointTrajectory
         from rclpy.qos import DurabilityPolicy, QoSProfile
-        from sweetie_motion.conversions import goal_from_msg
+        from sweetie_motion.ros.conversions import goal_from_msg
         box = []
         topic = f'{self.ns}/{controller}/last_goal'
         subscription = self.node.create_subscription(

@@ -27,8 +27,8 @@ from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.task import Future
 
-from sweetie_motion.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.ros.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.validation import check_structure, GoalError
