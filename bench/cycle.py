@@ -56,7 +56,6 @@ from sweetie_motion.core.arbiter import Arbiter  # noqa: E402
 from sweetie_motion.core.cycle import set_realtime_priority, Tick  # noqa: E402
 from sweetie_motion.core.ports import ControllerOutput, JointVector  # noqa: E402
 from sweetie_motion.core.smoothing import create_filter  # noqa: E402
-from sweetie_motion.host.host import HOST  # noqa: E402
 from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.nodes.bringup import MotionBringup, SWITCH_INTERVAL  # noqa: E402
 from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
@@ -201,10 +200,10 @@ def settle(host, quiet=1.0, longest=15.0):
     """
     start = time.monotonic()
     time.sleep(1.0)
-    last, since = host.call(HOST, 'safety').intervened, time.monotonic()
+    last, since = host.cycle().safety().intervened, time.monotonic()
     while time.monotonic() - start < longest:
         time.sleep(0.2)
-        count = host.call(HOST, 'safety').intervened
+        count = host.cycle().safety().intervened
         if count != last:
             last, since = count, time.monotonic()
         elif time.monotonic() - since >= quiet:
@@ -256,7 +255,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
             assert watcher.stdout.readline().strip() == 'watching'
         # 1.5 ms: longer than anything of ours can keep a CPU (a tick, the spin before it)
         probe = FloorProbe(period, max(0.0015, period / 2))
-        host.call(HOST, 'statistics', reset=True)
+        host.cycle().statistics(reset=True)
         others = [host.pid, host.info['publisher_pid']] if host.isolated else []
         steal0 = steal_seconds()
         cpu0, wall0 = time.process_time(), time.monotonic()
@@ -268,21 +267,22 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                 ['large', '--points', '10000', '--count', str(max(1, int(seconds // 2))),
                  '--every', '2'], ['storm', '--count', '2000'])]
         time.sleep(seconds)
-        snapshot = host.call(HOST, 'statistics')
+        snapshot = host.cycle().statistics()
         floor = probe.stop()
         stats = snapshot.summary()
         wall = time.monotonic() - wall0
         steal = steal_seconds() - steal0
         cpu = (time.process_time() - cpu0) / wall
         child = (sum(process_cpu(pid) for pid in others) - child0) / wall
-        corrected = host.call(HOST, 'safety').intervened - settled['corrected']
+        corrected = host.cycle().safety().intervened - settled['corrected']
         print(f'  [{namespace}] warm-up {settled["seconds"]:.1f} s (the controllers reach their '
               f'first input; the safety stage corrected {settled["corrected"]} ticks then, '
               f'{corrected} during the run)')
+        stages = host.cycle().stage_times()
         print(f'  [{namespace}] scheduling: {snapshot.scheduling}; CPU taken by the hypervisor '
               f'(steal) during the run: {steal * 1e3:.0f} ms; cycle stages, mean/max [us]: '
-              + ', '.join(f'{k} {mean * 1e6:.0f}/{top * 1e6:.0f}' for k, (mean, top) in host.call(
-                  HOST, 'stage_times').items()))
+              + ', '.join(f'{k} {mean * 1e6:.0f}/{top * 1e6:.0f}'
+                          for k, (mean, top) in stages.items()))
         result = {'compute': (stats['compute_p50'], stats['compute_p99'], stats['compute_max']),
                   'jitter': (stats['jitter_p50'], stats['jitter_p99'], stats['jitter_max']),
                   'lost': stats['lost'], 'ticks': stats['ticks'], 'cpu': cpu + child,

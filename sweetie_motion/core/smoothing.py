@@ -194,7 +194,8 @@ class Transient(SmoothingFilter):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._offset = None
+        #: (position, velocity) offset of the reset state from the reference, at the start
+        self._offset: Optional[Tuple[np.ndarray, np.ndarray]] = None
         self._elapsed = 0.0
         self._longest = float(self.params['transient_time'].max(initial=0.0)) + self.period
 
@@ -219,7 +220,8 @@ class Transient(SmoothingFilter):
             return self._output()
         duration = self.params['transient_time']
         s = np.clip(self._elapsed / duration, 0.0, 1.0)
-        d0, v0 = self._offset
+        offset = self._offset
+        d0, v0 = offset
         # h fades the offset (h(0) = 1), g carries its initial rate (g'(0) = 1); both have
         # value, slope and curvature zero at s = 1, and zero curvature at s = 0.
         h = 1 - s ** 3 * (10 - 15 * s + 6 * s ** 2)
@@ -274,8 +276,8 @@ class JerkLimited(SmoothingFilter):
         self._input.current_velocity = np.minimum(np.maximum(self._velocity, -limit),
                                                   limit).tolist()
         self._input.current_acceleration = [0.0] * n
-        self._target = None
-        self._target_velocity = None
+        self._target: Optional[np.ndarray] = None
+        self._target_velocity: Optional[np.ndarray] = None
         self._finished = False
         self._zeros = np.zeros(n)
         self._zeros.setflags(write=False)
@@ -287,7 +289,8 @@ class JerkLimited(SmoothingFilter):
             self.reset(self._position, self._velocity)
         target = np.asarray(ref_position, dtype=float)
         target_velocity = np.asarray(ref_velocity, dtype=float)
-        unchanged = (self._target is not None and np.array_equal(target, self._target)
+        unchanged = (self._target is not None and self._target_velocity is not None
+                     and np.array_equal(target, self._target)
                      and np.array_equal(target_velocity, self._target_velocity))
         if unchanged and self._finished and not target_velocity.any():
             self._velocity = self._zeros  # at rest on the target

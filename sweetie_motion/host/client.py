@@ -79,12 +79,17 @@ class HostSettings:
 
 
 class HostClient(ABC):
-    """Calls into the cycle host and delivers its events."""
+    """
+    Calls into the cycle host and delivers its events.
+
+    :param period: the cycle period [s]; the ROS side reads it here (one holder).
+    """
 
     #: True when the cycle runs in a process of its own
     isolated = False
 
-    def __init__(self) -> None:
+    def __init__(self, period: float) -> None:
+        self.period = float(period)
         self._listeners: List[Listener] = []
         self._events: 'queue.SimpleQueue[Optional[CycleEvent]]' = queue.SimpleQueue()
         self._dispatcher = threading.Thread(target=self._dispatch_events,
@@ -169,7 +174,7 @@ class LocalHost(HostClient):
     """
 
     def __init__(self, model: RobotModel, period: float) -> None:
-        super().__init__()
+        super().__init__(period)
         self.host = CycleHost(model, period, self._events.put)
 
     def call(self, target: str, method: str, args: Sequence[Any] = (),
@@ -222,7 +227,7 @@ class RemoteHost(HostClient):
     isolated = True
 
     def __init__(self, settings: HostSettings, start_timeout: float = START_TIMEOUT) -> None:
-        super().__init__()
+        super().__init__(settings.period)
         child_in, parent_out = os.pipe()
         parent_in, child_out = os.pipe()
         self.process = subprocess.Popen(

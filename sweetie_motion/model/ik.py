@@ -727,10 +727,10 @@ class ChainIK:
         tol_r2 = self.orientation_tolerance ** 2
         position_rows, orientation_rows = self._position_rows, self._orientation_rows
         if position_rows.size == 3 and orientation_rows.size == 3:
-            def converged(error):
+            def converged_6d(error):
                 p, r = error[:3], error[3:]
                 return p @ p <= tol_p2 and r @ r <= tol_r2
-            return converged
+            return converged_6d
 
         def converged(error):
             p, r = error[position_rows], error[orientation_rows]

@@ -17,15 +17,18 @@ class MotionProcess:
     What the component nodes share.
 
     :param model: the configured robot model (names, limits, kinematics for planning).
-    :param period: cycle period [s].
     :param host: the cycle host.
     """
 
-    def __init__(self, model: RobotModel, period: float, host: HostClient) -> None:
+    def __init__(self, model: RobotModel, host: HostClient) -> None:
         self.model = model
         self.view = model.view()
-        self.period = float(period)
         self.host = host
+
+    @property
+    def period(self) -> float:
+        """Return the cycle period [s] (the host's)."""
+        return self.host.period
 
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""

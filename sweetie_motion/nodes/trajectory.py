@@ -65,6 +65,10 @@ def _name_problem(name: str) -> Optional[str]:
 MIN_SPEED, MAX_SPEED = 0.05, 20.0
 #: goal, cancel and result requests the action servers queue
 REQUEST_QUEUE = 1000
+#: a goal with at most this many values (points x joints) is planned before it is accepted
+#: (MoveIt's and the editor's goals: it runs from the tick after "accepted"); a larger one is
+#: accepted first and planned after, so that its client hears at once (#21: 1.85 s under load)
+PLAN_BEFORE_ACCEPT_VALUES = 20_000
 
 
 @dataclass(eq=False)
@@ -84,8 +88,9 @@ class JointTrajectoryNode(ControllerNode):
     The FollowJointTrajectory controller as a lifecycle node.
 
     A goal is checked against the limits (points, joints, duration, size) before anything
-    else, converted to arrays, validated and planned (spline) in the goal callback, and started
-    on the cycle side the moment it is accepted; the execute callback only waits for the
+    else, converted to arrays, validated and planned (spline) — in the goal callback for a
+    small goal, right after its acceptance for a large one — and started on the cycle side the
+    moment it is accepted; the execute callback only waits for the
     outcome, which the cycle pushes (:class:`~sweetie_motion.core.events.GoalEnded`), as it
     pushes feedback (:class:`~sweetie_motion.core.events.GoalProgress`).
     """
@@ -152,6 +157,9 @@ class JointTrajectoryNode(ControllerNode):
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
         self._goals_lock = threading.Lock()
+        #: id of a small goal's message -> its plan or why it is refused (goal callback ->
+        #: accepted; rclpy hands the same message object to both)
+        self._prepared: Dict[int, Union[GoalPlan, GoalError]] = {}
         #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
         self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
         #: the cycle's goal events, handled in order in the executor
@@ -312,23 +320,45 @@ class JointTrajectoryNode(ControllerNode):
                             f'{error}') from None
 
     def _on_goal(self, goal) -> GoalResponse:
-        """Accept every goal: the client hears at once, and the result says what was wrong."""
+        """
+        Accept every goal (the result says what was wrong); plan a small one first.
+
+        A goal of at most :data:`PLAN_BEFORE_ACCEPT_VALUES` values is checked and planned here,
+        before its client hears "accepted", so that it runs from the tick after; a larger one
+        is accepted at once and planned after (its planning under load took seconds, which
+        its client would otherwise wait for its goal response).
+        """
+        trajectory = goal.trajectory
+        if len(trajectory.points) * max(1, len(trajectory.joint_names)) <= \
+                PLAN_BEFORE_ACCEPT_VALUES:
+            self._prepared[id(goal)] = self._prepare(goal)
         return GoalResponse.ACCEPT
 
-    def _on_accepted(self, goal_handle) -> None:
-        """Check, convert, validate and plan, and start: the goal runs from its acceptance."""
-        key = bytes(goal_handle.goal_id.uuid)
+    def _prepare(self, goal) -> Union[GoalPlan, GoalError]:
+        """Check, convert, validate and plan a goal message: its plan or why it is refused."""
         try:
-            self.check_limits(goal_handle.request)
-            plan = self.plan(goal_arrays_from_msg(goal_handle.request))
-            self._handoff[key] = self._start(goal_handle, plan, self._fjt_feedback)
+            self.check_limits(goal)
+            return self.plan(goal_arrays_from_msg(goal))
         except GoalError as error:
-            self._handoff[key] = error
+            return error
         except Exception as error:  # noqa: B902 -- a client must always get a reason
             self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
-            self._handoff[key] = GoalError(ResultCode.INVALID_GOAL,
-                                           f'internal error of {self.get_name()}: '
-                                           f'{type(error).__name__}: {error}')
+            return GoalError(ResultCode.INVALID_GOAL, f'internal error of {self.get_name()}: '
+                             f'{type(error).__name__}: {error}')
+
+    def _on_accepted(self, goal_handle) -> None:
+        """Start the planned goal (plan a large one first): it runs from the next tick."""
+        key = bytes(goal_handle.goal_id.uuid)
+        entry = self._prepared.pop(id(goal_handle.request), None)
+        if entry is None:
+            entry = self._prepare(goal_handle.request)
+        if isinstance(entry, GoalPlan):
+            try:
+                self._handoff[key] = self._start(goal_handle, entry, self._fjt_feedback)
+            except GoalError as error:
+                self._handoff[key] = error
+        else:
+            self._handoff[key] = entry
         goal_handle.execute()
 
     def _on_cancel(self, goal_handle) -> CancelResponse:

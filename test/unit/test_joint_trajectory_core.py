@@ -3,6 +3,9 @@
 import numpy as np
 import pytest
 from sim_process import PERIOD, Sim
+from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
+from sweetie_motion.core.events import GoalEnded, GoalProgress
+from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, ResultCode
@@ -226,3 +229,50 @@ def test_a_motion_at_the_limits_is_followed_through_ticks_lost_to_cpu_stalls(mod
     assert executing.outcome.status == 'succeeded', executing.outcome.message
     assert worst < 0.03
     assert sim.process.safety.intervened == 0
+
+
+# --- the core as its node's component: goals by id, their progress and end pushed -------------
+
+
+def test_the_component_pushes_progress_at_the_feedback_rate_and_the_end_once(model):
+    sim = Sim(model)
+    events = []
+    core = JointTrajectoryCore.create(
+        sim.process, 'trajectory', events.append,
+        JointTrajectorySpec(('head',), FilterSpec('none'), ToleranceDefaults(), order=20,
+                            feedback_rate=20.0))
+    core.activate()
+    sim.step(1)
+    plan = core.prepare(goal(['joint51'], [[0.0], [0.2]], [0.0, 1.0])).plan
+    core.start_goal(b'goal-1', plan)
+    sim.step(200)
+    progress = [e for e in events if isinstance(e, GoalProgress)]
+    ended = [e for e in events if isinstance(e, GoalEnded)]
+    assert len(ended) == 1 and ended[0].goal_id == b'goal-1', events
+    assert ended[0].outcome.status == 'succeeded' and ended[0].outcome.code == 0
+    # 1 s of motion at 20 Hz: about 20 feedbacks, each of the goal, never after its end
+    assert 18 <= len(progress) <= 22 and all(e.goal_id == b'goal-1' for e in progress)
+    assert events.index(ended[0]) == len(events) - 1
+    times = [e.feedback.time_from_start for e in progress]
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.05 - 1e-9
+    # an ended goal is forgotten: cancelling it does nothing, and nothing more is sent
+    core.cancel_goal(b'goal-1')
+    sim.step(10)
+    assert events[-1] is ended[0]
+
+
+def test_deactivating_the_component_ends_the_running_goal_and_says_so(model):
+    sim = Sim(model)
+    events = []
+    core = JointTrajectoryCore.create(
+        sim.process, 'trajectory', events.append,
+        JointTrajectorySpec(('head',), FilterSpec('none'), ToleranceDefaults()))
+    core.activate()
+    sim.step(1)
+    core.start_goal(b'long', core.prepare(goal(['joint51'], [[0.0], [0.2]], [0.0, 5.0])).plan)
+    sim.step(20)
+    core.deactivate()
+    ended = [e for e in events if isinstance(e, GoalEnded)]
+    assert [e.goal_id for e in ended] == [b'long']
+    assert ended[0].outcome.status == 'aborted' and 'deactivated' in ended[0].outcome.message
+    assert int(ended[0].outcome.code) == int(ResultCode.INVALID_GOAL)
