@@ -39,6 +39,8 @@ from sweetie_motion_msgs.srv import ServoCommand
 
 #: bus modes of the node
 MODES = ('serial', 'sim-serial')
+#: how long the driver waits for simulated servos at connect unless the config says [s]
+SIM_CONNECT_TIMEOUT = 8.0
 #: how long a command may take on the lines [s] (a scan asks up to 254 IDs per line)
 COMMAND_TIMEOUT = {'scan': 60.0, 'reboot': 15.0}
 
@@ -140,6 +142,10 @@ class ServoBusNode(ComponentNode):
             section['buses'][bus.name]['port'] = simulator.start()
             for servo in bus.servos:
                 self._servo_of[servo.joint] = (bus.name, servo.servo_id, servo)
+        # simulated servos are processes that share the machine with everything else: a busy
+        # machine can keep them from answering for seconds while the driver's 2 s are meant
+        # for servos that answer in a millisecond (a config's own value is kept)
+        section.setdefault('connect_timeout', SIM_CONNECT_TIMEOUT)
         self.get_logger().info(
             f'{len(self._simulators)} bus simulator(s) on pseudo-terminals: ' + ', '.join(
                 f'{name} {sim.port}' for name, sim in self._simulators.items()))
