@@ -21,7 +21,6 @@ import collections
 from dataclasses import dataclass
 import itertools
 import threading
-import time
 import traceback
 from typing import Any, Callable, Deque, Dict, Mapping, Optional, Union
 
@@ -34,20 +33,20 @@ from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
 from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
 from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
-from sweetie_motion.errors import did_you_mean, SweetieMotionError
+from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.stored_motions import StoredMotions
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
 from sweetie_motion.ros.conversions import (
-    duration_to_seconds, goal_arrays_from_msg, goal_from_msg, goal_to_msg, seconds_to_duration,
+    duration_to_seconds, goal_arrays_from_msg, seconds_to_duration,
 )
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
-from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.spline import INTERPOLATIONS
 from sweetie_motion.trajectory.timing import POLICIES
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
-from sweetie_motion.trajectory.validation import GoalError, GoalLike, PlayCode, ResultCode
+from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -61,8 +60,6 @@ def _name_problem(name: str) -> Optional[str]:
     return None
 
 
-#: the speed scales a stored trajectory may be played at (0 means 1)
-MIN_SPEED, MAX_SPEED = 0.05, 20.0
 #: goal, cancel and result requests the action servers queue
 REQUEST_QUEUE = 1000
 #: a goal with at most this many values (points x joints) is planned before it is accepted
@@ -166,7 +163,8 @@ class JointTrajectoryNode(ControllerNode):
         self._goal_events: Deque[Union[GoalProgress, GoalEnded]] = collections.deque()
         self._goal_events_lock = threading.Lock()
         self._last_support = None
-        self._storage_client = None
+        #: playing stored trajectories by name, recording goals (the storage node's client)
+        self.stored = StoredMotions(self, self._action_group)
         self._planner: Optional[GoalPlanner] = None
 
     # --- parameters ----------------------------------------------------------------------------
@@ -208,6 +206,10 @@ class JointTrajectoryNode(ControllerNode):
     def _cycle_side(self, timeout: float = 2.0, wait: bool = True) -> JointTrajectoryCore:
         return self.host.component(JointTrajectoryCore, self.get_name(), timeout, wait)
 
+    def publish_last_goal(self, goal) -> None:
+        """Publish a FollowJointTrajectory goal on ``~/last_goal`` (what `save --last` keeps)."""
+        self._last_goal_pub.publish(goal)
+
     def create_entities(self) -> None:
         values = self.values
         # requests queue up instead of being dropped when a client sends many at once
@@ -226,7 +228,7 @@ class JointTrajectoryNode(ControllerNode):
         self._entities = [self._action]
         if values['play_action']:
             self._entities.append(ActionServer(
-                self, PlayTrajectory, values['play_action'], execute_callback=self._play,
+                self, PlayTrajectory, values['play_action'], execute_callback=self.stored.play,
                 goal_callback=lambda goal: GoalResponse.ACCEPT, **common))
         self._support_pub = self.make_publisher(SupportState, values['support_topic'], 10)
         self._last_goal_pub = self.make_publisher(FollowJointTrajectory.Goal, '~/last_goal',
@@ -305,13 +307,13 @@ class JointTrajectoryNode(ControllerNode):
                             f'controller {self.get_name()} is not active '
                             f'(state {self.lifecycle_state})')
         self._planner.policy = self.get_parameter('limits.policy').value
-        plan = self._planner.plan(goal, self._poses)
+        plan = self._planner.plan(goal, self.poses)
         if plan.timing:
             self.get_logger().info('goal planned within the joint limits: ' +
                                    '; '.join(plan.timing))
         return plan
 
-    def _poses(self):
+    def poses(self):
         """Return the cycle's newest poses; raise GoalError when the cycle is unavailable."""
         try:
             return self.host.cycle(timeout=2.0).poses()
@@ -354,7 +356,7 @@ class JointTrajectoryNode(ControllerNode):
             entry = self._prepare(goal_handle.request)
         if isinstance(entry, GoalPlan):
             try:
-                self._handoff[key] = self._start(goal_handle, entry, self._fjt_feedback)
+                self._handoff[key] = self.start(goal_handle, entry, self._fjt_feedback)
             except GoalError as error:
                 self._handoff[key] = error
         else:
@@ -369,8 +371,8 @@ class JointTrajectoryNode(ControllerNode):
             self.get_logger().warning(f'cancel not delivered: {error}')
         return CancelResponse.ACCEPT
 
-    def _start(self, goal_handle, plan: GoalPlan, feedback,
-               key: Optional[bytes] = None) -> RunningGoal:
+    def start(self, goal_handle, plan: GoalPlan, feedback,
+              key: Optional[bytes] = None) -> RunningGoal:
         """
         Hand a plan to the cycle and track it until its end; raise GoalError when that fails.
 
@@ -431,7 +433,8 @@ class JointTrajectoryNode(ControllerNode):
         self._support_pub.publish(msg)
 
     @staticmethod
-    def _finish_handle(goal_handle, outcome: Outcome) -> None:
+    def finish_handle(goal_handle, outcome: Outcome) -> None:
+        """End an action goal's handle as its outcome says."""
         if outcome.status == 'succeeded':
             goal_handle.succeed()
         elif outcome.status == 'canceled' and goal_handle.is_cancel_requested:
@@ -443,9 +446,10 @@ class JointTrajectoryNode(ControllerNode):
         try:
             return await self._execute_goal(goal_handle)
         except Exception as error:  # noqa: B902 -- a client must always get a reason
-            return self._internal_error(goal_handle, FollowJointTrajectory.Result(), error)
+            return self.internal_error(goal_handle, FollowJointTrajectory.Result(), error)
 
-    def _internal_error(self, goal_handle, result, error: Exception):
+    def internal_error(self, goal_handle, result, error: Exception):
+        """Abort a goal that failed inside this node; fill and return its ``result``."""
         self.get_logger().error(f'goal failed:\n{traceback.format_exc()}')
         if goal_handle.is_active:
             goal_handle.abort()
@@ -465,10 +469,10 @@ class JointTrajectoryNode(ControllerNode):
             goal_handle.abort()
             result.error_code, result.error_string = int(error.code), str(error)
             return result
-        self._last_goal_pub.publish(goal_handle.request)
-        self._record(goal_handle.request)
+        self.publish_last_goal(goal_handle.request)
+        self.stored.record(goal_handle.request)
         outcome = await running.done
-        self._finish_handle(goal_handle, outcome)
+        self.finish_handle(goal_handle, outcome)
         result.error_code, result.error_string = int(outcome.code), outcome.message
         self.get_logger().info(f'goal {outcome.status}: {outcome.message}')
         return result
@@ -527,7 +531,7 @@ class JointTrajectoryNode(ControllerNode):
             return
         key = f'topic-{next(self._topic_goals)}'.encode()
         try:
-            self._start(None, plan, lambda handle, running, sample: None, key)
+            self.start(None, plan, lambda handle, running, sample: None, key)
         except GoalError as error:
             self.get_logger().error(f'~/joint_trajectory not started: {error}')
             return
@@ -571,114 +575,3 @@ class JointTrajectoryNode(ControllerNode):
             self._state_pub.publish(msg)
         except Exception:  # noqa: B902 -- publisher gone at cleanup
             pass
-
-    def _record(self, goal_msg) -> None:
-        name = self.get_parameter('record_as').value
-        if not name:
-            return
-        try:
-            check_name(name)
-        except TrajectoryFileError as error:
-            self.get_logger().warning(f'record_as: {error}')
-            return
-        future = self._storage().save_async(name, goal_from_msg(goal_msg))
-
-        def recorded(done) -> None:
-            error = done.exception()
-            if error is None:
-                self.get_logger().info(f'recorded the goal as {name!r}')
-            else:
-                self.get_logger().warning(f'recording the goal as {name!r} failed: {error}')
-        future.add_done_callback(recorded)
-
-    # --- play by name --------------------------------------------------------------------------
-
-    def _storage(self):
-        """Return the package's storage client on this node (created on first use)."""
-        if self._storage_client is None:
-            from sweetie_motion.ros.storage_client import TrajectoryStorageClient
-            self._storage_client = TrajectoryStorageClient(
-                self, self.values['storage_node'], self.values['trajectory_namespace'], 5.0)
-        return self._storage_client
-
-    async def _load(self, name: str) -> TrajectoryGoal:
-        from sweetie_motion.ros.storage_client import (
-            StorageError, StorageUnavailableError, TrajectoryNotFoundError,
-        )
-        check_name(name)
-        client = self._storage()
-        deadline = time.monotonic() + 5.0
-        while not client.ready() and time.monotonic() < deadline:
-            # the storage of the same process may come up a moment late
-            await self.sleep(0.1, self._action_group)
-        try:
-            return await client.load_async(name)
-        except TrajectoryNotFoundError as error:
-            try:
-                known = await client.list_async()
-            except StorageError:
-                known = []
-            raise GoalError(PlayCode.NOT_FOUND, f'{error}{did_you_mean(name, known)}') from None
-        except StorageUnavailableError as error:
-            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
-        except StorageError as error:
-            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
-
-    def _approach(self, goal: TrajectoryGoal) -> TrajectoryGoal:
-        """Shift a goal so that it starts with a smooth approach from the current pose."""
-        if not goal.points:
-            return goal
-        view = self.process.view
-        names = view.list_all_joints()
-        current = dict(zip(names, self._poses().reference.position))
-        limits = dict(zip(names, view.velocity_limits()))
-        duration = approach_time(goal.first_pose(), current, limits)
-        if duration == 0.0:
-            return goal
-        # the first keyframe moves to t = approach; the controller interpolates from the
-        # current pose, which it puts at t = 0
-        return goal.shifted(duration - goal.points[0].time)
-
-    async def _play(self, goal_handle):
-        try:
-            return await self._play_goal(goal_handle)
-        except Exception as error:  # noqa: B902 -- a client must always get a reason
-            return self._internal_error(goal_handle, PlayTrajectory.Result(), error)
-
-    async def _play_goal(self, goal_handle):
-        request = goal_handle.request
-        result = PlayTrajectory.Result()
-        speed = 1.0 if request.speed_scale == 0 else request.speed_scale
-
-        def feedback(handle, running: RunningGoal, sample) -> None:
-            handle.publish_feedback(PlayTrajectory.Feedback(
-                name=request.name, time_from_start=sample.time_from_start,
-                duration=running.duration,
-                progress=min(1.0, sample.time_from_start / max(running.duration, 1e-9))))
-        try:
-            if not (MIN_SPEED <= speed <= MAX_SPEED):
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'speed_scale {request.speed_scale} is outside {MIN_SPEED}..'
-                                f'{MAX_SPEED} (0 means 1.0)')
-            goal = await self._load(request.name)
-            if request.backward:
-                goal = goal.backward()
-            played = goal.scaled(speed)
-            plan = self.plan(self._approach(played))
-            running = self._start(goal_handle, plan, feedback)
-            # `save --last` after a play stores the motion as played (speed, direction)
-            self._last_goal_pub.publish(goal_to_msg(played))
-        except (GoalError, TrajectoryFileError) as error:
-            code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))  # file errors: -1
-            self.get_logger().warning(f'play {request.name!r} refused: {error}')
-            goal_handle.abort()
-            result.error_code, result.error_string = code, str(error)
-            return result
-        self.get_logger().info(f'playing {request.name!r} ({running.duration:.2f} s)')
-        outcome = await running.done
-        self._finish_handle(goal_handle, outcome)
-        result.error_code = int(outcome.code) if outcome.status != 'canceled' else \
-            int(PlayCode.CANCELED)
-        result.error_string = outcome.message
-        self.get_logger().info(f'play {request.name!r} {outcome.status}: {outcome.message}')
-        return result

@@ -1,0 +1,153 @@
+"""
+A trajectory controller's stored motions: play one by name, record the goals it accepts.
+
+``play_trajectory`` (sweetie_motion_msgs/action/PlayTrajectory) loads a trajectory from the
+storage node, plays it backward or scaled in time, with a smooth approach from where the robot
+is; ``record_as`` stores every accepted FollowJointTrajectory goal (e.g. to keep what MoveIt
+planned). Both go through the package's one storage client.
+"""
+
+import time
+from typing import TYPE_CHECKING
+
+from sweetie_motion.errors import did_you_mean
+from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
+from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
+from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
+from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
+from sweetie_motion_msgs.action import PlayTrajectory
+
+if TYPE_CHECKING:
+    from sweetie_motion.nodes.trajectory import JointTrajectoryNode, RunningGoal
+
+#: the speed scales a stored trajectory may be played at (0 means 1)
+MIN_SPEED, MAX_SPEED = 0.05, 20.0
+
+
+class StoredMotions:
+    """
+    Plays stored trajectories by name and records goals, for one trajectory controller node.
+
+    :param node: the controller's node (it plans and starts what is played).
+    :param group: the callback group the node's actions run in.
+    """
+
+    def __init__(self, node: 'JointTrajectoryNode', group) -> None:
+        self.node = node
+        self.group = group
+        self._storage_client = None
+
+    def record(self, goal_msg) -> None:
+        """Store an accepted goal under ``record_as`` when that parameter is set."""
+        node = self.node
+        name = node.get_parameter('record_as').value
+        if not name:
+            return
+        try:
+            check_name(name)
+        except TrajectoryFileError as error:
+            node.get_logger().warning(f'record_as: {error}')
+            return
+        future = self.storage().save_async(name, goal_from_msg(goal_msg))
+
+        def recorded(done) -> None:
+            error = done.exception()
+            if error is None:
+                node.get_logger().info(f'recorded the goal as {name!r}')
+            else:
+                node.get_logger().warning(f'recording the goal as {name!r} failed: {error}')
+        future.add_done_callback(recorded)
+
+    def storage(self):
+        """Return the package's storage client on the node (created on first use)."""
+        if self._storage_client is None:
+            from sweetie_motion.ros.storage_client import TrajectoryStorageClient
+            node = self.node
+            self._storage_client = TrajectoryStorageClient(
+                node, node.values['storage_node'], node.values['trajectory_namespace'], 5.0)
+        return self._storage_client
+
+    async def load(self, name: str) -> TrajectoryGoal:
+        """Load a stored trajectory; raise GoalError with the play action's codes."""
+        from sweetie_motion.ros.storage_client import (
+            StorageError, StorageUnavailableError, TrajectoryNotFoundError,
+        )
+        check_name(name)
+        client = self.storage()
+        deadline = time.monotonic() + 5.0
+        while not client.ready() and time.monotonic() < deadline:
+            # the storage of the same process may come up a moment late
+            await self.node.sleep(0.1, self.group)
+        try:
+            return await client.load_async(name)
+        except TrajectoryNotFoundError as error:
+            try:
+                known = await client.list_async()
+            except StorageError:
+                known = []
+            raise GoalError(PlayCode.NOT_FOUND, f'{error}{did_you_mean(name, known)}') from None
+        except StorageUnavailableError as error:
+            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
+        except StorageError as error:
+            raise GoalError(PlayCode.CONTROLLER_UNAVAILABLE, str(error)) from None
+
+    def approach(self, goal: TrajectoryGoal) -> TrajectoryGoal:
+        """Shift a goal so that it starts with a smooth approach from the current pose."""
+        if not goal.points:
+            return goal
+        view = self.node.process.view
+        names = view.list_all_joints()
+        current = dict(zip(names, self.node.poses().reference.position))
+        limits = dict(zip(names, view.velocity_limits()))
+        duration = approach_time(goal.first_pose(), current, limits)
+        if duration == 0.0:
+            return goal
+        # the first keyframe moves to t = approach; the controller interpolates from the
+        # current pose, which it puts at t = 0
+        return goal.shifted(duration - goal.points[0].time)
+
+    async def play(self, goal_handle):
+        """Execute a PlayTrajectory goal (the action's execute callback)."""
+        try:
+            return await self._play_goal(goal_handle)
+        except Exception as error:  # noqa: B902 -- a client must always get a reason
+            return self.node.internal_error(goal_handle, PlayTrajectory.Result(), error)
+
+    async def _play_goal(self, goal_handle):
+        node = self.node
+        request = goal_handle.request
+        result = PlayTrajectory.Result()
+        speed = 1.0 if request.speed_scale == 0 else request.speed_scale
+
+        def feedback(handle, running: 'RunningGoal', sample) -> None:
+            handle.publish_feedback(PlayTrajectory.Feedback(
+                name=request.name, time_from_start=sample.time_from_start,
+                duration=running.duration,
+                progress=min(1.0, sample.time_from_start / max(running.duration, 1e-9))))
+        try:
+            if not (MIN_SPEED <= speed <= MAX_SPEED):
+                raise GoalError(ResultCode.INVALID_GOAL,
+                                f'speed_scale {request.speed_scale} is outside {MIN_SPEED}..'
+                                f'{MAX_SPEED} (0 means 1.0)')
+            goal = await self.load(request.name)
+            if request.backward:
+                goal = goal.backward()
+            played = goal.scaled(speed)
+            plan = node.plan(self.approach(played))
+            running = node.start(goal_handle, plan, feedback)
+            # `save --last` after a play stores the motion as played (speed, direction)
+            node.publish_last_goal(goal_to_msg(played))
+        except (GoalError, TrajectoryFileError) as error:
+            code = int(getattr(error, 'code', ResultCode.INVALID_GOAL))  # file errors: -1
+            node.get_logger().warning(f'play {request.name!r} refused: {error}')
+            goal_handle.abort()
+            result.error_code, result.error_string = code, str(error)
+            return result
+        node.get_logger().info(f'playing {request.name!r} ({running.duration:.2f} s)')
+        outcome = await running.done
+        node.finish_handle(goal_handle, outcome)
+        result.error_code = int(outcome.code) if outcome.status != 'canceled' else \
+            int(PlayCode.CANCELED)
+        result.error_string = outcome.message
+        node.get_logger().info(f'play {request.name!r} {outcome.status}: {outcome.message}')
+        return result
