@@ -8,7 +8,7 @@ planned). Both go through the package's one storage client.
 """
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any
 
 from sweetie_motion.errors import did_you_mean
 from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
@@ -16,9 +16,6 @@ from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
 from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
-
-if TYPE_CHECKING:
-    from sweetie_motion.nodes.trajectory import JointTrajectoryNode, RunningGoal
 
 #: the speed scales a stored trajectory may be played at (0 means 1)
 MIN_SPEED, MAX_SPEED = 0.05, 20.0
@@ -28,11 +25,12 @@ class StoredMotions:
     """
     Plays stored trajectories by name and records goals, for one trajectory controller node.
 
-    :param node: the controller's node (it plans and starts what is played).
+    :param node: the controller's JointTrajectoryNode (it plans and starts what is played; not
+        imported here: it imports this module).
     :param group: the callback group the node's actions run in.
     """
 
-    def __init__(self, node: 'JointTrajectoryNode', group) -> None:
+    def __init__(self, node: Any, group: Any) -> None:
         self.node = node
         self.group = group
         self._storage_client = None
@@ -119,7 +117,7 @@ class StoredMotions:
         result = PlayTrajectory.Result()
         speed = 1.0 if request.speed_scale == 0 else request.speed_scale
 
-        def feedback(handle, running: 'RunningGoal', sample) -> None:
+        def feedback(handle, running, sample) -> None:
             handle.publish_feedback(PlayTrajectory.Feedback(
                 name=request.name, time_from_start=sample.time_from_start,
                 duration=running.duration,
