@@ -7,7 +7,6 @@ feedback and its outcome. Pure: no rclpy.
 """
 
 from dataclasses import dataclass, field
-import threading
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -176,8 +175,6 @@ class ExecutingGoal:
     started_at: Optional[float] = None
     outcome: Optional[Outcome] = None
     feedback: LatestValue = field(default_factory=LatestValue)
-    finished: threading.Event = field(default_factory=threading.Event)
-    cancel_requested: bool = False
 
     @property
     def duration(self) -> float:
@@ -191,7 +188,7 @@ class ExecutingGoal:
 
     def end(self, status: str, code: int, message: str) -> None:
         """
-        Record the outcome (the first one wins) and wake whoever waits for it.
+        Record the outcome (the first one wins); the cycle's GoalReporter sends it.
 
         The message tells what planning changed in the timing, if anything.
         """
@@ -199,4 +196,3 @@ class ExecutingGoal:
             if self.plan.timing:
                 message = f'{message}; {"; ".join(self.plan.timing)}'
             self.outcome = Outcome(status, int(code), message)
-            self.finished.set()

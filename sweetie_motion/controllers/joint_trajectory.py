@@ -179,7 +179,6 @@ class JointTrajectoryCore(ControllerCore):
 
     def cancel(self, executing: ExecutingGoal) -> None:
         """Stop ``executing``: the robot decelerates and holds; the goal ends as canceled."""
-        executing.cancel_requested = True
         with self._lock:
             if self._pending is executing:
                 self._pending = None

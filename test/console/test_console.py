@@ -204,6 +204,15 @@ def test_step_takes_a_path_one_movl_at_a_time(qtbot, console, arm, arm_model, sh
     assert presenter.next_line == 0 and 'the program is done' in presenter.message.text
 
 
+def move_to_the_target(qtbot, console, arm, arm_model) -> Pose:
+    """Click Move, wait for the job to end well and the arm at rest; return the tool pose."""
+    click(qtbot, console.window.target_panel.move_button)
+    message = wait_job(qtbot, console)
+    assert console.presenter.message.level == 'info', message
+    wait_at_rest(qtbot, arm)
+    return tool(arm, arm_model)
+
+
 def test_a_typed_tool_pose_is_solved_shown_and_moved_to_on_move(
         qtbot, console, arm, arm_model, shots):
     # as MoveIt's RViz plugin: the joints and the robot at the target first, then Move
@@ -223,11 +232,7 @@ def test_a_typed_tool_pose_is_solved_shown_and_moved_to_on_move(
     assert panel.move_button.isEnabled()
     assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved before Move'
     shots(console, 'target_solved')
-    click(qtbot, panel.move_button)
-    message = wait_job(qtbot, console)
-    assert console.presenter.message.level == 'info', message
-    wait_at_rest(qtbot, arm)
-    reached = tool(arm, arm_model)
+    reached = move_to_the_target(qtbot, console, arm, arm_model)
     assert np.linalg.norm(reached.position - goal.position) < 1e-3
     assert rotation_angle(reached.rotation, goal.rotation) < 0.01
     assert window.robot_view.ghost is None and not panel.move_button.isEnabled()
@@ -262,11 +267,8 @@ def test_a_point_shift_clicked_in_the_3d_view_becomes_the_target_solved_before_m
     assert window.robot_view.ghost is not None and 'joint1' in panel.result.text()
     assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved before Move'
     shots(console, 'target_picked')
-    click(qtbot, panel.move_button)
-    message = wait_job(qtbot, console)
-    assert console.presenter.message.level == 'info', message
-    wait_at_rest(qtbot, arm)
-    assert np.linalg.norm(tool(arm, arm_model).position - target.position) < 1e-3
+    reached = move_to_the_target(qtbot, console, arm, arm_model)
+    assert np.linalg.norm(reached.position - target.position) < 1e-3
 
 
 def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_model, shots):
