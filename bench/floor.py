@@ -23,29 +23,40 @@ from sweetie_motion.core.cycle import set_realtime_priority
 #: at 50), so that nothing of ours can delay a probe and a late probe proves a stall of the CPU
 #: (each wake-up costs the measured run some 10-20 us now and then)
 PRIORITY = 60
+#: the shortest wake-up period of a probe [s]: denser probes would cost the measured run more
+#: than they tell
+MIN_WAKE = 0.001
 
 
 class FloorProbe:
     """
     The machine's floor during a run: one tiny real-time sleep loop pinned to each CPU.
 
-    Each probe process wakes every ``period`` at SCHED_FIFO :data:`PRIORITY` (above every
-    thread of the motion process) and records every wake-up later than ``threshold``. A probe
-    does almost nothing, so when one is late at the moment the cycle lost ticks, the CPU it is
-    pinned to was not available to anyone (the hypervisor took it, or the kernel did): the
-    machine's floor, not the cycle.
+    Each probe process wakes every :attr:`wake` seconds at SCHED_FIFO :data:`PRIORITY` (above
+    every thread of the motion process) and records every wake-up later than ``threshold``. A
+    probe does almost nothing, so when one is late at the moment the cycle lost ticks, the CPU
+    it is pinned to was not available to anyone (the hypervisor took it, or the kernel did):
+    the machine's floor, not the cycle.
 
-    :param period: wake-up period [s]; :param threshold: lateness counted as a stall [s].
+    A stall that costs the cycle a tick lasts at least one cycle ``period``; the probe sees it
+    only if one of its wake-ups falls into the stall at least ``threshold`` before the stall
+    ends. Waking once per cycle period left a gap (a stall of 10-11.5 ms could hold a single
+    deadline, less than ``threshold`` before its end); waking at half of ``period -
+    threshold`` puts two deadlines into every such stall (not below :data:`MIN_WAKE`).
+
+    :param period: the measured cycle's period [s]; :param threshold: lateness counted as a
+        stall [s].
     """
 
     def __init__(self, period, threshold):
         self.period, self.threshold = period, threshold
+        self.wake = max(MIN_WAKE, (period - threshold) / 2)
         self.processes = []
         if not hasattr(os, 'sched_setaffinity'):
             return
         for cpu in sorted(os.sched_getaffinity(0)):
             self.processes.append(subprocess.Popen(
-                [sys.executable, __file__, str(cpu), str(period), str(threshold)],
+                [sys.executable, __file__, str(cpu), str(self.wake), str(threshold)],
                 stdout=subprocess.PIPE, text=True))
 
     def stop(self):
@@ -63,7 +74,7 @@ class FloorProbe:
 
 
 def probe_main(cpu, period, threshold, priority=PRIORITY):
-    """Run one floor probe on ``cpu`` until SIGINT; print its late wake-ups as JSON."""
+    """Run one floor probe on ``cpu``, waking every ``period``; print late wake-ups at SIGINT."""
     os.sched_setaffinity(0, {cpu})
     set_realtime_priority(priority)
     stop = []

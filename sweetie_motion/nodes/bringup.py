@@ -60,6 +60,10 @@ SWITCH_INTERVAL = 0.0005
 
 #: components whose type installs the servo bus are configured and activated first
 BUS_TYPES = ('virtual_robot', 'herkulex_bus')
+#: how long a bringup whose cycle process ended goes on answering the goals it ran [s]
+ANSWER_TIMEOUT = 3.0
+#: spinning after the last goal's result: the result replies leave the process [s]
+RESULT_FLUSH = 0.3
 
 
 class MotionBringup:
@@ -312,6 +316,26 @@ def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
         executor.spin_once(timeout_sec=0.5)
 
 
+def answer_goals(executor: MotionExecutor, nodes: Sequence[ManagedNode],
+                 timeout: float = ANSWER_TIMEOUT) -> None:
+    """
+    Spin ``executor`` until every running action goal of ``nodes`` has its result.
+
+    When the cycle process ends, the trajectory controllers abort their goals (from the
+    executor); the clients waiting for a result (MoveIt, `play`) are told so before this
+    process leaves, instead of finding the action server gone.
+    """
+    deadline = time.monotonic() + timeout
+    if not any(node.goals_running() for node in nodes):
+        return
+    while executor.context.ok() and time.monotonic() < deadline and \
+            any(node.goals_running() for node in nodes):
+        executor.spin_once(timeout_sec=0.05)
+    flushed = time.monotonic() + RESULT_FLUSH
+    while executor.context.ok() and time.monotonic() < flushed:
+        executor.spin_once(timeout_sec=0.05)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the motion process until SIGINT/SIGTERM."""
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
@@ -378,6 +402,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if bringup.host_exited.is_set():
             print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
                   'any more; stopping', file=sys.stderr)
+            answer_goals(executor, bringup.nodes)
             return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -232,6 +232,10 @@ class CartesianMotionNode(ManagedNode):
         return poses.reference.position[self.process.model.get_chain_indices(chain)]
 
     async def _execute(self, goal_handle):
+        with self.goal_running():
+            return await self._answer(goal_handle)
+
+    async def _answer(self, goal_handle):
         result = CartesianMotion.Result(failed_waypoint=-1)
         try:
             return await self._execute_goal(goal_handle, result)

@@ -7,8 +7,10 @@ work to a pure core object. Failures in a transition are reported with a clear m
 transition fails; the process never dies of bad parameters or bad requests.
 """
 
+from contextlib import contextmanager
+import threading
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
@@ -73,6 +75,8 @@ class ManagedNode(LifecycleNode):
         self.input_group = MutuallyExclusiveCallbackGroup()
         #: why the last transition failed ('' : it did not)
         self.failure = ''
+        self._running_goals = 0
+        self._running_lock = threading.Lock()
 
     # --- parameters ----------------------------------------------------------------------------
 
@@ -191,6 +195,22 @@ class ManagedNode(LifecycleNode):
         if self.lifecycle_state == 'active':
             self.trigger_deactivate()
         return self.lifecycle_state != 'active', f'state {self.lifecycle_state}'
+
+    @contextmanager
+    def goal_running(self) -> Iterator[None]:
+        """Count an action goal's execute callback as running while inside this block."""
+        with self._running_lock:
+            self._running_goals += 1
+        try:
+            yield
+        finally:
+            with self._running_lock:
+                self._running_goals -= 1
+
+    def goals_running(self) -> int:
+        """Return how many action goals of this node have not returned their result yet."""
+        with self._running_lock:
+            return self._running_goals
 
     def call_soon(self, function: Callable[[], None]) -> None:
         """Run ``function`` in the executor (e.g. a transition asked for from the cycle)."""

@@ -106,10 +106,11 @@ class StoredMotions:
 
     async def play(self, goal_handle):
         """Execute a PlayTrajectory goal (the action's execute callback)."""
-        try:
-            return await self._play_goal(goal_handle)
-        except Exception as error:  # noqa: B902 -- a client must always get a reason
-            return self.node.internal_error(goal_handle, PlayTrajectory.Result(), error)
+        with self.node.goal_running():
+            try:
+                return await self._play_goal(goal_handle)
+            except Exception as error:  # noqa: B902 -- a client must always get a reason
+                return self.node.internal_error(goal_handle, PlayTrajectory.Result(), error)
 
     async def _play_goal(self, goal_handle):
         node = self.node

@@ -443,10 +443,11 @@ class JointTrajectoryNode(ControllerNode):
             goal_handle.abort()
 
     async def _execute(self, goal_handle):
-        try:
-            return await self._execute_goal(goal_handle)
-        except Exception as error:  # noqa: B902 -- a client must always get a reason
-            return self.internal_error(goal_handle, FollowJointTrajectory.Result(), error)
+        with self.goal_running():
+            try:
+                return await self._execute_goal(goal_handle)
+            except Exception as error:  # noqa: B902 -- a client must always get a reason
+                return self.internal_error(goal_handle, FollowJointTrajectory.Result(), error)
 
     def internal_error(self, goal_handle, result, error: Exception):
         """Abort a goal that failed inside this node; fill and return its ``result``."""

@@ -7,12 +7,18 @@ killed bringup leaves no orphan behind; ``--in-process`` runs everything in one 
 """
 
 import os
+from pathlib import Path
 import signal
 
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Duration
+from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
 from motion_process import motion_process, MotionClient
 import pytest
-from ros_util import wait_for
+from rclpy.action import ActionClient
+from ros_util import HERE, wait_for, wait_future
+from trajectory_msgs.msg import JointTrajectoryPoint
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -64,6 +70,39 @@ def test_a_killed_cycle_process_stops_the_bringup_with_a_message(domain_id):
         process.popen.wait(20)
         assert process.popen.returncode == 1
         assert 'the cycle process ended' in process.output()
+
+
+def test_a_goal_running_when_the_cycle_process_dies_is_answered_aborted(tmp_path, domain_id):
+    # the client waiting for its result (MoveIt, play) learns that the motion did not finish
+    config = (Path(HERE) / 'config' / 'trajectory_test.yaml').read_text()
+    path = tmp_path / 'trajectory_test.yaml'
+    path.write_text(config.replace('STORAGE_DIR', str(tmp_path / 'store')))
+    with motion_process(str(path), 'cycle_killed_goal', check_exit=False) as process:
+        with MotionClient('cycle_killed_goal', domain_id) as peer:
+            peer.wait_ready(['motion', 'joint_trajectory'])
+            action = ActionClient(peer.node, FollowJointTrajectory,
+                                  '/cycle_killed_goal/joint_trajectory/follow_joint_trajectory')
+            assert action.wait_for_server(timeout_sec=20)
+            start = peer.position('joint52', 'reference')
+            goal = FollowJointTrajectory.Goal()
+            goal.trajectory.joint_names = ['joint52']
+            goal.trajectory.points = [
+                JointTrajectoryPoint(positions=[start + 0.3], time_from_start=Duration(sec=5)),
+                JointTrajectoryPoint(positions=[start], time_from_start=Duration(sec=10))]
+            handle = wait_future(action.send_goal_async(goal), 15, 'goal response')
+            assert handle.accepted
+            result = handle.get_result_async()
+            wait_for(lambda: peer.position('joint52', 'reference') > start + 0.02, 10,
+                     message='the motion to start')
+            cycle = children(process.popen.pid)
+            assert len(cycle) == 1, cycle
+            os.kill(cycle[0], signal.SIGKILL)
+            answer = wait_future(result, 10, 'the goal result')
+            assert answer.status == GoalStatus.STATUS_ABORTED
+            assert answer.result.error_code == FollowJointTrajectory.Result.INVALID_GOAL
+            assert 'the cycle process ended' in answer.result.error_string
+        process.popen.wait(20)
+        assert process.popen.returncode == 1
 
 
 def test_a_killed_bringup_leaves_no_process_behind(domain_id):
