@@ -6,6 +6,8 @@ config/sweetie_bot.urdf  -- Sweetie Bot Proto2 from its published figures (four 
                             with a virtual 6th joint, a 4-DOF neck/head with a virtual 2-DOF
                             nose, two eye joints drawn on the head's displays)
 config/winding_arm.urdf  -- the 6-DOF winding-line arm of seed 004, from its DH table
+config/*.srdf            -- the link pairs whose collision shapes overlap at the zero pose
+                            (MoveIt's "Default" pairs): left out of the collision check
 
 The URDFs are committed; this script documents where every number comes from and regenerates
 them after a change: `python3 scripts/generate_urdf.py`.
@@ -34,7 +36,8 @@ def cylinder_inertia(mass, radius, length):
     return (side, side, mass * radius * radius / 2)
 
 
-def link(name, mass=None, inertia=None, com=(0, 0, 0), visual=None):
+def link(name, mass=None, inertia=None, com=(0, 0, 0), visual=None, collision=None):
+    """Return a link; ``visual``/``collision``: (xyz, rpy, geometry) each, or None."""
     lines = [f'  <link name="{name}">']
     if mass is not None:
         ixx, iyy, izz = inertia
@@ -46,10 +49,11 @@ def link(name, mass=None, inertia=None, com=(0, 0, 0), visual=None):
             f'izz="{izz:.6g}"/>',
             '    </inertial>',
         ]
-    if visual:
-        origin = f'      <origin xyz="{fmt(*visual[0])}" rpy="{fmt(*visual[1])}"/>'
-        lines += ['    <visual>', origin, f'      <geometry>{visual[2]}</geometry>',
-                  '    </visual>']
+    for tag, shape in (('visual', visual), ('collision', collision)):
+        if shape:
+            origin = f'      <origin xyz="{fmt(*shape[0])}" rpy="{fmt(*shape[1])}"/>'
+            lines += [f'    <{tag}>', origin, f'      <geometry>{shape[2]}</geometry>',
+                      f'    </{tag}>']
     lines.append('  </link>')
     return '\n'.join(lines)
 
@@ -172,6 +176,17 @@ ARM_LIMITS = [(-math.pi, math.pi, 2.6), (-2.4, 2.4, 2.6), (-2.6, 2.6, 2.6),
               (-math.pi, math.pi, 3.5), (-2.2, 2.2, 3.5), (-2 * math.pi, 2 * math.pi, 4.5)]
 ARM_MASSES = [12.0, 10.0, 7.0, 4.0, 2.0, 0.8]
 BASE_HEIGHT = 0.210
+# Collision shapes (ours, as the masses: the paper draws no bodies). The base: the pedestal of
+# 0.3 x 0.3 m its inertia assumes, from the floor to BASE_TOP below the shoulder's axis, so that
+# the shoulder (link 2, a cylinder of ARM_RADIUS about it) turns clear of it. Links 1-3: a
+# cylinder of ARM_RADIUS (the radius their inertia assumes) from the link's joint to the next
+# joint. The spherical wrist (joints 4-6 meet in one point): one sphere of ARM_RADIUS on link 5.
+# The tool: the winding head, a cylinder of TOOL_RADIUS and TOOL_LENGTH along the flange's z,
+# beyond the wrist's sphere.
+ARM_RADIUS = 0.06
+TOOL_RADIUS = 0.03
+TOOL_LENGTH = 0.15
+BASE_TOP = -0.07
 
 
 def rpy_of(matrix):
@@ -196,6 +211,25 @@ def rot_z(angle):
     return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
 
 
+def segment_cylinder(end, radius):
+    """Return (xyz, rpy, geometry) of a cylinder from the origin to ``end``."""
+    end = np.asarray(end, dtype=float)
+    length = float(np.linalg.norm(end))
+    axis = end / length
+    # a rotation taking z to the segment's direction
+    z = np.array([0.0, 0.0, 1.0])
+    turn = np.cross(z, axis)
+    if np.linalg.norm(turn) < 1e-12:
+        rotation = np.eye(3) if axis[2] > 0 else rot_x(math.pi)
+    else:
+        angle = math.atan2(np.linalg.norm(turn), float(z @ axis))
+        k = turn / np.linalg.norm(turn)
+        skew = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+        rotation = np.eye(3) + math.sin(angle) * skew + (1 - math.cos(angle)) * skew @ skew
+    return (end / 2, rpy_of(rotation),
+            f'<cylinder radius="{radius:.6g}" length="{length:.6g}"/>')
+
+
 def winding_arm():
     parts = ['<?xml version="1.0"?>',
              '<!-- 6-DOF winding-line arm of seed 004 (modified DH), '
@@ -204,32 +238,74 @@ def winding_arm():
              '<robot name="winding_arm">',
              link('world'),
              joint('world_to_base', 'world', 'base_link', (0, 0, BASE_HEIGHT), kind='fixed'),
-             link('base_link', 20.0, box_inertia(20.0, 0.3, 0.3, 0.2), (0, 0, -0.1))]
+             link('base_link', 20.0, box_inertia(20.0, 0.3, 0.3, 0.2), (0, 0, -0.1),
+                  collision=((0, 0, (BASE_TOP - BASE_HEIGHT) / 2), (0, 0, 0),
+                             f'<box size="0.3 0.3 {BASE_TOP + BASE_HEIGHT:.6g}"/>'))]
     parent = 'base_link'
-    for i, ((a, alpha, d, offset), (lower, upper, velocity), mass) in enumerate(
-            zip(ARM_DH, ARM_LIMITS, ARM_MASSES), start=1):
+    origins = []
+    for alpha, a, d, offset in ((r[1], r[0], r[2], r[3]) for r in ARM_DH):
         # T = RotX(alpha) TransX(a) RotZ(offset + q) TransZ(d) = origin * RotZ(q), where the
         # joint origin takes RotX(alpha) TransX(a) TransZ(d) RotZ(offset).
-        rotation = rot_x(alpha) @ rot_z(offset)
-        translation = np.array([a, 0.0, 0.0]) + rot_x(alpha) @ np.array([0.0, 0.0, d])
+        origins.append((rot_x(alpha) @ rot_z(offset),
+                        np.array([a, 0.0, 0.0]) + rot_x(alpha) @ np.array([0.0, 0.0, d])))
+    for i, ((rotation, translation), (lower, upper, velocity), mass) in enumerate(
+            zip(origins, ARM_LIMITS, ARM_MASSES), start=1):
         child = f'link{i}'
         parts.append(joint(f'joint{i}', parent, child, translation, rpy_of(rotation),
                            axis=(0, 0, 1), lower=lower, upper=upper, velocity=velocity,
                            effort=200.0 / i))
-        parts.append(link(child, mass, cylinder_inertia(mass, 0.06, 0.3)))
+        collision = None
+        if i <= 3:
+            collision = segment_cylinder(origins[i][1], ARM_RADIUS)
+        elif i == 5:
+            collision = ((0, 0, 0), (0, 0, 0), f'<sphere radius="{ARM_RADIUS:.6g}"/>')
+        parts.append(link(child, mass, cylinder_inertia(mass, 0.06, 0.3), collision=collision))
         parent = child
     parts.append(joint('flange', parent, 'tool0', (0, 0, 0), kind='fixed'))
-    parts.append(link('tool0'))
+    parts.append(link('tool0', collision=((0, 0, ARM_RADIUS + TOOL_LENGTH / 2), (0, 0, 0),
+                                          f'<cylinder radius="{TOOL_RADIUS:.6g}" '
+                                          f'length="{TOOL_LENGTH:.6g}"/>')))
     parts.append('</robot>')
     return '\n'.join(parts) + '\n'
 
 
+def default_collisions(robot, urdf_xml):
+    """
+    Return the SRDF of ``urdf_xml``: the link pairs whose shapes overlap at the zero pose.
+
+    MoveIt's setup assistant disables the same pairs ("Default": in collision in the default
+    pose); here they are shapes fitted to bounding boxes that interlock at a joint, never two
+    parts of the robot that can meet. Adjacent links need no entry: the checks skip them.
+    """
+    sys.path.insert(0, os.path.join(HERE, '..'))
+    from sweetie_motion.checks.collision import CollisionModel
+    from sweetie_motion.checks.robot import CheckRobot
+    import pinocchio
+    model = pinocchio.buildModelFromXML(urdf_xml)
+    joints = list(model.names[1:])
+    collision = CollisionModel(CheckRobot(urdf_xml, joints))
+    distances = collision.all_exact(np.zeros((1, len(joints))))[0]
+    lines = ['<?xml version="1.0"?>',
+             f"<!-- {robot}: the link pairs that may touch, for sweetie_motion's collision check",
+             '     and MoveIt (written by scripts/generate_urdf.py: the pairs whose collision',
+             '     shapes overlap at the zero pose; adjacent links are skipped anyway). -->',
+             f'<robot name="{robot}">']
+    for (a, b), distance in zip(collision.pair_names(), distances):
+        if distance < 0:
+            lines.append(f'  <disable_collisions link1="{a}" link2="{b}" reason="Default"/>'
+                         f'  <!-- {distance * 1e3:.1f} mm -->')
+    lines.append('</robot>')
+    return '\n'.join(lines) + '\n'
+
+
 def main():
-    for name, text in (('sweetie_bot.urdf', sweetie_bot()), ('winding_arm.urdf', winding_arm())):
-        path = os.path.normpath(os.path.join(CONFIG, name))
-        with open(path, 'w', encoding='utf-8') as stream:
-            stream.write(text)
-        print(f'wrote {path}')
+    for robot, text in (('sweetie_bot', sweetie_bot()), ('winding_arm', winding_arm())):
+        for name, content in ((f'{robot}.urdf', text),
+                              (f'{robot}.srdf', default_collisions(robot, text))):
+            path = os.path.normpath(os.path.join(CONFIG, name))
+            with open(path, 'w', encoding='utf-8') as stream:
+                stream.write(content)
+            print(f'wrote {path}')
     return 0
 
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any, Mapping, Union
 
+from sweetie_motion.checks.motion import CheckSettings
 from sweetie_motion.errors import ModelError
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.paths import config_path, load_yaml
@@ -13,8 +14,8 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     """
     Create (not configure) a RobotModel from a ``robot:`` mapping.
 
-    :param robot: ``{urdf: path, chains: {...}, groups: {...}, limits: {...}}``; a relative
-        urdf path is relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead;
+    :param robot: ``{urdf: path, chains: {...}, groups: {...}, limits: {...}, checks: {...}}``;
+        a relative urdf (srdf, servo config) path is relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead;
         ``limits`` gives acceleration and jerk limits (see :class:`RobotModel`).
     :raises ModelError: the mapping lacks the URDF or has no chains.
     """
@@ -28,14 +29,18 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
                          '{default | group | chain | joint: {acceleration, jerk}}')
     if not chains and not groups:
         raise ModelError('robot description declares no chains and no groups')
+    checks = CheckSettings.from_mapping(robot.get('checks'), base_dir)
     if robot.get('urdf_xml'):
-        return RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups, limits=limits)
-    if not robot.get('urdf'):
-        raise ModelError('robot description lacks "urdf" (a file path) or "urdf_xml"')
-    urdf = Path(robot['urdf'])
-    if not urdf.is_absolute():
-        urdf = Path(base_dir) / urdf
-    return RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
+        model = RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups, limits=limits)
+    else:
+        if not robot.get('urdf'):
+            raise ModelError('robot description lacks "urdf" (a file path) or "urdf_xml"')
+        urdf = Path(robot['urdf'])
+        if not urdf.is_absolute():
+            urdf = Path(base_dir) / urdf
+        model = RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
+    model.check_settings = checks
+    return model
 
 
 def load_robot_description(path: Union[str, Path], urdf_xml: str = '') -> RobotModel:

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sweetie_motion.checks.motion import CheckSettings
 from sweetie_motion.errors import (
     ChainDeclarationError, ChainOverlapError, MissingJointError, NotConfiguredError,
     UnknownChainError, UnknownGroupError, UnknownJointError, UnknownLinkError, UrdfError,
@@ -400,6 +401,8 @@ class RobotModel(RobotModelView):
         self._lock = threading.RLock()
         self._current: Optional[_State] = None
         self._local = threading.local()
+        #: what the motion checks ask for (the description's ``checks:``; R-SYS-9)
+        self.check_settings = CheckSettings()
 
     # --- lifecycle -----------------------------------------------------------------------------
 

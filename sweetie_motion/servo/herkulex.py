@@ -1162,6 +1162,8 @@ class ServoType:
     :param name: 'DRS-0101' or 'DRS-0201'.
     :param model_no: the Model No1 byte (EEP 0).
     :param stall_torque: torque at full PWM and stand-still at 7.4 V [N*m] (product sheet).
+    :param rated_torque: the torque it may hold for long [N*m]: the product sheet gives none;
+        half the stall torque (see :data:`SERVO_TYPES`).
     :param max_speed: no-load speed at 7.4 V [rad/s] (product sheet).
     :param degrees_per_count: position scale [degree].
     :param centre: count of the zero angle.
@@ -1172,6 +1174,7 @@ class ServoType:
     model_no: int
     stall_torque: float
     max_speed: float
+    rated_torque: float = 0.0
     degrees_per_count: float = 0.325
     centre: int = 512
     max_count: int = 1023
@@ -1236,10 +1239,16 @@ class ServoType:
         return pwm / 1023.0 * self.stall_torque * voltage / 7.4
 
 
-#: The servo types this package knows.
+#: The servo types this package knows. Stall torques and speeds: the product sheets (12 and
+#: 24 kgf*cm). Rated torques: the sheets give none; the servo's own protection switches it off
+#: after 1.68 s at full PWM (overload detection period), so a load it holds for long must leave
+#: the position loop room to correct: half the stall torque (the load check's threshold for
+#: loads held longer than that period).
 SERVO_TYPES: Mapping[str, ServoType] = {
-    'DRS-0101': ServoType('DRS-0101', 0x01, stall_torque=1.18, max_speed=6.3),
-    'DRS-0201': ServoType('DRS-0201', 0x02, stall_torque=2.35, max_speed=7.1),
+    'DRS-0101': ServoType('DRS-0101', 0x01, stall_torque=1.18, max_speed=6.3,
+                          rated_torque=0.59),
+    'DRS-0201': ServoType('DRS-0201', 0x02, stall_torque=2.35, max_speed=7.1,
+                          rated_torque=1.18),
 }
 
 

@@ -1,0 +1,197 @@
+"""
+Self-collision of a sampled motion.
+
+The closest approach of every pair of links that must not touch, with coal's exact distances
+where it matters.
+
+The geometry is the URDF's ``<collision>`` elements (pinocchio builds them as coal shapes).
+The pairs that may touch are left out, as MoveIt does: links on the same pinocchio joint (fixed
+joints merge them), a link and its parent, and the pairs an SRDF's ``disable_collisions`` names
+(MoveIt's convention, so a MoveIt config's SRDF works as it is).
+
+Speed: each shape has a bounding sphere; for all poses at once (numpy) the spheres give a lower
+bound of every pair's distance, and coal computes the exact distance only where that bound is
+below the margin — elsewhere the pair is clear whatever the exact figure.
+"""
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+from xml.etree import ElementTree
+
+import numpy as np
+import pinocchio
+
+from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
+from sweetie_motion.errors import UrdfError
+
+
+@dataclass(frozen=True)
+class PairApproach:
+    """The closest approach of two links during a motion (negative: they overlap)."""
+
+    link_a: str
+    link_b: str
+    distance: float   #: [m]
+    time: float       #: [s] from the motion's start
+
+    def describe(self) -> str:
+        """Say it in words for a log or a goal's result."""
+        what = 'overlap by' if self.distance < 0 else 'come within'
+        return (f'{self.link_a} and {self.link_b} {what} {abs(self.distance) * 1e3:.1f} mm '
+                f'at t = {self.time:.2f} s')
+
+
+def disabled_pairs(srdf_xml: str) -> Set[Tuple[str, str]]:
+    """Return the link pairs an SRDF's ``disable_collisions`` elements name (both orders)."""
+    try:
+        root = ElementTree.fromstring(srdf_xml)
+    except ElementTree.ParseError as error:
+        raise UrdfError(f'the SRDF is not valid XML: {error}') from None
+    pairs: Set[Tuple[str, str]] = set()
+    for element in root.iter('disable_collisions'):
+        a, b = element.get('link1'), element.get('link2')
+        if not a or not b:
+            raise UrdfError('an SRDF disable_collisions element lacks link1 or link2')
+        pairs |= {(a, b), (b, a)}
+    return pairs
+
+
+class CollisionModel:
+    """
+    The collision shapes of a robot and the pairs of them that are checked.
+
+    :param robot: the robot's models.
+    :param srdf_xml: an SRDF whose ``disable_collisions`` pairs may touch ('' : none).
+    :param allowed: more link pairs that may touch.
+    """
+
+    def __init__(self, robot: CheckRobot, srdf_xml: str = '',
+                 allowed: Iterable[Tuple[str, str]] = ()) -> None:
+        self.robot = robot
+        model = robot.model
+        try:
+            self.geometry = pinocchio.buildGeomFromUrdfString(
+                model, robot.urdf_xml, pinocchio.GeometryType.COLLISION)
+        except (RuntimeError, ValueError) as error:
+            raise UrdfError(f'pinocchio cannot build the collision geometry: {error}') from None
+        objects = list(self.geometry.geometryObjects)
+        #: the link of each shape
+        self.links = [model.frames[o.parentFrame].name for o in objects]
+        skip = disabled_pairs(srdf_xml) if srdf_xml else set()
+        skip |= {(a, b) for a, b in allowed} | {(b, a) for a, b in allowed}
+        self.geometry.removeAllCollisionPairs()
+        pairs: List[Tuple[int, int]] = []
+        for i in range(len(objects)):
+            for k in range(i + 1, len(objects)):
+                ji, jk = objects[i].parentJoint, objects[k].parentJoint
+                if ji == jk or model.parents[ji] == jk or model.parents[jk] == ji:
+                    continue
+                if (self.links[i], self.links[k]) in skip:
+                    continue
+                pairs.append((i, k))
+                self.geometry.addCollisionPair(pinocchio.CollisionPair(i, k))
+        self.pairs = np.array(pairs, dtype=int).reshape(-1, 2)
+        self.geometry_data = pinocchio.GeometryData(self.geometry)
+        self._kinematics = BatchKinematics(robot)
+        self._joints = np.array([o.parentJoint for o in objects], dtype=int)
+        centres, radii = [], []
+        for o in objects:
+            shape = o.geometry
+            shape.computeLocalAABB()
+            centres.append(np.asarray(o.placement.act(np.asarray(shape.aabb_center))))
+            radii.append(float(shape.aabb_radius))
+        self._centres = np.array(centres).reshape(-1, 3)
+        self._radii = np.array(radii)
+
+    def pair_names(self) -> List[Tuple[str, str]]:
+        """Return the checked pairs as link names."""
+        return [(self.links[i], self.links[k]) for i, k in self.pairs]
+
+    def lower_bounds(self, positions: np.ndarray) -> np.ndarray:
+        """Return a lower bound of each pair's distance (poses, pairs) [m], from the spheres."""
+        return self._bounds(positions)[0]
+
+    def _bounds(self, positions: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the pairs' lower bounds (poses, pairs) and each pair's largest step (poses).
+
+        A pair's step from the pose before is how far any point of its two shapes can have
+        moved since: the centre's way plus the radius times the angle turned.
+        """
+        rotation, translation = self._kinematics.placements(positions)
+        centres = BatchKinematics.points(rotation, translation, self._joints, self._centres)
+        a, b = self.pairs[:, 0], self.pairs[:, 1]
+        gap = np.linalg.norm(centres[:, a] - centres[:, b], axis=2)
+        bounds = gap - self._radii[a] - self._radii[b]
+        turns = rotation[:, self._joints]
+        cosine = (np.einsum('nkij,nkij->nk', turns[1:], turns[:-1]) - 1.0) / 2.0
+        angle = np.arccos(np.clip(cosine, -1.0, 1.0))
+        moved = np.linalg.norm(np.diff(centres, axis=0), axis=2) + self._radii * angle
+        steps = np.vstack((np.zeros((1, len(self.pairs))), moved[:, a] + moved[:, b]))
+        return bounds, steps
+
+    def exact(self, positions: np.ndarray, pair: int) -> float:
+        """Return coal's distance [m] of pair number ``pair`` at one pose (negative: overlap)."""
+        return self._exact_at(self.robot.configurations(positions)[0], pair)
+
+    def _exact_at(self, q: np.ndarray, pair: int) -> float:
+        # only the pair's two shapes are placed: a pose's other shapes are not needed
+        model, data = self.robot.model, self.robot.data
+        pinocchio.forwardKinematics(model, data, q)
+        geometry, geometry_data = self.geometry, self.geometry_data
+        for index in self.pairs[pair]:
+            obj = geometry.geometryObjects[int(index)]
+            geometry_data.oMg[int(index)] = data.oMi[obj.parentJoint] * obj.placement
+        return float(pinocchio.computeDistance(geometry, geometry_data, pair).min_distance)
+
+    def all_exact(self, positions: np.ndarray) -> np.ndarray:
+        """Return coal's distance of every pair at every pose (poses, pairs): brute force."""
+        out = np.empty((len(positions), len(self.pairs)))
+        for row, q in enumerate(self.robot.configurations(positions)):
+            pinocchio.computeDistances(self.robot.model, self.robot.data, self.geometry,
+                                       self.geometry_data, q)
+            out[row] = [r.min_distance for r in self.geometry_data.distanceResults]
+        return out
+
+    def closest(self, positions: np.ndarray, times: np.ndarray,
+                margin: float) -> List[PairApproach]:
+        """
+        Return the closest approach of every checked pair during a motion, closest first.
+
+        Exact (coal) wherever a pair may come within ``margin``; for a pair that never can,
+        its exact distance at the pose where its bounding spheres come closest.
+
+        :param positions: joint positions (poses, joints) in the robot's joint order.
+        :param times: the time of each pose [s].
+        :param margin: distance below which the exact figure matters [m], >= 0.
+        """
+        positions = np.atleast_2d(np.asarray(positions, dtype=float))
+        if not len(self.pairs) or not len(positions):
+            return []
+        bounds, steps = self._bounds(positions)
+        # walk each pair's candidate poses in time; skip a pose its last exact distance, less
+        # how far its shapes can have moved since, still keeps above the margin
+        travelled = np.cumsum(steps, axis=0)
+        configurations = self.robot.configurations(positions)
+        best: Dict[int, Tuple[float, int]] = {}
+        for pair in np.flatnonzero((bounds < margin).any(axis=0)).tolist():
+            last, at = -np.inf, 0
+            for row in np.flatnonzero(bounds[:, pair] < margin).tolist():
+                if last - (travelled[row, pair] - travelled[at, pair]) >= margin:
+                    continue
+                last, at = self._exact_at(configurations[row], pair), row
+                if pair not in best or last < best[pair][0]:
+                    best[pair] = (last, row)
+        for pair in range(len(self.pairs)):
+            if pair not in best:
+                row = int(np.argmin(bounds[:, pair]))
+                best[pair] = (self._exact_at(configurations[row], pair), row)
+        approaches = [PairApproach(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]],
+                                   distance, float(times[row]))
+                      for p, (distance, row) in best.items()]
+        return sorted(approaches, key=lambda a: a.distance)
+
+
+def first_contact(approaches: List[PairApproach], margin: float) -> Optional[PairApproach]:
+    """Return the closest approach below ``margin``, None when every pair keeps it."""
+    below = [a for a in approaches if a.distance < margin]
+    return min(below, key=lambda a: a.distance) if below else None

@@ -1,0 +1,278 @@
+"""
+The three checks of a motion together: what a robot's config asks for, and what they found.
+
+:class:`CheckSettings` is the ``checks:`` section of a robot description; :class:`MotionChecker`
+runs self-collision, balance and servo load over a :class:`PoseSamples` and returns a
+:class:`CheckReport` whose findings say what, where and when, each as a warning or a refusal.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, support_columns
+from sweetie_motion.checks.collision import CollisionModel, PairApproach
+from sweetie_motion.checks.load import JointLoad, LoadModel
+from sweetie_motion.checks.robot import CheckRobot
+from sweetie_motion.errors import ModelError
+
+MODES = ('off', 'warn', 'refuse')
+
+
+@dataclass
+class CheckSettings:
+    """
+    What a robot's ``checks:`` section asks for (each check: off, warn or refuse).
+
+    Defaults, and why: collision refuses (two links that touch break something; the shapes
+    are already the links' bounding boxes) with 2 mm to spare for the servos' backlash;
+    balance and load warn until a robot's model is trusted for them (masses, the feet).
+    """
+
+    collision: str = 'refuse'
+    collision_margin: float = 0.002
+    balance: str = 'warn'
+    balance_margin: float = 0.0
+    #: radius of a foot's contact disc [m]
+    foot_radius: float = 0.02
+    #: a leg supports, when a motion does not say, if its foot is within this of the lowest [m]
+    support_height: float = 0.01
+    load: str = 'warn'
+    #: how long a servo may stay above its rated torque [s] (HerkuleX overload detection)
+    overload_time: float = 1.68
+    #: rated torque as a fraction of the stall torque where the servo config gives none
+    rated_fraction: float = 0.5
+    sample_rate: float = 100.0
+    srdf: str = ''
+    servos: str = ''
+    allowed: List[Tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def from_mapping(cls, section: Optional[Mapping[str, Any]],
+                     base_dir: Union[str, Path] = '.') -> 'CheckSettings':
+        """
+        Read a robot description's ``checks:`` section; relative paths are from ``base_dir``.
+
+        :raises ModelError: naming the key and what it accepts.
+        """
+        settings = cls()
+        if not section:
+            return settings
+        if not isinstance(section, Mapping):
+            raise ModelError('checks: expected a mapping {collision, balance, load, ...}')
+        known = {'collision': ('margin', 'mode', 'allowed'),
+                 'balance': ('margin', 'mode', 'foot_radius', 'support_height'),
+                 'load': ('mode', 'overload_time', 'rated_fraction', 'servos')}
+        for key, value in section.items():
+            if key in ('srdf', 'sample_rate'):
+                continue
+            if key not in known:
+                raise ModelError(f'checks.{key}: unknown (known: srdf, sample_rate, '
+                                 f'{", ".join(known)})')
+            if not isinstance(value, Mapping):
+                raise ModelError(f'checks.{key}: expected a mapping with {", ".join(known[key])}')
+            for name, given in value.items():
+                if name not in known[key]:
+                    raise ModelError(f'checks.{key}.{name}: unknown (known: '
+                                     f'{", ".join(known[key])})')
+                target = key if name == 'mode' else (
+                    f'{key}_{name}' if name == 'margin' else name)
+                if name == 'mode' and given not in MODES:
+                    raise ModelError(f'checks.{key}.mode: {given!r} is not one of '
+                                     f'{", ".join(MODES)}')
+                if name == 'allowed':
+                    if not isinstance(given, list) or not all(
+                            isinstance(p, list) and len(p) == 2 for p in given):
+                        raise ModelError(f'checks.{key}.allowed: expected a list of '
+                                         '[link, link] pairs')
+                    given = [tuple(p) for p in given]
+                elif name == 'servos':
+                    given = str(Path(base_dir) / given) if given else ''
+                elif name != 'mode':
+                    given = _non_negative(f'checks.{key}.{name}', given)
+                setattr(settings, target, given)
+        if 'srdf' in section:
+            settings.srdf = str(Path(base_dir) / section['srdf']) if section['srdf'] else ''
+        if 'sample_rate' in section:
+            settings.sample_rate = _non_negative('checks.sample_rate', section['sample_rate'])
+            if settings.sample_rate == 0:
+                raise ModelError('checks.sample_rate must be > 0 [Hz]')
+        return settings
+
+
+def _non_negative(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ModelError(f'{key}: expected a number >= 0, got {value!r}')
+    return float(value)
+
+
+@dataclass
+class PoseSamples:
+    """
+    A motion sampled uniformly in time, every joint of the robot in every row.
+
+    :param flags: the motion's support flags: leg -> (keyframe times, values), each holding
+        until the next keyframe (legs without flags get the default support set).
+    """
+
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+    flags: Dict[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    @classmethod
+    def from_spline(cls, spline: Any, columns: Sequence[int], hold: np.ndarray, rate: float,
+                    flags: Optional[dict] = None) -> 'PoseSamples':
+        """
+        Sample ``spline`` (a JointSpline of the joints in ``columns``) at ``rate`` [Hz].
+
+        The other joints hold their values in ``hold`` (a full pose).
+        """
+        count = max(2, int(np.ceil(spline.duration * rate)) + 1)
+        times = np.linspace(0.0, spline.duration, count)
+        p, v, a = spline.sample_many(times)
+        positions = np.tile(np.asarray(hold, dtype=float), (count, 1))
+        velocities = np.zeros_like(positions)
+        accelerations = np.zeros_like(positions)
+        positions[:, columns], velocities[:, columns], accelerations[:, columns] = p, v, a
+        return cls(times, positions, velocities, accelerations, dict(flags or {}))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a check found: 'warn' or 'refuse', what and when, in words."""
+
+    check: str       #: 'collision', 'balance' or 'load'
+    severity: str    #: 'warn' or 'refuse'
+    time: float      #: [s]
+    message: str
+
+
+@dataclass
+class CheckReport:
+    """What the checks found in one motion (None: that check was off or does not apply)."""
+
+    collision: Optional[List[PairApproach]] = None
+    balance: Optional[List[BalanceMargin]] = None
+    load: Optional[List[JointLoad]] = None
+    findings: List[Finding] = field(default_factory=list)
+
+    @property
+    def refused(self) -> List[Finding]:
+        """Return the findings that refuse the motion."""
+        return [f for f in self.findings if f.severity == 'refuse']
+
+    def summary(self) -> Dict[str, Optional[float]]:
+        """Return the worst figures: collision distance [m], balance margins [m], load [%]."""
+        balance = {b.which: b.margin for b in self.balance or []}
+        return {'distance': self.collision[0].distance if self.collision else None,
+                'com_margin': balance.get('centre of mass'),
+                'zmp_margin': balance.get('zero-moment point'),
+                'load': self.load[0].percent if self.load else None}
+
+    def describe(self) -> str:
+        """Return the findings as one line ('' : none)."""
+        return '; '.join(f'{f.check}: {f.message}' for f in self.findings)
+
+
+class MotionChecker:
+    """
+    Self-collision, balance and servo load of sampled motions of one robot.
+
+    :param urdf_xml: the robot's URDF; :param joints: its joints, in the motion's column order.
+    :param settings: what to check and how strictly.
+    :param legs: leg (chain) -> its contact link; empty: no balance check (an arm).
+    :param ratings: joint -> (rated, stall) torque [N*m] of its servo.
+    :param srdf_xml: pairs that may touch (MoveIt's ``disable_collisions``).
+    """
+
+    def __init__(self, urdf_xml: str, joints: Sequence[str], settings: CheckSettings,
+                 legs: Dict[str, str], ratings: Dict[str, tuple], srdf_xml: str = '') -> None:
+        self.settings = settings
+        self.robot = CheckRobot(urdf_xml, joints)
+        self.legs = list(legs)
+        self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed) \
+            if settings.collision != 'off' else None
+        self.balance = BalanceModel(self.robot, legs, settings.foot_radius) if legs else None
+        self.load = LoadModel(self.robot, ratings, legs) if settings.load != 'off' else None
+
+    def support(self, samples: PoseSamples) -> Optional[np.ndarray]:
+        """Return which legs support at each pose (poses, legs); None for a robot without."""
+        if self.balance is None:
+            return None
+        default = self.balance.default_support(self.balance.feet(samples.positions),
+                                               self.settings.support_height)
+        return support_columns(self.legs, samples.flags, samples.times, default)
+
+    def check(self, samples: PoseSamples) -> CheckReport:
+        """Run the checks that are on; return what they found."""
+        settings = self.settings
+        report = CheckReport()
+        support = self.support(samples)
+        if self.collision is not None:
+            report.collision = self.collision.closest(samples.positions, samples.times,
+                                                      settings.collision_margin)
+            touching = [a for a in report.collision if a.distance < settings.collision_margin]
+            if touching:
+                first = touching[0]
+                report.findings.append(Finding(
+                    'collision', settings.collision, first.time,
+                    f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
+                    + (f'; {len(touching) - 1} more pair(s)' if len(touching) > 1 else '')))
+        if self.balance is not None and settings.balance != 'off' and support is not None:
+            report.balance = self.balance.margins(samples.positions, samples.times, support)
+            for margin in report.balance:
+                if margin.margin < settings.balance_margin:
+                    report.findings.append(Finding('balance', settings.balance, margin.time,
+                                                   margin.describe()))
+        if self.load is not None:
+            torques = self.load.torques(samples.positions, samples.velocities,
+                                        samples.accelerations, support)
+            report.load = self.load.heaviest(torques, samples.times)
+            for load in report.load:
+                if abs(load.torque) > load.stall or load.over_rated > settings.overload_time:
+                    report.findings.append(Finding('load', settings.load, load.time,
+                                                   load.describe()))
+                    break
+        report.findings.sort(key=lambda f: (f.severity != 'refuse', f.time))
+        return report
+
+
+def servo_ratings(robot: CheckRobot, settings: CheckSettings) -> Dict[str, tuple]:
+    """
+    Return joint -> (rated, stall) torque [N*m] of the servo that drives it.
+
+    From the servo config the settings name (each servo type's datasheet figures), else from
+    the URDF's effort limits taken as stall torques (rated: ``rated_fraction`` of them).
+    """
+    if settings.servos:
+        from sweetie_motion.servo.driver.config import load_bus_config_file
+        config = load_bus_config_file(settings.servos)
+        return {servo.joint: (servo.kind.rated_torque, servo.kind.stall_torque)
+                for bus in config.buses for servo in bus.servos}
+    model = robot.model
+    ratings = {}
+    for name, idx_v in robot.joint_columns().items():
+        stall = float(model.effortLimit[idx_v])
+        if stall > 0:
+            ratings[name] = (stall * settings.rated_fraction, stall)
+    return ratings
+
+
+def checker_for(model: Any, settings: Optional[CheckSettings] = None) -> MotionChecker:
+    """
+    Return the checker of a configured :class:`RobotModel` (its description's ``checks:``).
+
+    Legs are the chains with a ``contact`` property (the link a leg stands on).
+    """
+    settings = settings or getattr(model, 'check_settings', None) or CheckSettings()
+    legs = {chain: model.get_chain_property(chain, 'contact')
+            for chain in model.list_chains() if model.get_chain_property(chain, 'contact')}
+    srdf = Path(settings.srdf).read_text(encoding='utf-8') if settings.srdf else ''
+    joints = model.list_all_joints()
+    robot = CheckRobot(model.urdf_document(), joints)
+    return MotionChecker(model.urdf_document(), joints, settings, legs,
+                         servo_ratings(robot, settings), srdf)

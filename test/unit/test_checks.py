@@ -1,0 +1,282 @@
+"""
+The checks beyond the joint limits (R-SYS-9): self-collision, balance, servo load.
+
+Crafted motions that collide, tip or overload are found and named; the collision verdicts
+agree with coal's brute-force distances on random in-limit poses; the zero-moment point agrees
+with pinocchio's centroidal dynamics; the feet carry the robot's weight.
+"""
+
+import numpy as np
+import pinocchio
+import pytest
+from sweetie_motion.checks.balance import polygon_depth
+from sweetie_motion.checks.collision import disabled_pairs
+from sweetie_motion.checks.motion import checker_for, CheckSettings, PoseSamples
+from sweetie_motion.errors import ModelError, UrdfError
+from sweetie_motion.model.description import load_robot_description
+from sweetie_motion.servo.herkulex import SERVO_TYPES
+
+
+@pytest.fixture(scope='module')
+def pony():
+    model = load_robot_description('sweetie_bot.yaml')
+    model.configure()
+    return model, checker_for(model)
+
+
+@pytest.fixture(scope='module')
+def arm():
+    model = load_robot_description('winding_arm.yaml')
+    model.configure()
+    return model, checker_for(model)
+
+
+def pose(model, **values):
+    joints = model.list_all_joints()
+    row = np.zeros(len(joints))
+    for joint, value in values.items():
+        row[joints.index(joint)] = value
+    return row
+
+
+def still(row, seconds=1.0, rate=100.0, flags=None):
+    """Return a motion that holds one pose."""
+    count = int(seconds * rate) + 1
+    positions = np.tile(row, (count, 1))
+    return PoseSamples(np.linspace(0.0, seconds, count), positions, np.zeros_like(positions),
+                       np.zeros_like(positions), dict(flags or {}))
+
+
+def between(start, end, seconds, rate=100.0, flags=None):
+    """Return a motion from ``start`` to ``end`` with a smooth (quintic) profile."""
+    count = int(seconds * rate) + 1
+    times = np.linspace(0.0, seconds, count)
+    s = times / seconds
+    shape = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
+    rate_1 = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / seconds
+    rate_2 = (60 * s - 180 * s ** 2 + 120 * s ** 3) / seconds ** 2
+    delta = end - start
+    return PoseSamples(times, start + shape[:, None] * delta, rate_1[:, None] * delta,
+                       rate_2[:, None] * delta, dict(flags or {}))
+
+
+def test_standing_still_every_check_passes(pony):
+    model, checker = pony
+    report = checker.check(still(pose(model)))
+    assert report.findings == []
+    summary = report.summary()
+    assert summary['distance'] > 0.002
+    assert summary['com_margin'] > 0.03 and summary['zmp_margin'] > 0.03
+
+
+def test_the_two_front_legs_crossing_are_refused_naming_the_legs_and_the_time(pony):
+    model, checker = pony
+    motion = between(pose(model), pose(model, joint11=0.3, joint21=-0.3), 2.0)
+    report = checker.check(motion)
+    refused = [f for f in report.refused if f.check == 'collision']
+    assert refused, report.describe()
+    first = report.collision[0]
+    assert {first.link_a[:5], first.link_b[:5]} == {'bone1', 'bone2'}, first
+    assert first.distance < 0
+    # the legs meet on the way, not at the start
+    assert 0.3 < refused[0].time <= 2.0
+    assert 'bone1' in refused[0].message and 'bone2' in refused[0].message
+
+
+def test_the_head_into_a_raised_hoof_is_refused(pony):
+    model, checker = pony
+    raised = pose(model, joint12=1.2, joint13=1.6, joint14=-0.9)
+    report = checker.check(between(pose(model), raised, 2.0))
+    pairs = {(a.link_a, a.link_b) for a in report.collision if a.distance < 0.002}
+    assert ('bone15', 'bone54') in pairs or ('bone54', 'bone15') in pairs, report.describe()
+    assert report.refused
+
+
+def test_the_arms_tool_into_its_base_is_refused(arm):
+    model, checker = arm
+    home = np.array(model.get_chain_property('arm', 'home'))
+    folded = np.array([-1.57, 1.23, 0.99, 0.0, 0.0, 0.0])
+    report = checker.check(between(home, folded, 3.0))
+    names = [(a.link_a, a.link_b) for a in report.collision if a.distance < 0.005]
+    assert ('base_link', 'tool0') in names, report.describe()
+    assert report.refused and report.refused[0].check == 'collision'
+    assert checker.balance is None and report.balance is None   # an arm has no legs
+
+
+@pytest.mark.parametrize('robot', ['sweetie_bot.yaml', 'winding_arm.yaml'])
+def test_the_collision_verdicts_agree_with_coals_brute_force_on_random_poses(robot):
+    model = load_robot_description(robot)
+    model.configure()
+    collision = checker_for(model).collision
+    lower, upper = model.position_limits()
+    rng = np.random.default_rng(22)
+    margin = 0.005
+    for trial in range(4):
+        # a random walk within the limits: a motion whose poses are near each other
+        steps = rng.normal(0.0, 0.02, (150, len(lower)))
+        positions = np.clip(rng.uniform(lower, upper) + np.cumsum(steps, axis=0), lower, upper)
+        times = np.arange(len(positions)) * 0.01
+        brute = collision.all_exact(positions)
+        closest = {(a.link_a, a.link_b): a for a in collision.closest(positions, times, margin)}
+        for column, names in enumerate(collision.pair_names()):
+            found = closest[names]
+            exact_min = brute[:, column].min()
+            assert (found.distance < margin) == (exact_min < margin), (names, found, exact_min)
+            if exact_min < margin:
+                # coal's GJK stops within its tolerance: the same pose agrees to a micrometre
+                assert found.distance == pytest.approx(exact_min, abs=1e-6), names
+            # never an optimistic figure: it is a distance coal computed at some pose
+            assert found.distance >= exact_min - 1e-6
+
+
+def test_the_srdf_pairs_are_not_checked_and_a_bad_srdf_is_an_error(pony):
+    _, checker = pony
+    names = set(checker.collision.pair_names())
+    assert ('bone52', 'bone54') not in names and ('base_link', 'bone12') not in names
+    assert ('bone15', 'bone54') in names
+    assert disabled_pairs('<robot><disable_collisions link1="a" link2="b"/></robot>') == {
+        ('a', 'b'), ('b', 'a')}
+    with pytest.raises(UrdfError, match='SRDF'):
+        disabled_pairs('<robot><disable_collisions')
+
+
+def test_three_feet_lifted_with_the_weight_beyond_the_fourth_is_found(pony):
+    model, checker = pony
+    flags = {leg: (np.array([0.0]), np.array([1.0 if leg == 'leg1' else 0.0]))
+             for leg in ('leg1', 'leg2', 'leg3', 'leg4')}
+    report = checker.check(still(pose(model), flags=flags))
+    balance = [f for f in report.findings if f.check == 'balance']
+    assert balance and 'leg1' in balance[0].message and 'outside' in balance[0].message
+    com = report.balance[0]
+    assert com.support == ('leg1',)
+    # the body's centre is about 8 cm from a hoof: far beyond a 2 cm disc
+    assert com.margin < -0.04
+
+
+def test_the_default_support_is_the_feet_on_the_ground(pony):
+    model, checker = pony
+    lifted = still(pose(model, joint12=1.2, joint13=-1.3, joint14=0.5), seconds=0.1)
+    support = checker.support(lifted)
+    assert support[0].tolist() == [False, True, True, True]
+    # a bow shortens both front legs: the body tilts, all four hooves stay on the ground
+    bow = still(pose(model, joint12=0.5, joint13=-1.0, joint14=0.5, joint22=0.5,
+                     joint23=-1.0, joint24=0.5), seconds=0.1)
+    assert checker.support(bow)[0].tolist() == [True, True, True, True]
+
+
+def test_polygon_depth_inside_outside_and_on_a_segment():
+    square = np.array([[[0, 0], [1, 0], [1, 1], [0, 1]]], dtype=float)
+    assert polygon_depth(np.array([[0.5, 0.5]]), square)[0] == pytest.approx(0.5)
+    assert polygon_depth(np.array([[0.5, 0.2]]), square)[0] == pytest.approx(0.2)
+    assert polygon_depth(np.array([[2.0, 0.5]]), square)[0] == pytest.approx(-1.0)
+    # shuffled corners and a point inside the hull: the same hull
+    shuffled = square[:, [2, 0, 3, 1]]
+    assert polygon_depth(np.array([[0.5, 0.2]]), shuffled)[0] == pytest.approx(0.2)
+    segment = np.array([[[0, 0], [1, 0]]], dtype=float)
+    assert polygon_depth(np.array([[0.5, 0.3]]), segment)[0] == pytest.approx(-0.3)
+
+
+def test_the_zero_moment_point_agrees_with_pinocchios_centroidal_dynamics(pony):
+    model, checker = pony
+    # a quick swing of the head and a front leg, all four hooves down
+    motion = between(pose(model), pose(model, joint52=0.8, joint53=0.6, joint12=0.4,
+                                       joint13=-0.6), 0.6)
+    balance = checker.balance
+    support = checker.support(motion)
+    robot = checker.robot
+    feet = balance.feet(motion.positions)
+    assert support.all()
+    ground = feet[:, :, 2].mean()
+    # pinocchio: the momentum's rate of the moving links, the body fixed (as the check has it)
+    q = robot.configurations(motion.positions)
+    v = robot.tangents(motion.velocities)
+    a = robot.tangents(motion.accelerations)
+    data = robot.model.createData()
+    mass = balance.mass
+    expected = []
+    for row in range(len(q)):
+        rate = pinocchio.computeCentroidalMomentumTimeVariation(robot.model, data, q[row],
+                                                                v[row], a[row])
+        moving = float(data.mass[0])
+        com_moving = np.array(data.com[0])
+        root = robot.model.inertias[0]
+        com = (com_moving * moving + np.asarray(root.lever) * root.mass) / mass
+        force = np.array(rate.linear)            # = moving mass * its acceleration
+        # the moment about the robot's centre of mass
+        moment = np.array(rate.angular) + np.cross(com_moving - com, force)
+        vertical = force[2] + mass * 9.81
+        height = com[2] - ground
+        expected.append((com[0] - height * force[0] / vertical - moment[1] / vertical,
+                         com[1] - height * force[1] / vertical + moment[0] / vertical))
+    expected = np.array(expected)
+    # the check's zero-moment point, from the positions alone (second differences)
+    margins = {m.which: m for m in balance.margins(motion.positions, motion.times, support)}
+    rotation, translation = balance._kinematics.placements(motion.positions)
+    assert margins['zero-moment point'].margin > 0
+    inner = slice(2, -2)   # second differences at the ends are one-sided
+    ours = _zmp_of_check(balance, motion, support)
+    error = np.linalg.norm(ours[inner] - expected[inner], axis=1)
+    assert error.max() < 0.003, error.max()
+
+
+def _zmp_of_check(balance, motion, support):
+    from sweetie_motion.checks.robot import BatchKinematics
+    rotation, translation = balance._kinematics.placements(motion.positions)
+    bodies = BatchKinematics.points(rotation, translation, balance._bodies, balance._levers)
+    com = (np.einsum('nki,k->ni', bodies, balance._masses)
+           + balance._root_mass * balance._root_lever) / balance.mass
+    feet = balance.feet(motion.positions)
+    ground = feet[:, :, 2].mean()
+    step = motion.times[1] - motion.times[0]
+    acceleration = np.gradient(np.gradient(bodies, step, axis=0), step, axis=0)
+    shifted = [bodies - [0, 0, ground], com - [0, 0, ground]]
+    return balance.zero_moment_point(shifted[0], shifted[1], acceleration)
+
+
+def test_the_feet_carry_the_weight_and_the_servo_figures_are_the_datasheets(pony):
+    model, checker = pony
+    motion = still(pose(model), seconds=0.05)
+    load = checker.load
+    torques = load.torques(motion.positions, motion.velocities, motion.accelerations,
+                           checker.support(motion))
+    # a hip holds a quarter of the weight at the lever of its hoof (small: the legs are
+    # straight), far below the rated torque
+    assert np.abs(torques).max() < 0.3
+    index = load.joints.index('joint12')
+    assert load.stall[index] == SERVO_TYPES['DRS-0101'].stall_torque == pytest.approx(1.18)
+    assert load.rated[index] == pytest.approx(0.59)
+
+
+def test_a_fast_swing_on_two_supporting_legs_overloads_a_servo(pony):
+    model, checker = pony
+    # standing on the hind legs, the head swings from one side to the other in 0.3 s
+    flags = {leg: (np.array([0.0]), np.array([1.0 if leg in ('leg3', 'leg4') else 0.0]))
+             for leg in ('leg1', 'leg2', 'leg3', 'leg4')}
+    swing = between(pose(model, joint52=-1.2, joint53=-0.5), pose(model, joint52=1.2,
+                                                                  joint53=0.9), 0.3, flags=flags)
+    report = checker.check(swing)
+    load = [f for f in report.findings if f.check == 'load']
+    assert load, report.describe()
+    heaviest = report.load[0]
+    assert abs(heaviest.torque) > heaviest.stall
+    assert heaviest.joint[:6] in ('joint3', 'joint4'), heaviest   # a supporting leg
+    assert heaviest.joint in load[0].message and '% of its rated' in load[0].message
+    # the same swing, slowly and on four legs: no servo above its stall torque
+    slow = between(pose(model, joint52=-1.2, joint53=-0.5), pose(model, joint52=1.2,
+                                                                 joint53=0.9), 2.0)
+    assert not [f for f in checker.check(slow).findings if f.check == 'load']
+
+
+def test_the_checks_settings_are_validated_with_clear_errors(tmp_path):
+    settings = CheckSettings.from_mapping({'collision': {'mode': 'warn', 'margin': 0.01},
+                                           'balance': {'foot_radius': 0.0}}, tmp_path)
+    assert settings.collision == 'warn' and settings.collision_margin == 0.01
+    assert settings.foot_radius == 0.0
+    with pytest.raises(ModelError, match='checks.collision.mode'):
+        CheckSettings.from_mapping({'collision': {'mode': 'strict'}})
+    with pytest.raises(ModelError, match='checks.balance.margins: unknown'):
+        CheckSettings.from_mapping({'balance': {'margins': 1}})
+    with pytest.raises(ModelError, match='checks.load.overload_time'):
+        CheckSettings.from_mapping({'load': {'overload_time': -1}})
+    with pytest.raises(ModelError, match='checks.speed: unknown'):
+        CheckSettings.from_mapping({'speed': {}})
