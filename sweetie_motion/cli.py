@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import List, Optional
 
+from sweetie_motion.check_cli import add_check_command
 from sweetie_motion.command_line import (
     add_connection_options, CommandParser, fail, left_by, notice, positive_number,
 )
@@ -329,6 +330,7 @@ def build_parser() -> CommandParser:
     exporter.add_argument('names', nargs='*', default=[],
                           help='trajectories (default: all)')
     exporter.add_argument('--out', default='-', help='folder, or - for standard output')
+    add_check_command(commands, add_connection_options)
 
     passthrough(commands, 'editor', 'the trajectory editor (Qt)', _editor)
     passthrough(commands, 'servo', 'the HerkuleX servos of the motion process: status, scan, '

@@ -15,7 +15,7 @@ convex hull of the supporting contact points grown by that radius.
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -98,7 +98,6 @@ class BalanceModel:
         self.robot = robot
         self.legs = list(legs)
         self.foot_radius = float(foot_radius)
-        self._kinematics = BatchKinematics(robot)
         feet = [model.frames[robot.frame(link)] for link in legs.values()]
         self._foot_joints = np.array([f.parentJoint for f in feet], dtype=int)
         self._foot_points = np.array([np.asarray(f.placement.translation) for f in feet]
@@ -115,7 +114,7 @@ class BalanceModel:
 
     def feet(self, positions: np.ndarray) -> np.ndarray:
         """Return the contact points (poses, legs, 3) in the base frame [m]."""
-        rotation, translation = self._kinematics.placements(positions)
+        rotation, translation = self.robot.placements(positions)
         return BatchKinematics.points(rotation, translation, self._foot_joints,
                                       self._foot_points)
 
@@ -138,15 +137,16 @@ class BalanceModel:
             others = np.delete(feet, leg, axis=1)
             origin, normal = _plane(others, feet.mean(axis=1) + np.array([0.0, 0.0, 1.0]))
             heights[:, leg] = np.einsum('ni,ni->n', feet[:, leg] - origin, normal)
-        # the highest foot above the plane of the others is the one lifted (one at most: the
-        # other three then make the ground)
-        highest = np.argmax(heights, axis=1)
+        # the foot highest in the body's frame is the one that may be lifted (one at most: the
+        # other three then make the ground); by the plane alone, one foot up and the opposite
+        # one down look alike
+        highest = np.argmax(feet[:, :, 2], axis=1)
         lifted = heights[np.arange(n), highest] > height
         support[np.nonzero(lifted)[0], highest[lifted]] = False
         return support
 
-    def margins(self, positions: np.ndarray, times: np.ndarray, support: np.ndarray,
-                feet: Optional[np.ndarray] = None) -> List[BalanceMargin]:
+    def margins(self, positions: np.ndarray, times: np.ndarray,
+                support: np.ndarray) -> List[BalanceMargin]:
         """
         Return the smallest margin of the centre of mass and of the zero-moment point.
 
@@ -154,20 +154,26 @@ class BalanceModel:
             (the accelerations are the positions' second differences).
         :param support: (poses, legs) booleans: which legs support at each pose.
         """
+        results = []
+        times = np.asarray(times, dtype=float)
+        for which, depth in self.series(positions, times, support).items():
+            row = int(np.argmin(depth))
+            legs = tuple(leg for leg, on in zip(self.legs, support[row]) if on)
+            results.append(BalanceMargin(which, float(depth[row]), float(times[row]), legs))
+        return results
+
+    def series(self, positions: np.ndarray, times: np.ndarray,
+               support: np.ndarray) -> Dict[str, np.ndarray]:
+        """Return the margin [m] at each pose of the centre of mass and the zero-moment point."""
         positions = np.atleast_2d(np.asarray(positions, dtype=float))
         times = np.asarray(times, dtype=float)
-        rotation, translation = self._kinematics.placements(positions)
-        if feet is None:
-            feet = BatchKinematics.points(rotation, translation, self._foot_joints,
-                                          self._foot_points)
+        rotation, translation = self.robot.placements(positions)
+        feet = BatchKinematics.points(rotation, translation, self._foot_joints,
+                                      self._foot_points)
         bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
         com = (np.einsum('nki,k->ni', bodies, self._masses)
                + self._root_mass * self._root_lever) / self.mass
-        # the ground: the plane of the supporting feet (of all feet, with fewer than three),
-        # level; everything in a frame whose z is its normal, towards the body
-        planar = support.sum(axis=1) >= 3
-        weights = np.where(planar[:, None], support, True).astype(float)
-        origin, normal = _plane(feet, com, weights)
+        origin, normal = self.ground(feet, com, support)
         axes = _frame(normal)
         ground = lambda points: np.einsum('nij,n...j->n...i', axes,   # noqa: E731
                                           points - origin.reshape(len(origin), *(
@@ -180,13 +186,31 @@ class BalanceModel:
             acceleration = np.gradient(np.gradient(bodies, step, axis=0), step, axis=0)
         zmp = self.zero_moment_point(bodies_g, com_g,
                                      np.einsum('nij,nkj->nki', axes, acceleration))
-        results = []
-        for which, point in (('centre of mass', com_g[:, :2]), ('zero-moment point', zmp)):
-            depth = self._depths(point, feet_g[:, :, :2], support)
-            row = int(np.argmin(depth))
-            legs = tuple(leg for leg, on in zip(self.legs, support[row]) if on)
-            results.append(BalanceMargin(which, float(depth[row]), float(times[row]), legs))
-        return results
+        return {which: self._depths(point, feet_g[:, :, :2], support)
+                for which, point in (('centre of mass', com_g[:, :2]),
+                                     ('zero-moment point', zmp))}
+
+    def ground(self, feet: np.ndarray, com: np.ndarray,
+               support: np.ndarray) -> 'tuple[np.ndarray, np.ndarray]':
+        """
+        Return the ground plane of each pose (origin, unit normal towards the body).
+
+        The plane of the supporting feet (of all feet, with fewer than three supporting); it is
+        level: the normal is the vertical, gravity points against it.
+        """
+        planar = support.sum(axis=1) >= 3
+        weights = np.where(planar[:, None], support, True).astype(float)
+        return _plane(feet, com, weights)
+
+    def up(self, positions: np.ndarray, support: np.ndarray) -> np.ndarray:
+        """Return the vertical (poses, 3) in the base frame: the ground's normal."""
+        rotation, translation = self.robot.placements(positions)
+        feet = BatchKinematics.points(rotation, translation, self._foot_joints,
+                                      self._foot_points)
+        bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
+        com = (np.einsum('nki,k->ni', bodies, self._masses)
+               + self._root_mass * self._root_lever) / self.mass
+        return self.ground(feet, com, support)[1]
 
     def zero_moment_point(self, bodies: np.ndarray, com: np.ndarray,
                           acceleration: np.ndarray) -> np.ndarray:
@@ -221,22 +245,29 @@ class BalanceModel:
 def _plane(points: np.ndarray, above: np.ndarray,
            weights: Optional[np.ndarray] = None) -> 'tuple[np.ndarray, np.ndarray]':
     """
-    Return the least-squares plane (origin (n, 3), unit normal (n, 3)) of points (n, k, 3).
+    Return a plane (origin (n, 3), unit normal (n, 3)) through points (n, k, 3).
 
-    The normal points to the side of ``above`` (n, 3); ``weights`` (n, k) of 0 leave a point
-    out. Fewer than three points (or in a line): the base frame's z.
+    The normal is the sum of the normals of every triangle of three of the points, each
+    turned to the side of ``above`` (n, 3): the plane through three points, an average plane
+    through four (no least squares: a closed form for a thousand poses at once). ``weights``
+    (n, k) of 0 leave a point out. Fewer than three points (or in a line): the base frame's z.
     """
+    n, k = points.shape[:2]
     if weights is None:
-        weights = np.ones(points.shape[:2])
+        weights = np.ones((n, k))
     total = np.maximum(weights.sum(axis=1), 1e-12)
     origin = np.einsum('nk,nki->ni', weights, points) / total[:, None]
-    centred = (points - origin[:, None, :]) * weights[:, :, None]
-    _, values, vectors = np.linalg.svd(centred)
-    normal = vectors[:, 2, :]
-    flat = (weights.sum(axis=1) < 3) | (values[:, 1] < 1e-6)
-    normal = np.where(flat[:, None], np.array([0.0, 0.0, 1.0]), normal)
-    side = np.einsum('ni,ni->n', above - origin, normal)
-    return origin, normal * np.where(side < 0, -1.0, 1.0)[:, None]
+    normal = np.zeros((n, 3))
+    for a, b, c in combinations(range(k), 3):
+        triangle = np.cross(points[:, b] - points[:, a], points[:, c] - points[:, a])
+        side = np.einsum('ni,ni->n', triangle, above - points[:, a])
+        used = weights[:, a] * weights[:, b] * weights[:, c]
+        normal += triangle * (np.where(side < 0, -1.0, 1.0) * used)[:, None]
+    length = np.linalg.norm(normal, axis=1)
+    flat = length < 1e-9
+    normal = np.where(flat[:, None], np.array([0.0, 0.0, 1.0]),
+                      normal / np.maximum(length, 1e-12)[:, None])
+    return origin, normal
 
 
 def _frame(normal: np.ndarray) -> np.ndarray:

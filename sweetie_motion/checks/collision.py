@@ -92,7 +92,6 @@ class CollisionModel:
                 self.geometry.addCollisionPair(pinocchio.CollisionPair(i, k))
         self.pairs = np.array(pairs, dtype=int).reshape(-1, 2)
         self.geometry_data = pinocchio.GeometryData(self.geometry)
-        self._kinematics = BatchKinematics(robot)
         self._joints = np.array([o.parentJoint for o in objects], dtype=int)
         centres, radii = [], []
         for o in objects:
@@ -117,7 +116,7 @@ class CollisionModel:
         A pair's step from the pose before is how far any point of its two shapes can have
         moved since: the centre's way plus the radius times the angle turned.
         """
-        rotation, translation = self._kinematics.placements(positions)
+        rotation, translation = self.robot.placements(positions)
         centres = BatchKinematics.points(rotation, translation, self._joints, self._centres)
         a, b = self.pairs[:, 0], self.pairs[:, 1]
         gap = np.linalg.norm(centres[:, a] - centres[:, b], axis=2)
@@ -131,9 +130,10 @@ class CollisionModel:
 
     def exact(self, positions: np.ndarray, pair: int) -> float:
         """Return coal's distance [m] of pair number ``pair`` at one pose (negative: overlap)."""
-        return self._exact_at(self.robot.configurations(positions)[0], pair)
+        return self.exact_configuration(self.robot.configurations(positions)[0], pair)
 
-    def _exact_at(self, q: np.ndarray, pair: int) -> float:
+    def exact_configuration(self, q: np.ndarray, pair: int) -> float:
+        """Return coal's distance [m] of pair number ``pair`` at a pinocchio configuration."""
         # only the pair's two shapes are placed: a pose's other shapes are not needed
         model, data = self.robot.model, self.robot.data
         pinocchio.forwardKinematics(model, data, q)
@@ -157,8 +157,11 @@ class CollisionModel:
         """
         Return the closest approach of every checked pair during a motion, closest first.
 
-        Exact (coal) wherever a pair may come within ``margin``; for a pair that never can,
-        its exact distance at the pose where its bounding spheres come closest.
+        Exact (coal) wherever a pair may cross the margin: the verdict of every pair is exact.
+        The figure of a pair that comes within the margin is the least of the distances coal
+        computed (a pose whose distance is certainly below the margin from the one before is
+        skipped); for a pair that never can, its exact distance at the pose where its
+        bounding spheres come closest.
 
         :param positions: joint positions (poses, joints) in the robot's joint order.
         :param times: the time of each pose [s].
@@ -168,23 +171,28 @@ class CollisionModel:
         if not len(self.pairs) or not len(positions):
             return []
         bounds, steps = self._bounds(positions)
-        # walk each pair's candidate poses in time; skip a pose its last exact distance, less
-        # how far its shapes can have moved since, still keeps above the margin
+        # walk each pair's candidate poses in time; skip a pose whose side of the margin is
+        # certain: the last exact distance, less (or plus) how far the pair's shapes can have
+        # moved since, is still above (or below) it
         travelled = np.cumsum(steps, axis=0)
         configurations = self.robot.configurations(positions)
         best: Dict[int, Tuple[float, int]] = {}
         for pair in np.flatnonzero((bounds < margin).any(axis=0)).tolist():
-            last, at = -np.inf, 0
-            for row in np.flatnonzero(bounds[:, pair] < margin).tolist():
-                if last - (travelled[row, pair] - travelled[at, pair]) >= margin:
-                    continue
-                last, at = self._exact_at(configurations[row], pair), row
+            candidates = np.flatnonzero(bounds[:, pair] < margin)
+            way = travelled[:, pair]
+            index = 0
+            while index < len(candidates):
+                row = int(candidates[index])
+                last = self.exact_configuration(configurations[row], pair)
                 if pair not in best or last < best[pair][0]:
                     best[pair] = (last, row)
+                # the first pose after which the shapes may have moved across the margin
+                certain = int(np.searchsorted(way, way[row] + abs(last - margin), side='right'))
+                index = max(index + 1, int(np.searchsorted(candidates, certain)))
         for pair in range(len(self.pairs)):
             if pair not in best:
                 row = int(np.argmin(bounds[:, pair]))
-                best[pair] = (self._exact_at(configurations[row], pair), row)
+                best[pair] = (self.exact_configuration(configurations[row], pair), row)
         approaches = [PairApproach(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]],
                                    distance, float(times[row]))
                       for p, (distance, row) in best.items()]

@@ -4,19 +4,23 @@ Servo load of a sampled motion.
 Each joint's torque from gravity and the motion's own accelerations, against its servo's rated
 and stall torque.
 
-Inverse dynamics (pinocchio's RNEA) of the robot on a free-flyer whose body is held still: the
-wrench the body then needs comes from the supporting feet, as point contacts sharing it with
-the least-squares (minimum-norm) forces; each leg's joints carry their share through the
-foot's Jacobian. A robot without legs (an arm) stands on its fixed base: plain RNEA.
+The body is held still and the robot's weight and momentum come from the supporting feet, as
+point contacts sharing them with the least-squares (minimum-norm) forces; a joint carries
+what lies beyond it less what the feet beyond it push. A robot without legs (an arm) stands
+on its fixed base.
 """
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-import pinocchio
 
-from sweetie_motion.checks.robot import CheckRobot
+from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
+
+#: standard gravity [m/s^2]
+GRAVITY = 9.81
+#: damping of the feet's least-squares forces (a foot or two cannot hold every moment)
+DAMPING = 1e-9
 
 
 @dataclass(frozen=True)
@@ -46,61 +50,103 @@ class LoadModel:
     """
     Joint torques of sampled motions, and the servos' torques to compare them with.
 
+    Newton-Euler of point masses (each link's mass at its centre of mass, as the balance
+    check has it), for all poses at once in numpy: a joint carries the gravity and the
+    accelerations of every link beyond it, less the forces of the supporting feet beyond it.
+    The unit tests hold it against pinocchio's RNEA.
+
     :param robot: the robot's models.
-    :param ratings: joint -> (rated, stall) torque [N*m]; joints not in it are not loaded
-        (virtual joints, joints without a servo).
+    :param ratings: joint -> (rated, stall) torque [N*m] of its servo; joints not in it are
+        not loaded (virtual joints, joints without a servo).
     :param legs: leg name -> its contact link; empty: the robot stands on its fixed base.
     """
 
     def __init__(self, robot: CheckRobot, ratings: Dict[str, tuple],
                  legs: Optional[dict] = None) -> None:
+        model = robot.model
         self.robot = robot
         self.legs = list(legs or {})
-        self._contacts = [robot.floating_frame(link) for link in (legs or {}).values()]
-        columns = robot.joint_columns()
-        self.joints = [j for j in ratings if j in columns]
-        self._v = np.array([columns[j] for j in self.joints], dtype=int)
+        names = list(model.names)
+        self.joints = [j for j in ratings if j in names and j in robot.joints]
+        self._joint_ids = np.array([names.index(j) for j in self.joints], dtype=int)
         self.rated = np.array([float(ratings[j][0]) for j in self.joints])
         self.stall = np.array([float(ratings[j][1]) for j in self.joints])
+        self._axes = robot.kinematics.angular[self._joint_ids]
+        bodies = [j for j in range(1, model.njoints) if model.inertias[j].mass > 0]
+        self._bodies = np.array(bodies, dtype=int)
+        self._masses = np.array([model.inertias[j].mass for j in bodies])
+        self._levers = np.array([np.asarray(model.inertias[j].lever)
+                                 for j in bodies]).reshape(-1, 3)
+        root = model.inertias[0]
+        self._root = (float(root.mass), np.asarray(root.lever, dtype=float))
+        # which bodies and feet lie beyond each loaded joint
+        self._beyond = np.array([[_descends(model, b, j) for b in bodies]
+                                 for j in self._joint_ids], dtype=float).reshape(
+                                     len(self.joints), len(bodies))
+        feet = [model.frames[robot.frame(link)] for link in (legs or {}).values()]
+        self._foot_joints = np.array([f.parentJoint for f in feet], dtype=int)
+        self._foot_points = np.array([np.asarray(f.placement.translation) for f in feet]
+                                     ).reshape(-1, 3)
+        self._feet_beyond = np.array([[_descends(model, int(f), j) for f in self._foot_joints]
+                                      for j in self._joint_ids], dtype=float).reshape(
+                                          len(self.joints), len(feet))
 
-    def torques(self, positions: np.ndarray, velocities: np.ndarray,
-                accelerations: np.ndarray, support: Optional[np.ndarray] = None) -> np.ndarray:
+    def torques(self, positions: np.ndarray, times: np.ndarray,
+                support: Optional[np.ndarray] = None,
+                up: Optional[np.ndarray] = None) -> np.ndarray:
         """
         Return each pose's joint torques [N*m], a column per joint of :attr:`joints`.
 
+        :param positions: joint positions (poses, joints), uniformly sampled in ``times``
+            (the accelerations are the positions' second differences).
         :param support: (poses, legs) booleans; None or no legs: the fixed base carries.
+        :param up: (poses, 3) the vertical in the base frame (default: its z).
         """
-        robot = self.robot
-        q = robot.configurations(positions)
-        v = robot.tangents(velocities)
-        a = robot.tangents(accelerations)
-        out = np.empty((len(q), len(self.joints)))
-        if not self._contacts or support is None:
-            model, data = robot.model, robot.data
-            for row in range(len(q)):
-                out[row] = pinocchio.rnea(model, data, q[row], v[row], a[row])[self._v]
-            return out
-        model, data = robot.floating, robot.floating_data
-        frame = pinocchio.ReferenceFrame.LOCAL_WORLD_ALIGNED
-        legs = len(self._contacts)
-        taus = np.empty((len(q), model.nv))
-        jacobians = np.zeros((len(q), 3 * legs, model.nv))
-        for row in range(len(q)):
-            qf = robot.floating_configuration(q[row])
-            taus[row] = pinocchio.rnea(model, data, qf, robot.floating_tangent(v[row]),
-                                       robot.floating_tangent(a[row]))
-            pinocchio.computeJointJacobians(model, data, qf)
-            pinocchio.updateFramePlacements(model, data)
-            for leg, contact in enumerate(self._contacts):
-                if support[row, leg]:
-                    jacobians[row, 3 * leg:3 * leg + 3] = pinocchio.getFrameJacobian(
-                        model, data, contact, frame)[:3]
-        # the feet's forces that give the body its wrench, the smallest that do (a lifted
-        # foot's rows are zero: it carries nothing)
-        forces = np.einsum('nij,nj->ni', np.linalg.pinv(
-            np.transpose(jacobians[:, :, :6], (0, 2, 1))), taus[:, :6])
-        taus -= np.einsum('nij,ni->nj', jacobians, forces)
-        return taus[:, self._v + 6]
+        positions = np.atleast_2d(np.asarray(positions, dtype=float))
+        n = len(positions)
+        rotation, translation = self.robot.placements(positions)
+        bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
+        acceleration = np.zeros_like(bodies)
+        if n >= 3:
+            step = float(times[1] - times[0])
+            acceleration = np.gradient(np.gradient(bodies, step, axis=0), step, axis=0)
+        up = np.tile([0.0, 0.0, 1.0], (n, 1)) if up is None else up
+        # what each link needs: its mass times its acceleration against gravity
+        demand = self._masses[None, :, None] * (acceleration + GRAVITY * up[:, None, :])
+        origins = translation[:, self._joint_ids]                      # (n, J, 3)
+        axes = np.einsum('njab,jb->nja', rotation[:, self._joint_ids], self._axes)
+        force = np.einsum('jb,nbi->nji', self._beyond, demand)
+        moment = np.einsum('jb,nbi->nji', self._beyond, np.cross(bodies, demand)) - \
+            np.cross(origins, force)
+        if len(self._foot_joints) and support is not None:
+            feet = BatchKinematics.points(rotation, translation, self._foot_joints,
+                                          self._foot_points)
+            forces = self._foot_forces(feet, bodies, demand, support, up)
+            moment -= np.einsum('jf,nfi->nji', self._feet_beyond, np.cross(feet, forces)) - \
+                np.cross(origins, np.einsum('jf,nfi->nji', self._feet_beyond, forces))
+        return np.einsum('nji,nji->nj', axes, moment)
+
+    def _foot_forces(self, feet: np.ndarray, bodies: np.ndarray, demand: np.ndarray,
+                     support: np.ndarray, up: np.ndarray) -> np.ndarray:
+        """Return the supporting feet's forces (poses, legs, 3): the least that carry it."""
+        n, count = feet.shape[:2]
+        mass, lever = self._root
+        base = mass * GRAVITY * up                                     # the body's weight
+        wrench = np.concatenate((demand.sum(axis=1) + base,
+                                 np.cross(bodies, demand).sum(axis=1)
+                                 + np.cross(np.broadcast_to(lever, base.shape), base)), axis=1)
+        matrix = np.zeros((n, 6, 3 * count))
+        eye = np.eye(3)
+        for leg in range(count):
+            on = support[:, leg].astype(float)[:, None, None]
+            matrix[:, :3, 3 * leg:3 * leg + 3] = eye * on
+            matrix[:, 3:, 3 * leg:3 * leg + 3] = _skew_rows(feet[:, leg]) * on
+        # the least forces: A^T (A A^T)^-1 w, damped a little for fewer than three feet (a
+        # closed form for a thousand poses at once; a pseudo-inverse per pose cost 10 times more)
+        square = np.einsum('nij,nkj->nik', matrix, matrix) + DAMPING * np.eye(6)
+        share = np.linalg.solve(square, wrench[..., None])[..., 0]
+        forces = np.einsum('nji,nj->ni', matrix, share)
+        return forces.reshape(n, count, 3)
 
     def heaviest(self, torques: np.ndarray, times: np.ndarray) -> List[JointLoad]:
         """Return the heaviest moment of each joint; the largest share of its rating first."""
@@ -116,9 +162,25 @@ class LoadModel:
         return sorted(loads, key=lambda load: -load.percent)
 
 
+def _descends(model, joint: int, ancestor: int) -> bool:
+    """Return whether ``joint`` is ``ancestor`` or lies beyond it in the kinematic tree."""
+    while joint > 0:
+        if joint == ancestor:
+            return True
+        joint = int(model.parents[joint])
+    return False
+
+
+def _skew_rows(vectors: np.ndarray) -> np.ndarray:
+    """Return the cross-product matrices (n, 3, 3) of vectors (n, 3)."""
+    x, y, z = vectors[:, 0], vectors[:, 1], vectors[:, 2]
+    zero = np.zeros_like(x)
+    return np.stack((np.stack((zero, -z, y), axis=1), np.stack((z, zero, -x), axis=1),
+                     np.stack((-y, x, zero), axis=1)), axis=1)
+
+
 def _longest_run(flags: Sequence[bool]) -> int:
-    longest = current = 0
-    for flag in flags:
-        current = current + 1 if flag else 0
-        longest = max(longest, current)
-    return longest
+    """Return the length of the longest run of true values."""
+    edges = np.diff(np.concatenate(([0], np.asarray(flags, dtype=int), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return int((ends - starts).max()) if len(starts) else 0

@@ -26,12 +26,13 @@ class CheckSettings:
     """
     What a robot's ``checks:`` section asks for (each check: off, warn or refuse).
 
-    Defaults, and why: collision refuses (two links that touch break something; the shapes
-    are already the links' bounding boxes) with 2 mm to spare for the servos' backlash;
-    balance and load warn until a robot's model is trusted for them (masses, the feet).
+    Defaults, and why: every check warns and none refuses, so that a robot description that
+    says nothing (a user's robot, collision shapes that overlap at rest with no SRDF) plays
+    what it played before, with warnings in the log and the result; a robot whose model is
+    trusted for a check sets it to refuse. Collision keeps 2 mm for the servos' backlash.
     """
 
-    collision: str = 'refuse'
+    collision: str = 'warn'
     collision_margin: float = 0.002
     balance: str = 'warn'
     balance_margin: float = 0.0
@@ -124,7 +125,8 @@ class PoseSamples:
     flags: Dict[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
-    def from_spline(cls, spline: Any, columns: Sequence[int], hold: np.ndarray, rate: float,
+    def from_spline(cls, spline: Any, columns: Union[Sequence[int], np.ndarray],
+                    hold: np.ndarray, rate: float,
                     flags: Optional[dict] = None) -> 'PoseSamples':
         """
         Sample ``spline`` (a JointSpline of the joints in ``columns``) at ``rate`` [Hz].
@@ -159,6 +161,8 @@ class CheckReport:
     balance: Optional[List[BalanceMargin]] = None
     load: Optional[List[JointLoad]] = None
     findings: List[Finding] = field(default_factory=list)
+    #: which legs supported at each pose (poses, legs), None for a robot without legs
+    support: Optional[np.ndarray] = None
 
     @property
     def refused(self) -> List[Finding]:
@@ -211,7 +215,7 @@ class MotionChecker:
         """Run the checks that are on; return what they found."""
         settings = self.settings
         report = CheckReport()
-        support = self.support(samples)
+        support = report.support = self.support(samples)
         if self.collision is not None:
             report.collision = self.collision.closest(samples.positions, samples.times,
                                                       settings.collision_margin)
@@ -229,8 +233,9 @@ class MotionChecker:
                     report.findings.append(Finding('balance', settings.balance, margin.time,
                                                    margin.describe()))
         if self.load is not None:
-            torques = self.load.torques(samples.positions, samples.velocities,
-                                        samples.accelerations, support)
+            up = self.balance.up(samples.positions, support) \
+                if self.balance is not None and support is not None else None
+            torques = self.load.torques(samples.positions, samples.times, support, up)
             report.load = self.load.heaviest(torques, samples.times)
             for load in report.load:
                 if abs(load.torque) > load.stall or load.over_rated > settings.overload_time:

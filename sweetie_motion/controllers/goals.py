@@ -11,6 +11,7 @@ from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from sweetie_motion.checks.motion import MotionChecker, PoseSamples
 from sweetie_motion.controllers.base import ControlledJoints
 from sweetie_motion.core.events import Outcome
 from sweetie_motion.core.ports import JointVector, LatestValue
@@ -42,9 +43,9 @@ class GoalPlan:
     tolerances: Tolerances
     resources: FrozenSet[str]
     support: List[Tuple[str, np.ndarray, np.ndarray]]
-    #: what the planning changed in the goal's timing (retimed, a longer approach): the
-    #: result message carries it
-    timing: List[str] = field(default_factory=list)
+    #: what the planning changed in the goal's timing (retimed, a longer approach) and what
+    #: the motion checks warn of: the result message carries it
+    notes: List[str] = field(default_factory=list)
 
     @property
     def duration(self) -> float:
@@ -63,11 +64,13 @@ class GoalPlanner:
     :param interpolation: 'akima' or 'cubic' for position-only keyframes.
     :param policy: what a goal beyond the velocity or acceleration limits gets: 'retime'
         (slowed down to fit) or 'refuse' (INVALID_GOAL), see :mod:`trajectory.timing`.
+    :param checker: the motion checks (collision, balance, load) every planned goal passes
+        (None: none); a refusal is INVALID_GOAL, a warning goes into the result's message.
     """
 
     def __init__(self, name: str, model: RobotModelView, chains: Sequence[str],
                  defaults: ToleranceDefaults, interpolation: str = 'akima',
-                 policy: str = 'retime') -> None:
+                 policy: str = 'retime', checker: Optional[MotionChecker] = None) -> None:
         problem = policy_problem(policy)
         if problem:
             raise ValueError(f'limits policy {policy!r}: {problem}')
@@ -78,6 +81,7 @@ class GoalPlanner:
         self.interpolation = interpolation
         self.policy = policy
         self.limits = model.joint_limits()
+        self.checker = checker
         self._local_index = {int(c): k for k, c in enumerate(self.controlled.indices)}
 
     def validate(self, goal: GoalLike) -> TrajectoryArrays:
@@ -89,11 +93,15 @@ class GoalPlanner:
         """
         controlled = self.controlled
         arrays = validate_goal(goal, self.model, controlled.joints)
-        foreign = [c for c in arrays.support_chains() if c not in controlled.chains]
+        # a support flag says a leg carries the robot: any leg of the robot may be flagged
+        # (a head goal may say the pony stands on three legs)
+        legs = set(self.checker.legs) if self.checker is not None else set()
+        foreign = [c for c in arrays.support_chains()
+                   if c not in controlled.chains and c not in legs]
         if foreign:
             raise GoalError(ResultCode.INVALID_JOINTS,
                             f'support flags of chain(s) {", ".join(foreign)} that this '
-                            'controller does not drive')
+                            'controller does not drive and that are not legs of the robot')
         return arrays
 
     def plan(self, goal: GoalLike,
@@ -115,7 +123,7 @@ class GoalPlanner:
         limits = self.limits.take(indices)
         planning = planning_limits(limits)
         tolerances = Tolerances(joints, arrays, self.defaults)
-        timing: List[str] = []
+        notes: List[str] = []
         _, excess = limit_excess(motion.spline, joints, limits, start=motion.start)
         if excess is not None:
             if self.policy == 'refuse':
@@ -125,7 +133,7 @@ class GoalPlanner:
                                 'limits.policy is refuse)')
             factor, _ = limit_excess(motion.spline, joints, planning, start=motion.start)
             motion = motion.retimed(factor)
-            timing.append(describe_retiming(factor, excess))
+            notes.append(describe_retiming(factor, excess))
         times = motion.times
         start_position = reference.position[indices]
         start_velocity = reference.velocity[indices]
@@ -145,8 +153,8 @@ class GoalPlanner:
             spline = join_splines(approach, motion.spline)
             shift = duration - motion.start
             if shift > 1e-3:
-                timing.append(f'the approach to the first point takes {duration:.2f} s '
-                              f'instead of {motion.start:.2f} s (joint limits)')
+                notes.append(f'the approach to the first point takes {duration:.2f} s '
+                             f'instead of {motion.start:.2f} s (joint limits)')
         else:
             violation = tolerances.start_violation(motion.positions[0],
                                                    measured.position[indices])
@@ -158,9 +166,44 @@ class GoalPlanner:
         support = [(chain, times + shift, arrays.positions[:, column])
                    for chain, column in zip(arrays.support_chains(), arrays.columns(
                        [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
+        if self.checker is not None:
+            warnings, defaults = self.check(spline, indices, reference.position, support)
+            notes += warnings
+            support += defaults
         resources = frozenset(self.model.get_joints_groups(joints))
         local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
-        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, timing)
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, notes)
+
+    def check(self, spline: JointSpline, indices: np.ndarray, hold: np.ndarray,
+              support: List[Tuple[str, np.ndarray, np.ndarray]]
+              ) -> Tuple[List[str], List[Tuple[str, np.ndarray, np.ndarray]]]:
+        """
+        Run the motion checks on a planned motion (the other joints hold ``hold``).
+
+        :return: the warnings (for the result's message) and the support of the legs the goal
+            has no flags for, as the checks took it (published while the goal runs).
+        :raises GoalError: INVALID_GOAL naming what, where and when, if a check refuses.
+        """
+        checker = self.checker
+        assert checker is not None
+        samples = PoseSamples.from_spline(
+            spline, indices, hold, checker.settings.sample_rate,
+            {chain: (times, values) for chain, times, values in support})
+        report = checker.check(samples)
+        defaults = []
+        if report.support is not None:
+            flagged = {chain for chain, _, _ in support}
+            change = np.flatnonzero(np.any(np.diff(report.support, axis=0), axis=1)) + 1
+            keys = np.concatenate(([0], change))
+            defaults = [(leg, samples.times[keys], report.support[keys, column].astype(float))
+                        for column, leg in enumerate(checker.legs) if leg not in flagged]
+        refused = report.refused
+        if refused:
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            'the motion would hurt the robot: ' + '; '.join(
+                                f'{f.check}: {f.message}' for f in refused)
+                            + f' (controller {self.name}; checks: in the robot description)')
+        return [f'{f.check} warning: {f.message}' for f in report.findings], defaults
 
 
 @dataclass(eq=False)
@@ -193,6 +236,6 @@ class ExecutingGoal:
         The message tells what planning changed in the timing, if anything.
         """
         if self.outcome is None:
-            if self.plan.timing:
-                message = f'{message}; {"; ".join(self.plan.timing)}'
+            if self.plan.notes:
+                message = f'{message}; {"; ".join(self.plan.notes)}'
             self.outcome = Outcome(status, int(code), message)

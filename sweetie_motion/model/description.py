@@ -15,8 +15,9 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     Create (not configure) a RobotModel from a ``robot:`` mapping.
 
     :param robot: ``{urdf: path, chains: {...}, groups: {...}, limits: {...}, checks: {...}}``;
-        a relative urdf (srdf, servo config) path is relative to ``base_dir``; ``urdf_xml`` may give the URDF text instead;
-        ``limits`` gives acceleration and jerk limits (see :class:`RobotModel`).
+        a relative urdf (srdf, servo config) path is relative to ``base_dir``; ``urdf_xml``
+        may give the URDF text instead; ``limits`` gives acceleration and jerk limits (see
+        :class:`RobotModel`); ``checks`` the motion checks (:class:`CheckSettings`).
     :raises ModelError: the mapping lacks the URDF or has no chains.
     """
     if not isinstance(robot, Mapping):

@@ -64,7 +64,9 @@ class BackgroundNode:
         :param release: called once nothing spins any more, before the node goes (entities
             the node does not destroy itself).
         """
-        self.executor.shutdown()
+        # bounded: a fresh-clone run saw `servo identify --abort` print its answer and then
+        # hang here for 120 s (shutdown without a timeout waits for ever)
+        self.executor.shutdown(timeout_sec=5.0)
         # a spinning thread at interpreter exit aborts the process
         self._thread.join(5.0)
         if release is not None:

@@ -6,8 +6,10 @@ cycle side (:mod:`sweetie_motion.host`), by default in a child process; nodes re
 through :attr:`MotionProcess.host`. The bringup creates this object; nodes never do.
 """
 
-from typing import List
+import threading
+from typing import List, Optional
 
+from sweetie_motion.checks.motion import checker_for, MotionChecker
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -24,11 +26,20 @@ class MotionProcess:
         self.model = model
         self.view = model.view()
         self.host = host
+        self._checker: Optional[MotionChecker] = None
+        self._checker_lock = threading.Lock()
 
     @property
     def period(self) -> float:
         """Return the cycle period [s] (the host's)."""
         return self.host.period
+
+    def checker(self) -> MotionChecker:
+        """Return the motion checks of the robot (built at the first call, then shared)."""
+        with self._checker_lock:
+            if self._checker is None:
+                self._checker = checker_for(self.model)
+            return self._checker
 
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""

@@ -199,7 +199,8 @@ class JointTrajectoryNode(ControllerNode):
         defaults = self._tolerance_defaults()
         chains = tuple(values['controlled_chains'])
         self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
-                                    values['interpolation'], values['limits.policy'])
+                                    values['interpolation'], values['limits.policy'],
+                                    self.process.checker())
         return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
                                    values['interpolation'], self.order, values['feedback_rate'])
 
@@ -308,9 +309,8 @@ class JointTrajectoryNode(ControllerNode):
                             f'(state {self.lifecycle_state})')
         self._planner.policy = self.get_parameter('limits.policy').value
         plan = self._planner.plan(goal, self.poses)
-        if plan.timing:
-            self.get_logger().info('goal planned within the joint limits: ' +
-                                   '; '.join(plan.timing))
+        if plan.notes:
+            self.get_logger().info('goal planned: ' + '; '.join(plan.notes))
         return plan
 
     def poses(self):

@@ -100,7 +100,7 @@ class DemoClient:
 
     def close(self) -> None:
         """Shut the demo node down."""
-        self.executor.shutdown()
+        self.executor.shutdown(timeout_sec=5.0)
         self.node.destroy_node()
         self.rclpy.try_shutdown()
 

@@ -513,10 +513,22 @@ def test_a_trajectory_controller_survives_cleanup_and_comes_back(pony):
     assert pony.process.alive()
 
 
-def test_support_flags_of_another_controllers_chain_are_invalid_joints(pony):
-    result = run(pony, pony.head, fjt_goal(['joint52', 'support/leg1'], [[0.1, 1]], [1]))
-    assert result.result.error_code == Result.INVALID_JOINTS
-    assert 'leg1' in result.result.error_string
+def test_a_head_goal_may_say_which_legs_support_but_not_flag_a_chain_that_is_no_leg(pony):
+    # the pony's legs carry it whatever the head does: a head goal may flag them (R-EDIT-5)
+    seen = []
+    subscription = pony.node.create_subscription(SupportState, f'/{NS}/support_state',
+                                                 seen.append, 10)
+    wait_for(lambda: subscription.get_publisher_count() > 0, 20,
+             message='the support_state publisher')
+    start = pony.position('joint52', 'reference')
+    result = run(pony, pony.head, fjt_goal(['joint52', 'support/leg1'],
+                                           [[start + 0.1, 0.0], [start, 0.0]], [1, 2]))
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    wait_for(lambda: any(dict(zip(m.name, m.support)).get('leg1') == 0.0 for m in list(seen)),
+             10, message='leg1 published as lifted')
+    refused = run(pony, pony.head, fjt_goal(['joint52', 'support/nose'], [[0.1, 1]], [1]))
+    assert refused.result.error_code == Result.INVALID_JOINTS
+    assert 'nose' in refused.result.error_string
 
 
 @pytest.mark.parametrize('speed', [-1.0, 1e-300, 1000.0, math.nan])
