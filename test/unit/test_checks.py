@@ -326,3 +326,39 @@ def test_the_checks_settings_are_validated_with_clear_errors(tmp_path):
         CheckSettings.from_mapping({'load': {'overload_time': -1}})
     with pytest.raises(ModelError, match='checks.speed: unknown'):
         CheckSettings.from_mapping({'speed': {}})
+
+
+def test_the_check_command_prints_the_library_table_and_what_each_flagged_motion_breaks(
+        capsys, tmp_path):
+    from sweetie_motion.cli import main
+    code = main(['check', '--files', 'config/trajectories/nod.yaml',
+                 'test/data/sweetie_movements/greeting.json', '--png', str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0   # the pony's checks warn: nothing is refused
+    table = out.split('\n\n')[0]
+    lines = {line.split()[0]: line for line in table.splitlines() if line.strip()}
+    assert lines['nod'].rstrip().endswith('ok')
+    assert lines['greeting'].rstrip().endswith('warn')
+    assert 'bone15 and bone54 overlap by' in out          # the raised hoof and the head box
+    assert (tmp_path / 'greeting.png').stat().st_size > 10_000
+    assert not (tmp_path / 'nod.png').exists()
+
+
+def test_the_check_command_exits_1_when_a_motion_would_be_refused(capsys, tmp_path):
+    from sweetie_motion.cli import main
+    code = main(['check', '--robot', 'winding_arm.yaml', '--files',
+                 str(_arm_motion(tmp_path))])
+    assert code == 1
+    assert 'REFUSE' in capsys.readouterr().out
+
+
+def _arm_motion(tmp_path):
+    from sweetie_motion.trajectory.codec import dump_goal
+    from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+    joints = [f'joint{k}' for k in range(1, 7)]
+    goal = TrajectoryGoal(joints, [
+        TrajectoryPoint(0.0, [-1.5708, 0.0, 0.0, 0.0, 0.0, 0.0], [], [], []),
+        TrajectoryPoint(4.0, [-1.57, 1.23, 0.99, 0.0, 0.0, 0.0], [], [], [])])
+    path = tmp_path / 'into_the_base.yaml'
+    path.write_text(dump_goal(goal, 'into_the_base'))
+    return path
