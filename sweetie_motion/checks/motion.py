@@ -80,6 +80,8 @@ class CheckSettings:
                                      f'{", ".join(known[key])})')
                 target = key if name == 'mode' else (
                     f'{key}_{name}' if name == 'margin' else name)
+                if name == 'mode' and given is False:
+                    given = 'off'   # YAML 1.1 reads a bare off as false
                 if name == 'mode' and given not in MODES:
                     raise ModelError(f'checks.{key}.mode: {given!r} is not one of '
                                      f'{", ".join(MODES)}')
