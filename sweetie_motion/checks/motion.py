@@ -19,6 +19,9 @@ from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.errors import ModelError
 
 MODES = ('off', 'warn', 'refuse')
+#: the most poses a motion is checked at: a longer motion is sampled less often (12 000 poses
+#: are 2 minutes at 100 Hz, about 0.8 s and 200 MB of arrays; bounded by count, not by time)
+MAX_POSES = 12000
 
 
 @dataclass
@@ -133,9 +136,10 @@ class PoseSamples:
         """
         Sample ``spline`` (a JointSpline of the joints in ``columns``) at ``rate`` [Hz].
 
-        The other joints hold their values in ``hold`` (a full pose).
+        The other joints hold their values in ``hold`` (a full pose). At most
+        :data:`MAX_POSES` poses: a longer motion is sampled less often.
         """
-        count = max(2, int(np.ceil(spline.duration * rate)) + 1)
+        count = min(MAX_POSES, max(2, int(np.ceil(spline.duration * rate)) + 1))
         times = np.linspace(0.0, spline.duration, count)
         p, v, a = spline.sample_many(times)
         positions = np.tile(np.asarray(hold, dtype=float), (count, 1))

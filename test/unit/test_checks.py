@@ -362,3 +362,14 @@ def _arm_motion(tmp_path):
     path = tmp_path / 'into_the_base.yaml'
     path.write_text(dump_goal(goal, 'into_the_base'))
     return path
+
+
+def test_a_long_motion_is_checked_at_a_bounded_number_of_poses(pony):
+    from sweetie_motion.checks.motion import MAX_POSES
+    from sweetie_motion.trajectory.spline import build_spline
+    model, checker = pony
+    joints = model.list_all_joints()
+    spline = build_spline([0.0, 300.0, 600.0], [[0.0], [0.3], [0.0]])
+    samples = PoseSamples.from_spline(spline, [joints.index('joint53')], pose(model), 100.0)
+    assert len(samples.times) == MAX_POSES
+    assert samples.times[-1] == pytest.approx(600.0)
