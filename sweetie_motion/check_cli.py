@@ -14,6 +14,7 @@ import sys
 from typing import List, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
 def add_check_command(commands, add_connection_options) -> None:
@@ -38,7 +39,7 @@ def add_check_command(commands, add_connection_options) -> None:
     check.set_defaults(run=run_check)
 
 
-def _motions(args: argparse.Namespace) -> List[Tuple[str, object]]:
+def _motions(args: argparse.Namespace) -> List[Tuple[str, TrajectoryGoal]]:
     """Return (name, goal) of the motions the command names."""
     from sweetie_motion.storage.migration import load_ros1_json
     from sweetie_motion.trajectory.codec import load_goal_file
@@ -50,7 +51,7 @@ def _motions(args: argparse.Namespace) -> List[Tuple[str, object]]:
                 paths += sorted(p for p in path.iterdir() if p.suffix in ('.yaml', '.json'))
             else:
                 paths.append(path)
-        motions = []
+        motions: List[Tuple[str, TrajectoryGoal]] = []
         for path in paths:
             try:
                 goal = load_ros1_json(path) if path.suffix == '.json' else load_goal_file(path)

@@ -111,7 +111,8 @@ class CollisionModel:
         return self._bounds(positions)[0]
 
     def _bounds(self, positions: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return the pairs' lower bounds (poses, pairs) and each pair's largest step (poses).
+        """
+        Return the pairs' lower bounds (poses, pairs) and each pair's largest step (poses).
 
         A pair's step from the pose before is how far any point of its two shapes can have
         moved since: the centre's way plus the radius times the angle turned.
