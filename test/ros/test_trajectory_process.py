@@ -526,9 +526,9 @@ def test_a_head_goal_may_say_which_legs_support_but_not_flag_a_chain_that_is_no_
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
     wait_for(lambda: any(dict(zip(m.name, m.support)).get('leg1') == 0.0 for m in list(seen)),
              10, message='leg1 published as lifted')
-    refused = run(pony, pony.head, fjt_goal(['joint52', 'support/nose'], [[0.1, 1]], [1]))
+    refused = run(pony, pony.head, fjt_goal(['joint52', 'support/tail'], [[0.1, 1]], [1]))
     assert refused.result.error_code == Result.INVALID_JOINTS
-    assert 'nose' in refused.result.error_string
+    assert 'tail' in refused.result.error_string
 
 
 @pytest.mark.parametrize('speed', [-1.0, 1e-300, 1000.0, math.nan])
