@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
+from sweetie_motion.checks.robot import CheckRobot
 
 #: standard gravity [m/s^2]
 GRAVITY = 9.81
@@ -84,6 +84,18 @@ def polygon_depth(point: np.ndarray, feet: np.ndarray) -> np.ndarray:
     return np.where(is_outside, -outside, inside)
 
 
+@dataclass(frozen=True)
+class Stance:
+    """Where a motion's feet, masses and ground are, pose by pose, in the base frame [m]."""
+
+    feet: np.ndarray        #: (n, legs, 3) the contact points
+    centres: np.ndarray     #: (n, links, 3) the links' centres of mass
+    com: np.ndarray         #: (n, 3) the robot's centre of mass
+    origin: np.ndarray      #: (n, 3) a point of the ground
+    normal: np.ndarray      #: (n, 3) the ground's normal, towards the body: the vertical
+    support: np.ndarray     #: (n, legs) booleans: which legs support
+
+
 class BalanceModel:
     """
     The masses and feet of a legged robot, for the balance of sampled motions.
@@ -94,29 +106,25 @@ class BalanceModel:
     """
 
     def __init__(self, robot: CheckRobot, legs: dict, foot_radius: float) -> None:
-        model = robot.model
         self.robot = robot
         self.legs = list(legs)
         self.foot_radius = float(foot_radius)
-        feet = [model.frames[robot.frame(link)] for link in legs.values()]
-        self._foot_joints = np.array([f.parentJoint for f in feet], dtype=int)
-        self._foot_points = np.array([np.asarray(f.placement.translation) for f in feet]
-                                     ).reshape(-1, 3)
-        bodies = [j for j in range(1, model.njoints) if model.inertias[j].mass > 0]
-        self._bodies = np.array(bodies, dtype=int)
-        self._masses = np.array([model.inertias[j].mass for j in bodies])
-        self._levers = np.array([np.asarray(model.inertias[j].lever)
-                                 for j in bodies]).reshape(-1, 3)
-        root = model.inertias[0]
-        self._root_mass = float(root.mass)
-        self._root_lever = np.asarray(root.lever, dtype=float)
-        self.mass = float(self._masses.sum()) + self._root_mass
+        self._feet = robot.contacts(list(legs.values()))
+        self._masses = robot.masses
+        self.mass = robot.masses.total
 
     def feet(self, positions: np.ndarray) -> np.ndarray:
         """Return the contact points (poses, legs, 3) in the base frame [m]."""
+        return self._feet.place(*self.robot.placements(positions))
+
+    def stance(self, positions: np.ndarray, support: np.ndarray) -> Stance:
+        """Return where the feet, the masses and the ground are at each pose."""
         rotation, translation = self.robot.placements(positions)
-        return BatchKinematics.points(rotation, translation, self._foot_joints,
-                                      self._foot_points)
+        feet = self._feet.place(rotation, translation)
+        centres = self._masses.centres.place(rotation, translation)
+        com = self._masses.centre_of_mass(centres)
+        origin, normal = self.ground(feet, com, support)
+        return Stance(feet, centres, com, origin, normal, support)
 
     def default_support(self, feet: np.ndarray, height: float) -> np.ndarray:
         """
@@ -145,36 +153,28 @@ class BalanceModel:
         support[np.nonzero(lifted)[0], highest[lifted]] = False
         return support
 
-    def margins(self, positions: np.ndarray, times: np.ndarray,
-                support: np.ndarray) -> List[BalanceMargin]:
+    def margins(self, stance: Stance, times: np.ndarray) -> List[BalanceMargin]:
         """
         Return the smallest margin of the centre of mass and of the zero-moment point.
 
-        :param positions: joint positions (poses, joints); uniformly sampled in ``times``
+        :param stance: the motion's poses (:meth:`stance`), uniformly sampled in ``times``
             (the accelerations are the positions' second differences).
-        :param support: (poses, legs) booleans: which legs support at each pose.
         """
         results = []
         times = np.asarray(times, dtype=float)
-        for which, depth in self.series(positions, times, support).items():
+        support = stance.support
+        for which, depth in self.series(stance, times).items():
             row = int(np.argmin(depth))
             legs = tuple(leg for leg, on in zip(self.legs, support[row]) if on)
             results.append(BalanceMargin(which, float(depth[row]), float(times[row]), legs))
         return results
 
-    def series(self, positions: np.ndarray, times: np.ndarray,
-               support: np.ndarray) -> Dict[str, np.ndarray]:
+    def series(self, stance: Stance, times: np.ndarray) -> Dict[str, np.ndarray]:
         """Return the margin [m] at each pose of the centre of mass and the zero-moment point."""
-        positions = np.atleast_2d(np.asarray(positions, dtype=float))
         times = np.asarray(times, dtype=float)
-        rotation, translation = self.robot.placements(positions)
-        feet = BatchKinematics.points(rotation, translation, self._foot_joints,
-                                      self._foot_points)
-        bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
-        com = (np.einsum('nki,k->ni', bodies, self._masses)
-               + self._root_mass * self._root_lever) / self.mass
-        origin, normal = self.ground(feet, com, support)
-        axes = _frame(normal)
+        feet, bodies, com, origin = stance.feet, stance.centres, stance.com, stance.origin
+        support = stance.support
+        axes = _frame(stance.normal)
         ground = lambda points: np.einsum('nij,n...j->n...i', axes,   # noqa: E731
                                           points - origin.reshape(len(origin), *(
                                               [1] * (points.ndim - 2)), 3))
@@ -202,16 +202,6 @@ class BalanceModel:
         weights = np.where(planar[:, None], support, True).astype(float)
         return _plane(feet, com, weights)
 
-    def up(self, positions: np.ndarray, support: np.ndarray) -> np.ndarray:
-        """Return the vertical (poses, 3) in the base frame: the ground's normal."""
-        rotation, translation = self.robot.placements(positions)
-        feet = BatchKinematics.points(rotation, translation, self._foot_joints,
-                                      self._foot_points)
-        bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
-        com = (np.einsum('nki,k->ni', bodies, self._masses)
-               + self._root_mass * self._root_lever) / self.mass
-        return self.ground(feet, com, support)[1]
-
     def zero_moment_point(self, bodies: np.ndarray, com: np.ndarray,
                           acceleration: np.ndarray) -> np.ndarray:
         """
@@ -221,10 +211,11 @@ class BalanceModel:
         :param com: the robot's centre of mass (poses, 3) in the ground frame.
         :param acceleration: the links' accelerations (poses, links, 3) in the ground frame.
         """
-        com_acceleration = np.einsum('nki,k->ni', acceleration, self._masses) / self.mass
+        masses = self._masses.masses
+        com_acceleration = np.einsum('nki,k->ni', acceleration, masses) / self.mass
         # the rate of the angular momentum about the centre of mass, of point masses
         lever = bodies - com[:, None, :]
-        momentum_rate = np.einsum('k,nki->ni', self._masses, np.cross(lever, acceleration))
+        momentum_rate = np.einsum('k,nki->ni', masses, np.cross(lever, acceleration))
         vertical = np.maximum(com_acceleration[:, 2] + GRAVITY, 1e-6)
         force = self.mass * vertical
         height = com[:, 2]

@@ -35,9 +35,11 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
                         label='margin')
         axes[0].legend(fontsize='small')
     axes[0].set_ylabel('closest links [mm]')
-    if checker.balance is not None and report.support is not None:
-        for which, margin in checker.balance.series(samples.positions, times,
-                                                    report.support).items():
+    balance = checker.balance
+    stance = balance.stance(samples.positions, report.support) \
+        if balance is not None and report.support is not None else None
+    if balance is not None and stance is not None:
+        for which, margin in balance.series(stance, times).items():
             axes[1].plot(times, margin * 1e3, label=which)
         axes[1].axhline(settings.balance_margin * 1e3, color='tab:red', linestyle='--',
                         label='margin')
@@ -45,9 +47,8 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
     axes[1].set_ylabel('inside support [mm]')
     if checker.load is not None and report.load:
         load = checker.load
-        up = checker.balance.up(samples.positions, report.support) \
-            if checker.balance is not None and report.support is not None else None
-        torques = load.torques(samples.positions, times, report.support, up)
+        torques = load.torques(samples.positions, times, report.support,
+                               None if stance is None else stance.normal)
         share = 100.0 * np.abs(torques) / np.maximum(load.rated, 1e-9)
         for joint in [entry.joint for entry in report.load[:3]]:
             axes[2].plot(times, share[:, load.joints.index(joint)], label=joint)

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
+from sweetie_motion.checks.robot import CheckRobot
 
 #: standard gravity [m/s^2]
 GRAVITY = 9.81
@@ -72,24 +72,17 @@ class LoadModel:
         self.rated = np.array([float(ratings[j][0]) for j in self.joints])
         self.stall = np.array([float(ratings[j][1]) for j in self.joints])
         self._axes = robot.kinematics.angular[self._joint_ids]
-        bodies = [j for j in range(1, model.njoints) if model.inertias[j].mass > 0]
-        self._bodies = np.array(bodies, dtype=int)
-        self._masses = np.array([model.inertias[j].mass for j in bodies])
-        self._levers = np.array([np.asarray(model.inertias[j].lever)
-                                 for j in bodies]).reshape(-1, 3)
-        root = model.inertias[0]
-        self._root = (float(root.mass), np.asarray(root.lever, dtype=float))
+        self._masses = robot.masses
+        self._feet = robot.contacts(list((legs or {}).values()))
         # which bodies and feet lie beyond each loaded joint
-        self._beyond = np.array([[_descends(model, b, j) for b in bodies]
-                                 for j in self._joint_ids], dtype=float).reshape(
-                                     len(self.joints), len(bodies))
-        feet = [model.frames[robot.frame(link)] for link in (legs or {}).values()]
-        self._foot_joints = np.array([f.parentJoint for f in feet], dtype=int)
-        self._foot_points = np.array([np.asarray(f.placement.translation) for f in feet]
-                                     ).reshape(-1, 3)
-        self._feet_beyond = np.array([[_descends(model, int(f), j) for f in self._foot_joints]
-                                      for j in self._joint_ids], dtype=float).reshape(
-                                          len(self.joints), len(feet))
+        self._beyond = self._descendants(model, self._masses.centres.joints)
+        self._feet_beyond = self._descendants(model, self._feet.joints)
+
+    def _descendants(self, model, joints: np.ndarray) -> np.ndarray:
+        """Return (loaded joints, joints) 1.0 where a joint lies beyond a loaded one."""
+        return np.array([[_descends(model, int(b), j) for b in joints]
+                         for j in self._joint_ids], dtype=float).reshape(
+                             len(self.joints), len(joints))
 
     def torques(self, positions: np.ndarray, times: np.ndarray,
                 support: Optional[np.ndarray] = None,
@@ -105,22 +98,21 @@ class LoadModel:
         positions = np.atleast_2d(np.asarray(positions, dtype=float))
         n = len(positions)
         rotation, translation = self.robot.placements(positions)
-        bodies = BatchKinematics.points(rotation, translation, self._bodies, self._levers)
+        bodies = self._masses.centres.place(rotation, translation)
         acceleration = np.zeros_like(bodies)
         if n >= 3:
             step = float(times[1] - times[0])
             acceleration = np.gradient(np.gradient(bodies, step, axis=0), step, axis=0)
         up = np.tile([0.0, 0.0, 1.0], (n, 1)) if up is None else up
         # what each link needs: its mass times its acceleration against gravity
-        demand = self._masses[None, :, None] * (acceleration + GRAVITY * up[:, None, :])
+        demand = self._masses.masses[None, :, None] * (acceleration + GRAVITY * up[:, None, :])
         origins = translation[:, self._joint_ids]                      # (n, J, 3)
         axes = np.einsum('njab,jb->nja', rotation[:, self._joint_ids], self._axes)
         force = np.einsum('jb,nbi->nji', self._beyond, demand)
         moment = np.einsum('jb,nbi->nji', self._beyond, np.cross(bodies, demand)) - \
             np.cross(origins, force)
-        if len(self._foot_joints) and support is not None:
-            feet = BatchKinematics.points(rotation, translation, self._foot_joints,
-                                          self._foot_points)
+        if len(self._feet.joints) and support is not None:
+            feet = self._feet.place(rotation, translation)
             forces = self._foot_forces(feet, bodies, demand, support, up)
             moment -= np.einsum('jf,nfi->nji', self._feet_beyond, np.cross(feet, forces)) - \
                 np.cross(origins, np.einsum('jf,nfi->nji', self._feet_beyond, forces))
@@ -130,7 +122,7 @@ class LoadModel:
                      support: np.ndarray, up: np.ndarray) -> np.ndarray:
         """Return the supporting feet's forces (poses, legs, 3): the least that carry it."""
         n, count = feet.shape[:2]
-        mass, lever = self._root
+        mass, lever = self._masses.root_mass, self._masses.root_centre
         base = mass * GRAVITY * up                                     # the body's weight
         wrench = np.concatenate((demand.sum(axis=1) + base,
                                  np.cross(bodies, demand).sum(axis=1)

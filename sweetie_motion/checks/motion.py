@@ -192,17 +192,17 @@ class MotionChecker:
     """
     Self-collision, balance and servo load of sampled motions of one robot.
 
-    :param urdf_xml: the robot's URDF; :param joints: its joints, in the motion's column order.
+    :param robot: the robot's models (its joints in the motion's column order).
     :param settings: what to check and how strictly.
     :param legs: leg (chain) -> its contact link; empty: no balance check (an arm).
     :param ratings: joint -> (rated, stall) torque [N*m] of its servo.
     :param srdf_xml: pairs that may touch (MoveIt's ``disable_collisions``).
     """
 
-    def __init__(self, urdf_xml: str, joints: Sequence[str], settings: CheckSettings,
+    def __init__(self, robot: CheckRobot, settings: CheckSettings,
                  legs: Dict[str, str], ratings: Dict[str, tuple], srdf_xml: str = '') -> None:
         self.settings = settings
-        self.robot = CheckRobot(urdf_xml, joints)
+        self.robot = robot
         self.legs = list(legs)
         self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed) \
             if settings.collision != 'off' else None
@@ -232,16 +232,19 @@ class MotionChecker:
                     'collision', settings.collision, first.time,
                     f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
                     + (f'; {len(touching) - 1} more pair(s)' if len(touching) > 1 else '')))
-        if self.balance is not None and settings.balance != 'off' and support is not None:
-            report.balance = self.balance.margins(samples.positions, samples.times, support)
+        # the ground under the feet: the balance check's and the load's vertical
+        balance = self.balance
+        stance = balance.stance(samples.positions, support) \
+            if balance is not None and support is not None else None
+        if balance is not None and stance is not None and settings.balance != 'off':
+            report.balance = balance.margins(stance, samples.times)
             for margin in report.balance:
                 if margin.margin < settings.balance_margin:
                     report.findings.append(Finding('balance', settings.balance, margin.time,
                                                    margin.describe()))
         if self.load is not None:
-            up = self.balance.up(samples.positions, support) \
-                if self.balance is not None and support is not None else None
-            torques = self.load.torques(samples.positions, samples.times, support, up)
+            torques = self.load.torques(samples.positions, samples.times, support,
+                                        None if stance is None else stance.normal)
             report.load = self.load.heaviest(torques, samples.times)
             for load in report.load:
                 if abs(load.torque) > load.stall or load.over_rated > settings.overload_time:
@@ -285,5 +288,4 @@ def checker_for(model: Any, settings: Optional[CheckSettings] = None) -> MotionC
     srdf = Path(settings.srdf).read_text(encoding='utf-8') if settings.srdf else ''
     joints = model.list_all_joints()
     robot = CheckRobot(model.urdf_document(), joints)
-    return MotionChecker(model.urdf_document(), joints, settings, legs,
-                         servo_ratings(robot, settings), srdf)
+    return MotionChecker(robot, settings, legs, servo_ratings(robot, settings), srdf)

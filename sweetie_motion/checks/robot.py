@@ -7,6 +7,7 @@ pinocchio configurations of a fixed-base model (collision, balance) and of the s
 free-flyer (servo load: the body's weight goes to the supporting feet).
 """
 
+from dataclasses import dataclass
 import threading
 from typing import Dict, List, Sequence, Tuple
 
@@ -44,8 +45,9 @@ class CheckRobot:
                 continue
             self._places.append((column, joint.idx_q, joint.idx_v, joint.nq == 2))
         self._neutral = pinocchio.neutral(self.model)
+        self.masses = PointMasses.of(self.model)
         #: the total mass [kg], the body fixed to the root included
-        self.mass = float(sum(inertia.mass for inertia in self.model.inertias))
+        self.mass = self.masses.total
         self.kinematics = BatchKinematics(self)
         self._last = threading.local()
 
@@ -99,6 +101,13 @@ class CheckRobot:
             raise UrdfError(f'link {link!r} is not in the URDF')
         return self.model.getFrameId(link, pinocchio.FrameType.BODY)
 
+    def contacts(self, links: Sequence[str]) -> 'LinkPoints':
+        """Return the origins of ``links`` (a leg's contact link each), to place per pose."""
+        frames = [self.model.frames[self.frame(link)] for link in links]
+        return LinkPoints(np.array([f.parentJoint for f in frames], dtype=int),
+                          np.array([np.asarray(f.placement.translation) for f in frames]
+                                   ).reshape(-1, 3))
+
     def floating_frame(self, link: str) -> int:
         """Return the free-flyer model's frame id of ``link``."""
         return self.floating.getFrameId(link, pinocchio.FrameType.BODY)
@@ -106,6 +115,53 @@ class CheckRobot:
     def joint_columns(self) -> Dict[str, int]:
         """Return joint name -> its fixed-base velocity index, for the driven joints."""
         return {self.joints[column]: idx_v for column, _, idx_v, _ in self._places}
+
+
+@dataclass(frozen=True)
+class LinkPoints:
+    """Points fixed on pinocchio joints (a foot's contact point, a link's centre of mass)."""
+
+    joints: np.ndarray      #: (K,) the pinocchio joint each point moves with
+    points: np.ndarray      #: (K, 3) each point in its joint's frame [m]
+
+    def place(self, rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+        """Return the points (n, K, 3) in the base frame, for joint placements of n poses."""
+        return BatchKinematics.points(rotation, translation, self.joints, self.points)
+
+
+@dataclass(frozen=True)
+class PointMasses:
+    """
+    Each link's mass at its centre of mass: the balance and load checks' model of a robot.
+
+    A link's own rotational inertia is left out (the unit tests measure what that costs).
+    """
+
+    centres: LinkPoints     #: the centres of mass of the moving links that have mass
+    masses: np.ndarray      #: (K,) their masses [kg]
+    root_mass: float        #: the mass fixed to the base [kg]
+    root_centre: np.ndarray  #: (3,) its centre of mass in the base frame [m]
+
+    @classmethod
+    def of(cls, model: 'pinocchio.Model') -> 'PointMasses':
+        """Return the point masses of a fixed-base pinocchio model."""
+        bodies = [j for j in range(1, model.njoints) if model.inertias[j].mass > 0]
+        root = model.inertias[0]
+        return cls(LinkPoints(np.array(bodies, dtype=int),
+                              np.array([np.asarray(model.inertias[j].lever)
+                                        for j in bodies]).reshape(-1, 3)),
+                   np.array([model.inertias[j].mass for j in bodies]),
+                   float(root.mass), np.asarray(root.lever, dtype=float))
+
+    @property
+    def total(self) -> float:
+        """Return the robot's mass [kg]."""
+        return float(self.masses.sum()) + self.root_mass
+
+    def centre_of_mass(self, centres: np.ndarray) -> np.ndarray:
+        """Return the robot's centre of mass (n, 3) from its links' centres (n, K, 3)."""
+        return (np.einsum('nki,k->ni', centres, self.masses)
+                + self.root_mass * self.root_centre) / self.total
 
 
 class BatchKinematics:

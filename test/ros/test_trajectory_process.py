@@ -422,13 +422,19 @@ def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
     assert positions[-1] == pytest.approx(0.0, abs=0.05)
 
 
-def test_support_flags_of_a_trajectory_are_published(pony):
+def support_states(pony):
+    """Return the list the support states published from now on are appended to."""
     seen = []
     subscription = pony.node.create_subscription(SupportState, f'/{NS}/support_state',
                                                  seen.append, 10)
     # support_state is published on change only: the subscription must be matched first
     wait_for(lambda: subscription.get_publisher_count() > 0, 20,
              message='the support_state publisher')
+    return seen
+
+
+def test_support_flags_of_a_trajectory_are_published(pony):
+    seen = support_states(pony)
     result = run(pony, pony.play, PlayTrajectory.Goal(name='greeting', speed_scale=2.0))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
     lifted = {'leg1': 0.0, 'leg2': 1.0, 'leg3': 1.0, 'leg4': 1.0}
@@ -515,11 +521,7 @@ def test_a_trajectory_controller_survives_cleanup_and_comes_back(pony):
 
 def test_a_head_goal_may_say_which_legs_support_but_not_flag_a_chain_that_is_no_leg(pony):
     # the pony's legs carry it whatever the head does: a head goal may flag them (R-EDIT-5)
-    seen = []
-    subscription = pony.node.create_subscription(SupportState, f'/{NS}/support_state',
-                                                 seen.append, 10)
-    wait_for(lambda: subscription.get_publisher_count() > 0, 20,
-             message='the support_state publisher')
+    seen = support_states(pony)
     start = pony.position('joint52', 'reference')
     result = run(pony, pony.head, fjt_goal(['joint52', 'support/leg1'],
                                            [[start + 0.1, 0.0], [start, 0.0]], [1, 2]))

@@ -217,7 +217,8 @@ def test_the_zero_moment_point_agrees_with_pinocchios_centroidal_dynamics(pony):
                          com[1] - height * force[1] / vertical + moment[0] / vertical))
     expected = np.array(expected)
     # the check's zero-moment point, from the positions alone (second differences)
-    margins = {m.which: m for m in balance.margins(motion.positions, motion.times, support)}
+    stance = balance.stance(motion.positions, support)
+    margins = {m.which: m for m in balance.margins(stance, motion.times)}
     assert margins['zero-moment point'].margin > 0
     inner = slice(2, -2)   # second differences at the ends are one-sided
     ours = _zmp_of_check(balance, motion, support)
@@ -226,13 +227,10 @@ def test_the_zero_moment_point_agrees_with_pinocchios_centroidal_dynamics(pony):
 
 
 def _zmp_of_check(balance, motion, support):
-    from sweetie_motion.checks.robot import BatchKinematics
-    rotation, translation = balance.robot.placements(motion.positions)
-    bodies = BatchKinematics.points(rotation, translation, balance._bodies, balance._levers)
-    com = (np.einsum('nki,k->ni', bodies, balance._masses)
-           + balance._root_mass * balance._root_lever) / balance.mass
-    feet = balance.feet(motion.positions)
-    ground = feet[:, :, 2].mean()
+    """Return the check's zero-moment point, on the level ground under the standing pony."""
+    stance = balance.stance(motion.positions, support)
+    bodies, com = stance.centres, stance.com
+    ground = stance.feet[:, :, 2].mean()
     step = motion.times[1] - motion.times[0]
     acceleration = np.gradient(np.gradient(bodies, step, axis=0), step, axis=0)
     shifted = [bodies - [0, 0, ground], com - [0, 0, ground]]
