@@ -174,7 +174,7 @@ class BalanceModel:
         times = np.asarray(times, dtype=float)
         feet, bodies, com, origin = stance.feet, stance.centres, stance.com, stance.origin
         support = stance.support
-        axes = _frame(stance.normal)
+        axes = ground_frame(stance.normal)
         ground = lambda points: np.einsum('nij,n...j->n...i', axes,   # noqa: E731
                                           points - origin.reshape(len(origin), *(
                                               [1] * (points.ndim - 2)), 3))
@@ -261,8 +261,8 @@ def _plane(points: np.ndarray, above: np.ndarray,
     return origin, normal
 
 
-def _frame(normal: np.ndarray) -> np.ndarray:
-    """Return rotations (n, 3, 3) whose rows are x, y, z axes with z = ``normal``."""
+def ground_frame(normal: np.ndarray) -> np.ndarray:
+    """Return rotations (n, 3, 3) whose rows are x, y, z axes with z = ``normal`` (n, 3)."""
     x = np.cross(np.array([0.0, 1.0, 0.0]), normal)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.cross(normal, x)

@@ -153,6 +153,20 @@ class CollisionModel:
             out[row] = [r.min_distance for r in self.geometry_data.distanceResults]
         return out
 
+    def below(self, positions: np.ndarray, pair: int, margin: float) -> np.ndarray:
+        """
+        Return at which poses pair number ``pair`` is closer than ``margin`` (booleans).
+
+        Exact (coal) where the bounding spheres say it may be; elsewhere it certainly is not.
+        """
+        positions = np.atleast_2d(np.asarray(positions, dtype=float))
+        rows = np.flatnonzero(self.lower_bounds(positions)[:, pair] < margin)
+        out = np.zeros(len(positions), dtype=bool)
+        configurations = self.robot.configurations(positions[rows])
+        for row, q in zip(rows.tolist(), configurations):
+            out[row] = self.exact_configuration(q, pair) < margin
+        return out
+
     def closest(self, positions: np.ndarray, times: np.ndarray,
                 margin: float) -> List[PairApproach]:
         """

@@ -35,9 +35,7 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
                         label='margin')
         axes[0].legend(fontsize='small')
     axes[0].set_ylabel('closest links [mm]')
-    balance = checker.balance
-    stance = balance.stance(samples.positions, report.support) \
-        if balance is not None and report.support is not None else None
+    balance, stance = checker.balance, report.stance
     if balance is not None and stance is not None:
         for which, margin in balance.series(stance, times).items():
             axes[1].plot(times, margin * 1e3, label=which)

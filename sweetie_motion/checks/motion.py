@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, support_columns
+from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, Stance, support_columns
 from sweetie_motion.checks.collision import CollisionModel, PairApproach
 from sweetie_motion.checks.load import JointLoad, LoadModel
 from sweetie_motion.checks.robot import CheckRobot
@@ -169,6 +169,8 @@ class CheckReport:
     findings: List[Finding] = field(default_factory=list)
     #: which legs supported at each pose (poses, legs), None for a robot without legs
     support: Optional[np.ndarray] = None
+    #: where the feet, the masses and the ground were at each pose (None: no legs)
+    stance: Optional[Stance] = None
 
     @property
     def refused(self) -> List[Finding]:
@@ -234,7 +236,7 @@ class MotionChecker:
                     + (f'; {len(touching) - 1} more pair(s)' if len(touching) > 1 else '')))
         # the ground under the feet: the balance check's and the load's vertical
         balance = self.balance
-        stance = balance.stance(samples.positions, support) \
+        stance = report.stance = balance.stance(samples.positions, support) \
             if balance is not None and support is not None else None
         if balance is not None and stance is not None and settings.balance != 'off':
             report.balance = balance.margins(stance, samples.times)

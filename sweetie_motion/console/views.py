@@ -17,6 +17,7 @@ from PyQt5.QtWidgets import (
     QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QSlider, QSpinBox,
     QTextEdit, QVBoxLayout, QWidget,
 )
+from sweetie_motion.checks.marks import PoseMarks
 from sweetie_motion.console.presenter import (
     AXES, display_unit, JOINT_SPEED_RANGE, ROTATION_SPEED_RANGE, ROTATION_STEPS, slider_range,
     TRANSLATION_SPEED_RANGE, TRANSLATION_STEPS,
@@ -81,6 +82,8 @@ class RobotView3D(QWidget):
         self.waypoints: Optional[np.ndarray] = None
         self.tool: Optional[np.ndarray] = None
         self.title = ''
+        #: the motion checks at the shown moment (links too close, centre of mass, support)
+        self.marks: Optional[PoseMarks] = None
         #: frames painted, and the number of path points the last one drew
         self.frames = 0
         self.painted_path = 0
@@ -106,6 +109,19 @@ class RobotView3D(QWidget):
         """Take a pose to draw faintly beside the robot's (None: none) [rad or m]."""
         self.ghost = None if pose is None else dict(pose)
         self._ghost_links = {} if pose is None else self.model.link_positions(self.ghost)
+        self._path_revision += 1   # repaint at the next redraw
+
+    def set_marks(self, marks: Optional[PoseMarks]) -> None:
+        """
+        Take the checks' marks of the shown moment (None: none), drawn at the next redraw.
+
+        Links closer than the collision margin are drawn red and thick; the centre of mass is
+        a dot (green: the balance keeps its margin, red: not) with a line down to the ground,
+        over the support polygon of the supporting feet (filled light green or red).
+        """
+        if marks is self.marks:
+            return
+        self.marks = marks
         self._path_revision += 1   # repaint at the next redraw
 
     def set_path(self, path: Optional[np.ndarray], waypoints: Optional[np.ndarray]) -> None:
@@ -223,15 +239,19 @@ class RobotView3D(QWidget):
                 painter.setPen(pen)
                 self._polyline(painter, np.array([ghost[parent], ghost[child]]))
         links = self._links
+        touching = self.marks.touching if self.marks is not None else frozenset()
         for parent, child, color, width, dotted in self.segments:
             if parent not in links or child not in links:
                 continue
+            if child in touching or parent in touching:
+                color, width = '#e00000', width + 3
             pen = QPen(QColor(color), width)
             pen.setCapStyle(Qt.RoundCap)
             if dotted:
                 pen.setStyle(Qt.DotLine)
             painter.setPen(pen)
             self._polyline(painter, np.array([links[parent], links[child]]))
+        self._paint_balance(painter)
         if self.tool is not None:
             x, y = self.project(self.tool)[0]
             painter.setPen(QPen(QColor('#d62728'), 2))
@@ -246,6 +266,36 @@ class RobotView3D(QWidget):
         painter.end()
         self.frames += 1
         self.painted_path = 0 if self.path is None else len(self.path)
+
+    def _paint_balance(self, painter: QPainter) -> None:
+        marks = self.marks
+        if marks is None or marks.com is None:
+            return
+        color = QColor('#2ca02c' if marks.balanced else '#e00000')
+        if marks.support is not None and len(marks.support):
+            fill = QColor(color)
+            fill.setAlpha(50)
+            painter.setPen(QPen(color, 1.5))
+            painter.setBrush(fill)
+            corners = self.project(marks.support)
+            if len(corners) >= 3:
+                painter.drawPolygon(QPolygonF([QPointF(x, y) for x, y in corners]))
+            else:
+                painter.drawPolyline(QPolygonF([QPointF(x, y) for x, y in corners]))
+        if marks.com_on_ground is not None:
+            painter.setPen(QPen(color, 1, Qt.DashLine))
+            self._polyline(painter, np.array([marks.com, marks.com_on_ground]))
+            (gx, gy), = self.project(marks.com_on_ground)
+            painter.setPen(QPen(color, 2))
+            painter.drawLine(QPointF(gx - 5, gy), QPointF(gx + 5, gy))
+            painter.drawLine(QPointF(gx, gy - 5), QPointF(gx, gy + 5))
+        (x, y), = self.project(marks.com)
+        painter.setPen(QPen(QColor('black'), 1))
+        painter.setBrush(color)
+        painter.drawEllipse(QPointF(x, y), 5.0, 5.0)
+        painter.setBrush(Qt.NoBrush)
+        painter.setPen(QColor('#404040'))
+        painter.drawText(8, 32, marks.describe())
 
     def _paint_zones(self, painter: QPainter) -> None:
         painter.setPen(QPen(QColor('#f0a0a0'), 1, Qt.DashLine))

@@ -5,7 +5,7 @@ They read the list and hand edits to the presenter, which applies them as undoab
 refuses them with a message; the views are refreshed with a model reset.
 """
 
-from typing import Any
+from typing import Any, Dict, Tuple
 
 from PyQt5.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PyQt5.QtGui import QBrush, QColor
@@ -33,8 +33,31 @@ class _PresenterModel(QAbstractTableModel):
         return self.presenter.waypoints
 
 
+#: the background of a row the motion checks flag, by the finding's severity
+CHECK_COLORS = {'warn': QColor(255, 205, 120), 'refuse': QColor(255, 120, 120)}
+
+
 class WaypointTableModel(_PresenterModel):
-    """Rows are waypoints; columns: on/off, start/end marker and label, time, one per joint."""
+    """
+    Rows are waypoints; columns: on/off, start/end marker and label, time, one per joint.
+
+    A row the motion checks flag (:attr:`flagged`) has its number marked with a '!', its
+    marker and time cells coloured by severity, and the findings as their tooltip.
+    """
+
+    def __init__(self, presenter: EditorPresenter) -> None:
+        super().__init__(presenter)
+        #: row -> (the worst severity, the findings in words), from the motion checks
+        self.flagged: Dict[int, Tuple[str, str]] = {}
+
+    def set_flagged(self, flagged: Dict[int, Tuple[str, str]]) -> None:
+        """Take the rows the checks flag and repaint them."""
+        if flagged == self.flagged:
+            return
+        self.flagged = dict(flagged)
+        if self.rowCount():
+            self.headerDataChanged.emit(Qt.Vertical, 0, self.rowCount() - 1)
+            self.dataChanged.emit(self.index(0, MARKER), self.index(self.rowCount() - 1, TIME))
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802 -- Qt API
         return 0 if parent.isValid() else len(self._list)
@@ -43,6 +66,11 @@ class WaypointTableModel(_PresenterModel):
         return 0 if parent.isValid() else FIXED + len(self._list.joints)
 
     def headerData(self, section: int, orientation, role: int = Qt.DisplayRole) -> Any:  # noqa
+        if orientation == Qt.Vertical and section in self.flagged:
+            if role == Qt.ToolTipRole:
+                return self.flagged[section][1]
+            if role == Qt.DisplayRole:
+                return f'{section + 1} !'
         if role != Qt.DisplayRole:
             return None
         if orientation == Qt.Vertical:
@@ -71,6 +99,10 @@ class WaypointTableModel(_PresenterModel):
                 if role == Qt.CheckStateRole else None
         if role == Qt.ForegroundRole and not waypoint.active:
             return QBrush(QColor('gray'))
+        if column in (MARKER, TIME) and row in self.flagged and \
+                role in (Qt.BackgroundRole, Qt.ToolTipRole):
+            severity, text = self.flagged[row]
+            return QBrush(CHECK_COLORS[severity]) if role == Qt.BackgroundRole else text
         if column == MARKER:
             if role == Qt.DisplayRole:
                 marks = [m for m, r in (('start', waypoints.start), ('end', waypoints.end))

@@ -6,11 +6,14 @@ itself is drawn by the console's QPainter view, :class:`~sweetie_motion.console.
 shared by both windows; no rviz needed).
 """
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from matplotlib.backends.backend_qt5agg import FigureCanvasQTAgg
 from matplotlib.figure import Figure
 import numpy as np
+from PyQt5.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from sweetie_motion.editor.table_checks import TableCheck
+from sweetie_motion.editor.widgets import push_button
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.analysis import goal_motion, limit_flags, LimitFlags
 from sweetie_motion.trajectory.retime import limits_of
@@ -18,6 +21,46 @@ from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
 
 #: at most this many joints are plotted at once (the selected columns, else the first ones)
 MAX_PLOTTED = 4
+
+
+class CheckLine(QWidget):
+    """
+    The motion checks' verdict on the table in one line, and a button to its first finding.
+
+    The label (``checks_label``) says ok with the worst figures, or the findings' count and
+    the first one's check, time and row (all of them in its tooltip); ``checks_show`` moves
+    the play head to the next finding, so the 3D view shows that moment.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel('checks: -')
+        self.label.setObjectName('checks_label')
+        # a long verdict is cut, not a reason for the window to grow
+        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.show_button = push_button('Show', 'checks_show', 'move the play head to the '
+                                       'next finding of the motion checks')
+        self.show_button.setEnabled(False)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.show_button)
+
+    def checking(self) -> None:
+        """Say that a check of the changed table runs (the last verdict stays meanwhile)."""
+        text = self.label.text()
+        if not text.endswith('(checking...)'):
+            self.label.setText(f'{text} (checking...)')
+
+    def show_result(self, result: TableCheck) -> None:
+        """Show a check's verdict."""
+        findings = result.findings
+        refused = any(f.finding.severity == 'refuse' for f in findings)
+        color = '#c00000' if refused else '#b06000' if findings or result.error else '#207020'
+        self.label.setText(result.summary())
+        self.label.setStyleSheet(f'color: {color}')
+        self.label.setToolTip('\n'.join(f.describe() for f in findings) or result.summary())
+        self.show_button.setEnabled(bool(findings))
 
 
 class TrajectoryPlot(FigureCanvasQTAgg):
@@ -42,6 +85,9 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         self.play_head: Optional[float] = None
         self._play_lines: List = []
         self._position_axes: List = []
+        #: the motion checks' findings drawn: (table time [s], 'warn' or 'refuse')
+        self.findings: List[Tuple[float, str]] = []
+        self._finding_lines: List = []
 
     def set_play_head(self, time: Optional[float]) -> None:
         """Draw the play head at ``time`` [s, table time] (None: none), without replotting."""
@@ -51,6 +97,17 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         self._play_lines = [] if time is None else [
             axes.axvline(time, color='tab:purple', linewidth=1.5, gid='play_head')
             for axes in self._position_axes]
+        self.draw_idle()
+
+    def set_findings(self, findings: List[Tuple[float, str]]) -> None:
+        """Mark the checks' findings: (table time [s], severity), without replotting."""
+        self.findings = list(findings)
+        for line in self._finding_lines:
+            line.remove()
+        self._finding_lines = [
+            axes.axvline(time, color='red' if severity == 'refuse' else 'darkorange',
+                         linestyle='--', linewidth=1.2, gid='finding')
+            for time, severity in self.findings for axes in self._position_axes]
         self.draw_idle()
 
     def show_trajectory(self, waypoints: WaypointsList, joints: Optional[List[str]] = None,
@@ -74,6 +131,7 @@ class TrajectoryPlot(FigureCanvasQTAgg):
         self.cursor = cursor
         self._position_axes = []
         self._play_lines = []
+        self._finding_lines = []
         try:
             goal = waypoints.build_goal(whole=True)
         except WaypointError as error:
@@ -140,3 +198,4 @@ class TrajectoryPlot(FigureCanvasQTAgg):
                 f'choose){hidden}\nposition (blue), velocity (orange), limits dashed, '
                 'violations red', fontsize=8)
         self.set_play_head(self.play_head)
+        self.set_findings(self.findings)

@@ -24,7 +24,8 @@ from sweetie_motion.editor.play_head import PlayHead
 from sweetie_motion.editor.presenter import (
     EditorPresenter, RECORD_SMOOTHING, rows_count, SPEED_RANGE,
 )
-from sweetie_motion.editor.views import TrajectoryPlot
+from sweetie_motion.editor.table_checks import TableChecker
+from sweetie_motion.editor.views import CheckLine, TrajectoryPlot
 from sweetie_motion.editor.widgets import (
     ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups,
     JointSliders, LinkPanel, MessageArea, offer_backup, push_button, with_timeline,
@@ -65,6 +66,8 @@ class EditorWindow(QMainWindow):
         self._syncing = False
         self._robot_view_time = 0.0
         self._robot_follows = False
+        #: the motion checks of the table, run in a thread after each change (no model: none)
+        self.table_checker = TableChecker(self.model) if self.model is not None else None
         self.setWindowTitle(presenter.title)
         self._build()
         self._wire()
@@ -124,7 +127,14 @@ class EditorWindow(QMainWindow):
         self.robot_view.setObjectName('robot_view')
         for canvas in (self.trajectory_plot, self.robot_view):
             canvas.setMinimumSize(200, 150)
-        views.addWidget(self._build_play_head())
+        timeline = QWidget()
+        timeline_layout = QVBoxLayout(timeline)
+        timeline_layout.setContentsMargins(0, 0, 0, 0)
+        timeline_layout.addWidget(self._build_play_head(), 1)
+        self.check_line = CheckLine()
+        self.check_line.show_button.clicked.connect(self.show_next_finding)
+        timeline_layout.addWidget(self.check_line)
+        views.addWidget(timeline)
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
         splitter.setSizes([640, 280, 480])
@@ -488,6 +498,58 @@ class EditorWindow(QMainWindow):
             for event in self.events():
                 self.presenter.handle(event)
         self.presenter.tick()
+        self._take_checks()
+
+    # --- the motion checks ---------------------------------------------------------------------
+
+    def _request_checks(self) -> None:
+        if self.table_checker is not None and self.table_checker.request(
+                self.presenter.waypoints, self.presenter.interpolation):
+            self.check_line.checking()
+
+    def _take_checks(self) -> None:
+        result = self.table_checker.poll() if self.table_checker is not None else None
+        if result is None:
+            return
+        self.check_line.show_result(result)
+        flagged = {}
+        for row, findings in result.rows().items():
+            severity = 'refuse' if any(f.finding.severity == 'refuse' for f in findings) \
+                else 'warn'
+            flagged[row] = (severity, '\n'.join(f.describe() for f in findings))
+        self.table_model.set_flagged(flagged)
+        self.trajectory_plot.set_findings([(f.time, f.finding.severity)
+                                           for f in result.findings])
+        self._show_robot(force=True)
+
+    def show_next_finding(self) -> None:
+        """Move the play head to the next finding of the checks (after the play head's time)."""
+        result = self.table_checker.result if self.table_checker is not None else None
+        span = self._play_head.span(self.presenter.waypoints)
+        if result is None or not result.findings or span is None:
+            return
+        times = sorted({f.time for f in result.findings})
+        now = self.play_head_time
+        later = [t for t in times if now is None or t > now + 1e-3]
+        self.show_time(later[0] if later else times[0])
+
+    def show_time(self, time: float) -> None:
+        """Put the play head at table time ``time`` [s] (clipped to the active rows' span)."""
+        span = self._play_head.span(self.presenter.waypoints)
+        if span is None:
+            return
+        first, last = span
+        fraction = (time - first) / (last - first) if last > first else 0.0
+        value = int(round(min(max(fraction, 0.0), 1.0) * PLAY_HEAD_STEPS))
+        if value == self.play_head_slider.value():
+            self._scrub(value)
+        else:
+            self.play_head_slider.setValue(value)   # scrubs
+        # the slider's steps are coarser than a sample: the exact time
+        self.play_head_time = min(max(time, first), last)
+        self.play_head_label.setText(f't = {self.play_head_time:.2f} s')
+        self.trajectory_plot.set_play_head(self.play_head_time)
+        self._show_robot(force=True)
 
     # --- redrawing -----------------------------------------------------------------------------
 
@@ -545,6 +607,7 @@ class EditorWindow(QMainWindow):
         self._fill_joint_tree()
         self.sliders.show_animation_joints(p.waypoints.joints)
         self._show_plot()
+        self._request_checks()
 
     def _build_play_head(self) -> QWidget:
         """Return the plot with the play head under it: a timeline over the active rows."""
@@ -654,6 +717,12 @@ class EditorWindow(QMainWindow):
         if isinstance(self.robot_view, RobotView3D):
             self.robot_view.set_pose({j: v for j, v in pose.items()
                                       if not j.startswith(SUPPORT_PREFIX)}, title=title)
+            # the checks' marks of the moment shown: a row's time or the play head's
+            moment = (p.waypoints.waypoints[row].time if row is not None else
+                      self.play_head_time if scrubbing else None)
+            checked = self.table_checker.result if self.table_checker is not None else None
+            self.robot_view.set_marks(checked.marks_at(moment) if checked is not None and
+                                      moment is not None else None)
             self.robot_view.redraw()
 
     def _show_pose(self) -> None:

@@ -67,18 +67,23 @@ def dump_table(waypoints: WaypointsList, name: str = '') -> str:
 
 def read_table(path: Union[str, Path]) -> Tuple[WaypointsList, str]:
     """
-    Read a table dump, a backup or a trajectory file.
+    Read a table dump, a backup, a trajectory file or an old robot's goal file (JSON).
 
     :return: the list and the name written in the file ('' when none).
     :raises WaypointError: unreadable, or not a table or trajectory file (naming the path).
     """
+    from sweetie_motion.storage.migration import goal_from_ros1, MigrationError
     try:
         with open(path, encoding='utf-8') as stream:
-            document = yaml.safe_load(stream)
+            document = yaml.safe_load(stream)   # JSON is YAML: the old robot's files too
+        if isinstance(document, dict) and 'trajectory' in document and 'format' not in document:
+            # the old robot's FollowJointTrajectory goal (its animations' JSON files)
+            return (WaypointsList.from_goal(goal_from_ros1(document, str(path))),
+                    Path(path).stem)
         waypoints = WaypointsList.from_document(document)
     except (OSError, yaml.YAMLError) as error:
         raise WaypointError(f'cannot read {path}: {error}') from None
-    except WaypointError as error:
+    except (WaypointError, MigrationError) as error:
         raise WaypointError(f'{path}: {error}') from None
     name = document.get('name', '') if isinstance(document, dict) else ''
     return waypoints, name if isinstance(name, str) else ''

@@ -6,6 +6,7 @@ the bridge produces. Limits come from the real robot model.
 """
 
 import math
+from pathlib import Path
 import re
 
 import numpy as np
@@ -474,3 +475,13 @@ def test_an_event_nobody_handles_is_an_error_naming_it(presenter):
     handlers.register(Unknown, lambda event: None)
     with pytest.raises(ValueError, match='a handler of Unknown already'):
         handlers.register(Unknown, lambda event: None)
+
+
+def test_load_file_reads_an_old_robots_animation_as_rows(presenter):
+    # the old robot's JSON goal (its 49 animations): one row per point, named after the file
+    old = Path(__file__).resolve().parent.parent / 'data' / 'sweetie_movements' / 'greeting.json'
+    assert presenter.load_file(str(old))
+    waypoints = presenter.waypoints
+    assert presenter.document.name == 'greeting' and len(waypoints) == 10
+    assert 'joint11' in waypoints.joints and 'support/leg1' in waypoints.joints
+    assert presenter.document.modified   # not in the storage yet

@@ -1,0 +1,197 @@
+"""
+The motion checks of the editor's table: which rows and times they flag, and each moment's marks.
+
+The table is checked as ``sweetie-motion check`` checks a stored motion (from its first active
+row, the joints it does not move at zero, its support flags), in a worker thread so that editing
+never waits for it: a newer table replaces a waiting one, and only the newest answer is shown.
+Pure: no Qt, no rclpy.
+"""
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from sweetie_motion.checks.library import motion_samples
+from sweetie_motion.checks.marks import MotionMarks, PoseMarks
+from sweetie_motion.checks.motion import checker_for, CheckReport, Finding, MotionChecker
+from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.trajectory.goal import TrajectoryGoal
+from sweetie_motion.trajectory.waypoints import WaypointsList
+
+
+@dataclass(frozen=True)
+class RowFinding:
+    """A finding placed on the table: its table time and the active row nearest to it."""
+
+    finding: Finding
+    time: float     #: [s] table time
+    row: int        #: index in the table
+
+    def describe(self) -> str:
+        """Say it in words, with the row."""
+        return (f'{self.finding.check} ({self.finding.severity}) near row {self.row + 1}: '
+                f'{self.finding.message}')
+
+
+@dataclass
+class TableCheck:
+    """What the checks found in one version of the table."""
+
+    #: the table version it answers (see :func:`table_key`)
+    key: Tuple[bytes, Tuple[str, ...], str]
+    findings: List[RowFinding] = field(default_factory=list)
+    report: Optional[CheckReport] = None
+    marks: Optional[MotionMarks] = None
+    #: table time of the samples' zero (the first active row) [s]
+    origin: float = 0.0
+    #: why the table was not checked ('' : it was)
+    error: str = ''
+
+    def rows(self) -> Dict[int, List[RowFinding]]:
+        """Return row -> the findings placed on it."""
+        rows: Dict[int, List[RowFinding]] = {}
+        for finding in self.findings:
+            rows.setdefault(finding.row, []).append(finding)
+        return rows
+
+    def marks_at(self, time: float) -> Optional[PoseMarks]:
+        """Return the marks at table time ``time`` [s] (None: nothing checked)."""
+        if self.marks is None:
+            return None
+        return self.marks.at(time - self.origin)
+
+    def summary(self) -> str:
+        """Return one line for the editor: the verdict and the first findings."""
+        if self.error:
+            return f'checks: not run ({self.error})'
+        if self.report is None:
+            return 'checks: off'
+        if not self.findings:
+            summary = self.report.summary()
+            parts = [f'closest links {summary["distance"] * 1e3:.0f} mm'
+                     if summary['distance'] is not None else '',
+                     f'CoM {summary["com_margin"] * 1e3:.0f} mm inside'
+                     if summary['com_margin'] is not None else '',
+                     f'load {summary["load"]:.0f} % of rated'
+                     if summary['load'] is not None else '']
+            return 'checks: ok (' + ', '.join(p for p in parts if p) + ')'
+        refused = sum(f.finding.severity == 'refuse' for f in self.findings)
+        verdict = (f'{refused} would be REFUSED' if refused else
+                   f'{len(self.findings)} warning(s)')
+        first = self.findings[0]
+        return (f'checks: {verdict}: {first.finding.check} at t = {first.time:.2f} s '
+                f'(row {first.row + 1})')
+
+
+def table_key(waypoints: WaypointsList, interpolation: str) -> Tuple[bytes, Tuple[str, ...], str]:
+    """Return what decides a table's check: its active rows' times and values, its joints."""
+    rows = [waypoints.waypoints[k] for k in waypoints.active_indices()]
+    values = np.array([[w.time] + list(w.positions) for w in rows], dtype=float)
+    return values.tobytes(), tuple(waypoints.joints), interpolation
+
+
+def check_table(checker: MotionChecker, goal: TrajectoryGoal, key: Any, origin: float,
+                row_times: List[Tuple[int, float]], interpolation: str) -> TableCheck:
+    """
+    Check a table's goal (its whole active rows) and place the findings on its rows.
+
+    :param origin: table time of the goal's zero [s]; :param row_times: (row, table time) of
+        the active rows.
+    """
+    samples = motion_samples(checker, goal, interpolation)
+    report = checker.check(samples)
+    start = origin + float(goal.points[0].time) if goal.points else origin
+    findings = []
+    for finding in report.findings:
+        time = start + finding.time
+        row = min(row_times, key=lambda rt: abs(rt[1] - time))[0]
+        findings.append(RowFinding(finding, time, row))
+    return TableCheck(key, findings, report, MotionMarks.of(checker, samples, report), start)
+
+
+class TableChecker:
+    """
+    Checks the editor's table in a worker thread; :meth:`poll` gives each newest answer once.
+
+    :param model: the configured RobotModel (its description's ``checks:`` section).
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self._checker: Optional[MotionChecker] = None
+        self._checker_error = ''
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='table_checks')
+        self._wanted: Optional[Tuple[bytes, Tuple[str, ...], str]] = None
+        self._future: Optional['Future[TableCheck]'] = None
+        self._waiting: Optional[Callable[[], TableCheck]] = None
+        #: the newest answer given by :meth:`poll`
+        self.result: Optional[TableCheck] = None
+
+    def request(self, waypoints: WaypointsList, interpolation: str) -> bool:
+        """Ask for a check of the table as it is now; return False if it is already asked."""
+        key = table_key(waypoints, interpolation)
+        if key == self._wanted:
+            return False
+        self._wanted = key
+        active = waypoints.active_indices()
+        job: Callable[[], TableCheck]
+        try:
+            goal = waypoints.build_goal(whole=True)
+        except SweetieMotionError as error:
+            job = partial(TableCheck, key, error=str(error))
+        else:
+            rows = waypoints.waypoints
+            job = partial(self._run, goal, key, rows[active[0]].time,
+                          [(k, rows[k].time) for k in active], interpolation)
+        if self._future is not None and not self._future.done():
+            self._waiting = job     # the newest table waits; older ones are never run
+        else:
+            self._submit(job)
+        return True
+
+    def poll(self) -> Optional[TableCheck]:
+        """Return a new answer for the newest table asked for, once (None: none yet)."""
+        future = self._future
+        if future is None or not future.done():
+            return None
+        self._future = None
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self._submit(waiting)
+        result = future.result()
+        if result.key != self._wanted:
+            return None
+        self.result = result
+        return result
+
+    @property
+    def busy(self) -> bool:
+        """Return whether a check is running or waiting."""
+        return self._future is not None
+
+    def close(self) -> None:
+        """Stop taking work; a running check finishes in its thread, unread."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _submit(self, job: Callable[[], TableCheck]) -> None:
+        self._future = self._executor.submit(job)
+
+    def _run(self, goal: TrajectoryGoal, key: Any, origin: float,
+             row_times: List[Tuple[int, float]], interpolation: str) -> TableCheck:
+        with self._lock:
+            try:
+                if self._checker is None and not self._checker_error:
+                    self._checker = checker_for(self.model)
+            except (SweetieMotionError, OSError, ValueError) as error:
+                self._checker_error = f'the checks cannot be built: {error}'
+            if self._checker is None:
+                return TableCheck(key, error=self._checker_error)
+            try:
+                return check_table(self._checker, goal, key, origin, row_times, interpolation)
+            except (SweetieMotionError, ValueError) as error:
+                return TableCheck(key, error=str(error))
