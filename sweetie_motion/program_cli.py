@@ -29,6 +29,7 @@ def _model(robot: str):
 def _offline(args: argparse.Namespace):
     """Plan the program of ``args.file`` offline; return (model, runner, backend)."""
     from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+    from sweetie_motion.cartesian.plan_checks import PathChecks
     from sweetie_motion.cartesian.program import load_program
     from sweetie_motion.cartesian.runner import (chain_home, OfflineBackend, program_steps,
                                                  ProgramRunner)
@@ -37,7 +38,8 @@ def _offline(args: argparse.Namespace):
     start = np.radians(args.start) if args.start else home
     workspace = WorkspaceLimiter.from_config(model.get_chain_property(args.chain, 'workspace'))
     backend = OfflineBackend(model, args.chain, start, args.period, args.speed / 1e3,
-                             args.acceleration / 1e3, args.lateral / 1e3 or None, workspace)
+                             args.acceleration / 1e3, args.lateral / 1e3 or None, workspace,
+                             PathChecks(model, args.chain, workspace))
     runner = ProgramRunner(program_steps(load_program(args.file)), backend,
                            model.list_joints(args.chain), home)
     return model, runner, backend
@@ -49,7 +51,7 @@ def check(args: argparse.Namespace) -> int:
     for report in runner.run():
         print(f'{report.step.describe()}: {report.message}')
     record = backend.record
-    print(f'{args.file}: {len(runner.steps)} steps plan within the limits, '
+    print(f'{args.file}: {len(runner.steps)} steps plan within the limits and the checks, '
           f'{record.times[-1]:.2f} s, {len(record.times)} samples')
     return 0
 

@@ -55,6 +55,7 @@ from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_f
                                               JointLimiter, JointLimitViolation,
                                               LimitViolation, WorkspaceLimiter, ZoneViolation)
 from sweetie_motion.cartesian.path import ARC, CartesianPath, EQRADIUS, PathError, WaypointLike
+from sweetie_motion.cartesian.plan_checks import CheckViolation, PathChecks
 from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
                                               ProfileError, sample_path)
 from sweetie_motion.errors import SweetieMotionError
@@ -107,6 +108,7 @@ class CartesianCode(IntEnum):
 def code_of(error: BaseException) -> CartesianCode:
     """Return the result code of a planning error (the one table from error to code)."""
     table = ((ZoneViolation, CartesianCode.FORBIDDEN_ZONE),
+             (CheckViolation, CartesianCode.PLANNING_FAILED),
              (IkPathError, CartesianCode.NO_IK_SOLUTION),
              (JointLimitViolation, CartesianCode.JOINT_LIMITS),
              (BranchFlipViolation, CartesianCode.PLANNING_FAILED),
@@ -204,6 +206,8 @@ class CartesianPlan:
     prelude: int = 0
     times: Optional[np.ndarray] = None
     singular_start: Tuple[int, float, float] = (0, 0.0, 0.0)
+    #: what the motion checks warn about (collisions below their margin, set to warn)
+    warnings: Tuple[str, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -276,6 +280,8 @@ class CartesianPlan:
                      f'{math.degrees(orientation_error):.2f} deg of the path)')
         if self.retimed_by:
             text += f'; slowed down to {self.override * 100:.0f} % ({self.retimed_by})'
+        for warning in self.warnings:
+            text += f'; {warning}'
         return text
 
 
@@ -294,13 +300,15 @@ class CartesianPlanner:
     :param task: 'pose' (position and orientation of the tip) or 'position' (the tip's
         position only, e.g. a pony's hoof on a 5-joint leg; the waypoints' orientation is
         then ignored); default: 'pose' for chains of six joints or more, else 'position'.
+    :param checks: the motion checks of the planned joint path (the links against each other
+        and the zones); None: none.
     :raises ValueError: an unknown policy or task, or a period that is not > 0.
     """
 
     def __init__(self, model: RobotModel, chain: str, period: float,
                  workspace: Optional[WorkspaceLimiter] = None, policy: str = 'retime',
                  eqradius: float = EQRADIUS, flip_ratio: float = 50.0,
-                 task: Optional[str] = None) -> None:
+                 task: Optional[str] = None, checks: Optional[PathChecks] = None) -> None:
         if policy not in POLICIES:
             raise ValueError(f'policy must be one of {", ".join(POLICIES)}, got {policy!r}')
         if not period > 0:
@@ -312,6 +320,7 @@ class CartesianPlanner:
         self.policy = policy
         self.eqradius = float(eqradius)
         self.flip_ratio = float(flip_ratio)
+        self.checks = checks
         self.joints = tuple(model.list_joints(chain))
         indices = model.get_chain_indices(chain)
         self.limits = planning_limits(model.joint_limits()).take(indices)
@@ -346,6 +355,7 @@ class CartesianPlanner:
         :raises BranchFlipViolation: a joint swings where the tool barely moves.
         :raises JointLimitViolation: a joint beyond its limits (its velocity or acceleration
             only under the 'refuse' policy).
+        :raises CheckViolation: a link into another or into a zone (checks set to refuse).
         """
         start = np.asarray(start, dtype=float)
         if start.shape != (len(self.joints),):
@@ -393,8 +403,13 @@ class CartesianPlanner:
                 times = np.concatenate([lead_t[:-1], samples.time + lead_t[-1]])
                 positions = np.concatenate([lead_q[:-1], positions])
                 velocities = np.concatenate([lead_v[:-1], velocities])
+            warnings: Tuple[str, ...] = ()
+            if self.checks is not None:
+                segments = [None] * prelude + [samples.segment_of(k)
+                                               for k in range(len(samples))]
+                warnings = tuple(self.checks.check(times, positions, segments))
             return CartesianPlan(path, profile, samples, self.joints, positions, velocities,
-                                 override, retimed_by, prelude, times, singular)
+                                 override, retimed_by, prelude, times, singular, warnings)
         assert last is not None
         raise last  # still beyond the limits after every round of slowing down
 

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.limiter import LimitViolation
 from sweetie_motion.cartesian.path import PathError
+from sweetie_motion.cartesian.plan_checks import PathChecks
 from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest,
                                               START_ORIENTATION_TOLERANCE,
                                               START_POSITION_TOLERANCE)
@@ -409,16 +410,18 @@ class OfflineBackend:
     :param period: sample period [s].
     :param defaults: path speed [m/s], acceleration [m/s^2] and centripetal limit [m/s^2]
         of moves without a feed (the motion process's ``cartesian`` parameters).
+    :param checks: the motion checks of every planned move (links, zones); None: none.
     """
 
     def __init__(self, model: RobotModel, chain: str, start: ArrayLike,
                  period: float = 0.01, max_velocity: float = 0.25,
                  max_acceleration: float = 0.1, lateral_acceleration: Optional[float] = 0.5,
-                 workspace=None) -> None:
+                 workspace=None, checks: Optional[PathChecks] = None) -> None:
         self.model = model
         self.chain = chain
         self.period = float(period)
-        self.planner = CartesianPlanner(model, chain, period, workspace)
+        self.checks = checks
+        self.planner = CartesianPlanner(model, chain, period, workspace, checks=checks)
         self.limits = planning_limits(model.joint_limits()).take(
             model.get_chain_indices(chain))
         self.max_velocity = max_velocity
@@ -465,9 +468,10 @@ class OfflineBackend:
         zeros = np.zeros(len(target))
         duration, times, positions, _, _ = plan_approach(self._q, zeros, target, zeros, zeros,
                                                          limits, 0.0)
+        warnings = self.checks.check(times, positions) if self.checks is not None else []
         self._append(times[1:], positions[1:])
         self.record.steps.append(('joint', len(self.record.times) - 1, f'{duration:.2f} s'))
-        return f'joint move of {duration:.2f} s'
+        return '; '.join([f'joint move of {duration:.2f} s'] + warnings)
 
     def move_linear(self, waypoints: List[Pose], radii: List[float],
                     speeds: List[Optional[float]], override: float,

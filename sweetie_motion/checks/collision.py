@@ -15,9 +15,10 @@ below the margin — elsewhere the pair is clear whatever the exact figure.
 """
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from xml.etree import ElementTree
 
+import coal
 import numpy as np
 import pinocchio
 
@@ -41,6 +42,52 @@ class PairApproach:
                 f'at t = {self.time:.2f} s')
 
 
+@dataclass(frozen=True)
+class Obstacle:
+    """
+    A shape fixed to a link (the base, by default) that the robot's links must keep clear of.
+
+    A forbidden zone of the workspace made a collision object (:func:`zone_obstacles`): the
+    checks then keep every link, not only the tool, out of it.
+
+    :param name: how the findings name it; :param shape: a coal geometry; :param position:
+        its centre in the link's frame [m] (3,); :param link: the link it is fixed to ('' : the
+        URDF's root); :param plane: a half-space's (point, normal into it) in the link's frame.
+    """
+
+    name: str
+    shape: Any
+    position: Tuple[float, float, float] = (0.0, 0.0, 0.0)
+    link: str = ''
+    plane: Optional[Tuple[Tuple[float, ...], Tuple[float, ...]]] = None
+
+
+def zone_obstacles(zones: Sequence[Any], link: str = '') -> List[Obstacle]:
+    """
+    Return forbidden zones (boxes, spheres, half-spaces of a workspace limiter) as obstacles.
+
+    :param link: the frame the zones are given in (a chain's first link; '' : the root).
+    """
+    obstacles = []
+    for zone in zones:
+        if zone.kind == 'box':
+            low, high = np.asarray(zone.minimum, float), np.asarray(zone.maximum, float)
+            obstacles.append(Obstacle(zone.name, coal.Box(*(high - low)),
+                                      tuple((low + high) / 2), link))
+        elif zone.kind == 'sphere':
+            obstacles.append(Obstacle(zone.name, coal.Sphere(float(zone.radius)),
+                                      tuple(np.asarray(zone.center, float)), link))
+        elif zone.kind == 'half_space':
+            point, normal = np.asarray(zone.point, float), np.asarray(zone.normal, float)
+            normal = normal / np.linalg.norm(normal)
+            # coal's half-space is the solid n.x <= d: the forbidden side is against the normal
+            obstacles.append(Obstacle(zone.name, coal.Halfspace(-normal, -float(normal @ point)),
+                                      link=link, plane=(tuple(point), tuple(normal))))
+        else:
+            raise ValueError(f'zone {zone.name!r}: unknown kind {zone.kind!r}')
+    return obstacles
+
+
 def disabled_pairs(srdf_xml: str) -> Set[Tuple[str, str]]:
     """Return the link pairs an SRDF's ``disable_collisions`` elements name (both orders)."""
     try:
@@ -62,11 +109,13 @@ class CollisionModel:
 
     :param robot: the robot's models.
     :param srdf_xml: an SRDF whose ``disable_collisions`` pairs may touch ('' : none).
-    :param allowed: more link pairs that may touch.
+    :param allowed: more link pairs that may touch (an obstacle goes by its name).
+    :param obstacles: fixed shapes every link on another joint must keep clear of.
     """
 
     def __init__(self, robot: CheckRobot, srdf_xml: str = '',
-                 allowed: Iterable[Tuple[str, str]] = ()) -> None:
+                 allowed: Iterable[Tuple[str, str]] = (),
+                 obstacles: Sequence[Obstacle] = ()) -> None:
         self.robot = robot
         model = robot.model
         try:
@@ -74,17 +123,26 @@ class CollisionModel:
                 model, robot.urdf_xml, pinocchio.GeometryType.COLLISION)
         except (RuntimeError, ValueError) as error:
             raise UrdfError(f'pinocchio cannot build the collision geometry: {error}') from None
+        robot_shapes = len(self.geometry.geometryObjects)
+        #: pair-free half-spaces: obstacle shape index -> (joint, point, normal into it)
+        self._planes: Dict[int, Tuple[int, np.ndarray, np.ndarray]] = {}
+        for obstacle in obstacles:
+            self._add_obstacle(obstacle)
         objects = list(self.geometry.geometryObjects)
-        #: the link of each shape
-        self.links = [model.frames[o.parentFrame].name for o in objects]
+        #: the link of each shape (an obstacle's name for an obstacle)
+        self.links = [model.frames[o.parentFrame].name for o in objects[:robot_shapes]] + \
+            [o.name for o in objects[robot_shapes:]]
         skip = disabled_pairs(srdf_xml) if srdf_xml else set()
         skip |= {(a, b) for a, b in allowed} | {(b, a) for a, b in allowed}
         self.geometry.removeAllCollisionPairs()
         pairs: List[Tuple[int, int]] = []
         for i in range(len(objects)):
             for k in range(i + 1, len(objects)):
+                if k >= robot_shapes and i >= robot_shapes:
+                    continue   # two obstacles
                 ji, jk = objects[i].parentJoint, objects[k].parentJoint
-                if ji == jk or model.parents[ji] == jk or model.parents[jk] == ji:
+                if ji == jk or (k < robot_shapes and (model.parents[ji] == jk or
+                                                      model.parents[jk] == ji)):
                     continue
                 if (self.links[i], self.links[k]) in skip:
                     continue
@@ -94,13 +152,33 @@ class CollisionModel:
         self.geometry_data = pinocchio.GeometryData(self.geometry)
         self._joints = np.array([o.parentJoint for o in objects], dtype=int)
         centres, radii = [], []
-        for o in objects:
+        for index, o in enumerate(objects):
+            if index in self._planes:   # unbounded: its pairs' bounds come from the plane
+                centres.append(np.zeros(3))
+                radii.append(0.0)
+                continue
             shape = o.geometry
             shape.computeLocalAABB()
             centres.append(np.asarray(o.placement.act(np.asarray(shape.aabb_center))))
             radii.append(float(shape.aabb_radius))
         self._centres = np.array(centres).reshape(-1, 3)
         self._radii = np.array(radii)
+        self._plane_pairs = [(pair, int(k if i in self._planes else i), self._planes[
+            int(i if i in self._planes else k)]) for pair, (i, k) in enumerate(pairs)
+            if i in self._planes or k in self._planes]
+
+    def _add_obstacle(self, obstacle: Obstacle) -> None:
+        model = self.robot.model
+        frame_id = self.robot.frame(obstacle.link) if obstacle.link else 0
+        frame = model.frames[frame_id]
+        placement = frame.placement * pinocchio.SE3(np.eye(3), np.asarray(obstacle.position,
+                                                                          dtype=float))
+        index = self.geometry.addGeometryObject(pinocchio.GeometryObject(
+            obstacle.name, frame.parentJoint, frame_id, placement, obstacle.shape))
+        if obstacle.plane is not None:
+            point, normal = (np.asarray(v, dtype=float) for v in obstacle.plane)
+            self._planes[index] = (frame.parentJoint, frame.placement.act(point),
+                                   frame.placement.rotation @ normal)
 
     def pair_names(self) -> List[Tuple[str, str]]:
         """Return the checked pairs as link names."""
@@ -127,6 +205,13 @@ class CollisionModel:
         angle = np.arccos(np.clip(cosine, -1.0, 1.0))
         moved = np.linalg.norm(np.diff(centres, axis=0), axis=2) + self._radii * angle
         steps = np.vstack((np.zeros((1, len(self.pairs))), moved[:, a] + moved[:, b]))
+        for pair, shape, (joint, point, normal) in self._plane_pairs:
+            # the shape's sphere against the half-space: how far its centre is outside
+            turn, shift = rotation[:, joint], translation[:, joint]
+            inward = turn @ normal
+            surface = turn @ point + shift
+            bounds[:, pair] = -np.einsum('ni,ni->n', centres[:, shape] - surface, inward) \
+                - self._radii[shape]
         return bounds, steps
 
     def exact(self, positions: np.ndarray, pair: int) -> float:

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, Stance, support_columns
-from sweetie_motion.checks.collision import CollisionModel, PairApproach
+from sweetie_motion.checks.collision import CollisionModel, Obstacle, PairApproach
 from sweetie_motion.checks.load import JointLoad, LoadModel
 from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.errors import ModelError
@@ -199,14 +199,16 @@ class MotionChecker:
     :param legs: leg (chain) -> its contact link; empty: no balance check (an arm).
     :param ratings: joint -> (rated, stall) torque [N*m] of its servo.
     :param srdf_xml: pairs that may touch (MoveIt's ``disable_collisions``).
+    :param obstacles: fixed shapes the links must keep clear of (forbidden zones).
     """
 
     def __init__(self, robot: CheckRobot, settings: CheckSettings,
-                 legs: Dict[str, str], ratings: Dict[str, tuple], srdf_xml: str = '') -> None:
+                 legs: Dict[str, str], ratings: Dict[str, tuple], srdf_xml: str = '',
+                 obstacles: Sequence[Obstacle] = ()) -> None:
         self.settings = settings
         self.robot = robot
         self.legs = list(legs)
-        self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed) \
+        self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed, obstacles) \
             if settings.collision != 'off' else None
         self.balance = BalanceModel(self.robot, legs, settings.foot_radius) if legs else None
         self.load = LoadModel(self.robot, ratings, legs) if settings.load != 'off' else None
@@ -278,11 +280,15 @@ def servo_ratings(robot: CheckRobot, settings: CheckSettings) -> Dict[str, tuple
     return ratings
 
 
-def checker_for(model: Any, settings: Optional[CheckSettings] = None) -> MotionChecker:
+def checker_for(model: Any, settings: Optional[CheckSettings] = None,
+                obstacles: Sequence[Obstacle] = ()) -> MotionChecker:
     """
     Return the checker of a configured :class:`RobotModel` (its description's ``checks:``).
 
     Legs are the chains with a ``contact`` property (the link a leg stands on).
+
+    :param obstacles: fixed shapes the links must keep clear of (a chain's forbidden zones,
+        :func:`~sweetie_motion.checks.collision.zone_obstacles`).
     """
     settings = settings or getattr(model, 'check_settings', None) or CheckSettings()
     legs = {chain: model.get_chain_property(chain, 'contact')
@@ -290,4 +296,4 @@ def checker_for(model: Any, settings: Optional[CheckSettings] = None) -> MotionC
     srdf = Path(settings.srdf).read_text(encoding='utf-8') if settings.srdf else ''
     joints = model.list_all_joints()
     robot = CheckRobot(model.urdf_document(), joints)
-    return MotionChecker(robot, settings, legs, servo_ratings(robot, settings), srdf)
+    return MotionChecker(robot, settings, legs, servo_ratings(robot, settings), srdf, obstacles)

@@ -17,6 +17,7 @@ import numpy as np
 
 from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+from sweetie_motion.cartesian.plan_checks import PathChecks
 from sweetie_motion.cartesian.runner import (OfflineBackend, ProgramRunError, ProgramRunner,
                                              ProgramStopped)
 from sweetie_motion.console.presenter import PlanProgram, ProgramPlanned
@@ -49,6 +50,8 @@ class OfflinePlanner:
         self.lateral_acceleration = lateral_acceleration
         self.workspace = WorkspaceLimiter.from_config(
             model.get_chain_property(chain, 'workspace'), f'chains.{chain}.workspace')
+        #: the motion checks (links against links and zones), built at the first plan
+        self._checks: Optional[PathChecks] = None
         self._wanted: Optional[PlanProgram] = None
         self._condition = threading.Condition()
         # one plan at a time: the worker's and a jog's check share the robot model
@@ -71,7 +74,7 @@ class OfflinePlanner:
         with self._planning:
             backend = OfflineBackend(self.model, self.chain, start, self.period,
                                      self.max_velocity, self.max_acceleration,
-                                     self.lateral_acceleration, self.workspace)
+                                     self.lateral_acceleration, self.workspace, self.checks())
             backend.move_linear([backend.tool_pose(), target], [0.0, 0.0], [None, speed], 1.0)
         positions = np.array(backend.record.positions, dtype=float).reshape(
             len(backend.record.positions), -1)
@@ -88,7 +91,7 @@ class OfflinePlanner:
         """
         backend = OfflineBackend(self.model, self.chain, request.start, self.period,
                                  self.max_velocity, self.max_acceleration,
-                                 self.lateral_acceleration, self.workspace)
+                                 self.lateral_acceleration, self.workspace, self.checks())
         runner = ProgramRunner(request.steps, backend, self.model.list_joints(self.chain),
                                self.home)
         reports: List[str] = []
@@ -108,6 +111,12 @@ class OfflinePlanner:
             np.array(record.waypoints, dtype=float).reshape(-1, 3),
             np.array(record.positions, dtype=float).reshape(len(record.positions), -1),
             float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line)
+
+    def checks(self) -> PathChecks:
+        """Return the motion checks of the chain's plans (built once, at the first plan)."""
+        if self._checks is None:
+            self._checks = PathChecks(self.model, self.chain, self.workspace)
+        return self._checks
 
     def submit(self, request: PlanProgram) -> None:
         """Plan ``request`` in the background (it replaces a request not started yet)."""

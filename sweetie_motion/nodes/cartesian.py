@@ -19,6 +19,7 @@ from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+from sweetie_motion.cartesian.plan_checks import PathChecks
 from sweetie_motion.cartesian.planner import (
     CartesianCode, CartesianPlan, CartesianPlanner, CartesianRequest, code_of, POLICIES,
 )
@@ -105,7 +106,8 @@ class CartesianMotionNode(ManagedNode):
         workspace = WorkspaceLimiter.from_config(
             model.get_chain_property(chain, 'workspace'), f'chains.{chain}.workspace')
         self._planner = CartesianPlanner(model, chain, self.process.period, workspace,
-                                         values['limits.policy'])
+                                         values['limits.policy'],
+                                         checks=PathChecks(model, chain, workspace))
         controller = f'{values["controller"]}/follow_joint_trajectory'
         self._controller = controller
         self._client = ActionClient(self, FollowJointTrajectory, controller,
@@ -117,7 +119,7 @@ class CartesianMotionNode(ManagedNode):
         self._entities = [self._client, self._server]
         self.get_logger().info(
             f'chain {chain} ({self._planner.task}), executed by {controller}; '
-            f'{len(workspace.zones)} forbidden zone(s)')
+            f'{len(workspace.zones)} forbidden zone(s), checked against every link')
 
     def cleanup_component(self) -> None:
         for entity in self._entities:
