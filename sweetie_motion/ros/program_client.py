@@ -6,7 +6,9 @@ moves a chain's tip along Cartesian paths (the ``cartesian`` node's CartesianMot
 drives the gripper (the ``gripper`` node's service) and follows the joint reference
 (``joint_states_ref``): it implements :class:`~sweetie_motion.cartesian.runner.MotionBackend`,
 so a :class:`~sweetie_motion.cartesian.runner.ProgramRunner` runs programs on the robot.
-Joint moves go to the trajectory controller as they are (R-CART-2).
+Joint moves go to the trajectory controller as they are (R-CART-2), once the motion checks
+passed their path as the offline planner plans it (every link against the arm and the chain's
+forbidden zones; the controller itself checks only the robot's own links).
 """
 
 import threading
@@ -16,7 +18,9 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from sweetie_motion.cartesian.frames import Pose
-from sweetie_motion.cartesian.runner import WaypointFailure
+from sweetie_motion.cartesian.limiter import WorkspaceLimiter
+from sweetie_motion.cartesian.plan_checks import PathChecks
+from sweetie_motion.cartesian.runner import OfflineBackend, WaypointFailure
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.ros.motion_client import ClientError, MotionClient, MotionResult
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
@@ -42,6 +46,9 @@ class ArmClient(MotionClient):
         self.model = model
         self.chain = chain
         self.joints = model.list_joints(chain)
+        self._workspace = WorkspaceLimiter.from_config(
+            model.get_chain_property(chain, 'workspace'), f'chains.{chain}.workspace')
+        self._checks: Optional[PathChecks] = None
         self._cartesian_type = CartesianMotion
         self._gripper_type = Gripper
         self._cartesian = ActionClient(self.node, CartesianMotion,
@@ -86,8 +93,14 @@ class ArmClient(MotionClient):
         ``override``; the controller keeps it within the acceleration limits.
 
         :raises ClientError: the move failed (the controller's reason).
+        :raises CheckViolation: a link would enter another or a forbidden zone (nothing moved).
         """
         current = self.joint_positions()
+        if self._checks is None:
+            self._checks = PathChecks(self.model, self.chain, self._workspace)
+        OfflineBackend(self.model, self.chain, current, workspace=self._workspace,
+                       checks=self._checks).move_joints(np.asarray(target, dtype=float),
+                                                        speed, override)
         limits = self.model.joint_limits().take(self.model.get_chain_indices(self.chain))
         velocity = limits.velocity if speed is None else np.minimum(speed, limits.velocity)
         duration = float(np.max(np.abs(np.asarray(target) - current) / (velocity * override),
