@@ -197,3 +197,32 @@ def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id
             assert clamp.success and clamp.state == 'clamped'
             odd = wait_future(client.call_async(Gripper.Request(command='squeeze')), 10)
             assert not odd.success and 'unknown' in odd.message
+
+
+def test_a_link_into_a_zone_or_the_floor_is_refused_before_it_moves(arm, domain_id, tmp_path):
+    # the tool point stays out of the turntable's zone, the forearm and the wrist do not; a
+    # joint move folds the tool into the floor: both refused by the motion checks, the arm
+    # stays where the move began
+    into = tmp_path / 'into.txt'
+    into.write_text('HOME\nMOVL X1037 Y0 Z735 A0 B90 C180\nMOVL X1150 Y0 Z680 A0 B90 C180\n')
+    fold = tmp_path / 'fold.txt'
+    fold.write_text('HOME\nMOVJ -90 70.5 56.7 0 0 0\n')
+    with motion_process(CONFIG, NS):
+        with MotionClient(NS, domain_id) as peer:
+            peer.wait_ready(NODES)
+            for program, line, names, stays in (
+                    (into, 3, ('turntable',), [1.037, 0.0, 0.735]),
+                    (fold, 2, ('tool0 and floor',), [0.0, -0.3848, 0.8502])):
+                run = subprocess.run(
+                    [sys.executable, '-m', 'sweetie_motion.cli', 'program', 'run',
+                     str(program), '--namespace', NS], capture_output=True, text=True,
+                    timeout=180, cwd=ROOT)
+                output = run.stdout + run.stderr
+                assert run.returncode != 0 and f'line {line}: ' in output, output
+                assert 'would hurt the robot' in output and all(n in output for n in names), \
+                    output
+                # settled where the refused move began: nothing of it ran
+                wait_for(lambda: np.linalg.norm(tool(arm, peer.reference).position
+                                                - stays) < 1e-3, 20,
+                         message=lambda: f'the tool at {stays} '
+                         f'({tool(arm, peer.reference).position})')
