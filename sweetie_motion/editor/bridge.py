@@ -92,7 +92,7 @@ class EditorBridge(BridgeBase):
     def __init__(self, node) -> None:
         from control_msgs.action import FollowJointTrajectory
         from diagnostic_msgs.msg import DiagnosticArray
-        from rclpy.action import ActionClient
+        from sweetie_motion.ros.action_client import ActionClient
         from sensor_msgs.msg import JointState
         from std_srvs.srv import SetBool
         from sweetie_motion.nodes.params import declare_table, read_table

@@ -16,7 +16,7 @@ import traceback
 from typing import List, Optional
 
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
 from sweetie_motion.cartesian.plan_checks import PathChecks
@@ -29,6 +29,7 @@ from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
+from sweetie_motion.ros.action_client import ActionClient
 from sweetie_motion.ros.conversions import goal_to_msg, pose_from_msg, pose_to_msg
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion_msgs.action import CartesianMotion

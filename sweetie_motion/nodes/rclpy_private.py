@@ -17,6 +17,9 @@ naming the missing one, when it does.
   it is, and an empty list is a byte array to it: a string-array parameter declared empty
   would stay *uninitialized*, and ``ros2 param get/dump`` get nothing for it. Its typed empty
   value is put there.
+- ``ActionClient._cancel_goal_async`` and ``._get_result_async``: the requests a goal handle
+  sends, filed under a lock with their futures by :mod:`sweetie_motion.ros.action_client`
+  (rclpy's own files them after sending: a quick response from another thread was lost).
 """
 
 from typing import Any, List
@@ -34,6 +37,8 @@ PRIVATE_ATTRIBUTES = (
     ('rclpy.executors.Executor', '_cb_iter'),
     ('rclpy.lifecycle.LifecycleNode', '_service_change_state'),
     ('rclpy.node.Node', '_parameters'),
+    ('rclpy.action.ActionClient', '_cancel_goal_async'),
+    ('rclpy.action.ActionClient', '_get_result_async'),
 )
 
 

@@ -102,7 +102,7 @@ class MotionClient:
                  play_action: str = 'play_trajectory',
                  controller: str = 'joint_trajectory',
                  notice: Optional[Callable[[str], None]] = None) -> None:
-        from rclpy.action import ActionClient
+        from sweetie_motion.ros.action_client import ActionClient
         from control_msgs.action import FollowJointTrajectory
         from sweetie_motion_msgs.action import PlayTrajectory
         self.ns = '/' + namespace.strip('/')

@@ -39,7 +39,7 @@ class ArmClient(MotionClient):
                  cartesian: str = 'cartesian', gripper: str = 'gripper',
                  **kwargs) -> None:
         super().__init__(namespace, **kwargs)
-        from rclpy.action import ActionClient
+        from sweetie_motion.ros.action_client import ActionClient
         from sensor_msgs.msg import JointState
         from sweetie_motion_msgs.action import CartesianMotion
         from sweetie_motion_msgs.srv import Gripper

@@ -34,7 +34,7 @@ def tool(arm, msg) -> Pose:
 
 def cartesian_goal(peer, goal, timeout=60.0, cancel_when=None):
     """Send ``goal``; cancel it once ``cancel_when()`` is true (if given); return the result."""
-    from rclpy.action import ActionClient
+    from sweetie_motion.ros.action_client import ActionClient
     from sweetie_motion_msgs.action import CartesianMotion
     client = ActionClient(peer.node, CartesianMotion, f'/{NS}/cartesian/cartesian_motion')
     assert client.wait_for_server(timeout_sec=15)

@@ -16,8 +16,8 @@ from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
 from motion_process import motion_process, MotionClient
 import pytest
-from rclpy.action import ActionClient
 from ros_util import HERE, wait_for, wait_future
+from sweetie_motion.ros.action_client import ActionClient
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

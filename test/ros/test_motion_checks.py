@@ -15,8 +15,8 @@ from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from motion_process import motion_process, MotionClient
 import pytest
-from rclpy.action import ActionClient
 from ros_util import wait_for, wait_future
+from sweetie_motion.ros.action_client import ActionClient
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -13,9 +13,9 @@ from control_msgs.action import FollowJointTrajectory
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 import pytest
-from rclpy.action import ActionClient
 from ros_util import call_idempotent, HERE, python_process, RosPeer, wait_for, wait_future
 from std_msgs.msg import String
+from sweetie_motion.ros.action_client import ActionClient
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 pytestmark = pytest.mark.ros

@@ -16,9 +16,9 @@ import sys
 from motion_process import motion_process, MotionClient
 import numpy as np
 import pytest
-from rclpy.action import ActionClient
 from ros_util import HERE, Process, wait_for, wait_future
 from sensor_msgs.msg import JointState
+from sweetie_motion.ros.action_client import ActionClient
 from sweetie_motion.servo.servo_model import default_params
 from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import ServoModels

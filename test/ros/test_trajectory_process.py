@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 from ros_util import HERE, wait_for, wait_future
+from sweetie_motion.ros.action_client import ActionClient
 from sweetie_motion.ros.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.cache import CACHE_NAME
 from sweetie_motion.trajectory.codec import load_goal_file

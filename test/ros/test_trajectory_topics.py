@@ -15,8 +15,8 @@ from control_msgs.msg import JointTrajectoryControllerState
 from motion_process import motion_process, MotionClient
 import numpy as np
 import pytest
-from rclpy.action import ActionClient
 from ros_util import HERE, wait_for, wait_future
+from sweetie_motion.ros.action_client import ActionClient
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
