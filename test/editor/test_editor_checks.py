@@ -6,6 +6,8 @@ Flagged rows and times, the marks in the 3D view, while posing a motion.
 The motion process runs in another process on the virtual robot (the session's ``robot``).
 """
 
+from pathlib import Path
+
 from editor_helpers import add_poses, click, edit_cell, screenshot, until
 from PyQt5.QtCore import Qt
 import pytest
@@ -47,7 +49,7 @@ def test_crossing_legs_are_flagged_on_their_row_and_shown_in_the_3d_view(
     assert any(link.startswith('bone1') for link in marks.touching), marks.touching
     assert any(link.startswith('bone2') for link in marks.touching), marks.touching
     assert marks.com is not None and len(marks.support) == 4 and marks.balanced
-    screenshot(editor, artifacts_dir / 'editor_checks.png')
+    screenshot(editor, Path(artifacts_dir) / 'editor_checks.png')
     # the first row: standing, nothing too close
     window.show_time(times[0])
     assert window.robot_view.marks.touching == frozenset()

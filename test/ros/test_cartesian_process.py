@@ -200,29 +200,40 @@ def test_a_cancelled_path_stops_and_holds_and_the_gripper_answers(arm, domain_id
 
 
 def test_a_link_into_a_zone_or_the_floor_is_refused_before_it_moves(arm, domain_id, tmp_path):
-    # the tool point stays out of the turntable's zone, the forearm and the wrist do not; a
-    # joint move folds the tool into the floor: both refused by the motion checks, the arm
-    # stays where the move began
+    # from HOME: the tool point stays out of the turntable's zone, the forearm and the wrist do
+    # not (the two MOVL make one path, refused as a whole); a joint move folds the tool into
+    # the floor: both refused by the motion checks, and nothing of them runs
+    home = tmp_path / 'home.txt'
+    home.write_text('HOME\n')
     into = tmp_path / 'into.txt'
-    into.write_text('HOME\nMOVL X1037 Y0 Z735 A0 B90 C180\nMOVL X1150 Y0 Z680 A0 B90 C180\n')
+    into.write_text('MOVL X1037 Y0 Z735 A0 B90 C180\nMOVL X1150 Y0 Z680 A0 B90 C180\n')
     fold = tmp_path / 'fold.txt'
-    fold.write_text('HOME\nMOVJ -90 70.5 56.7 0 0 0\n')
+    fold.write_text('MOVJ -90 70.5 56.7 0 0 0\n')
+
+    def program_run(program):
+        return subprocess.run(
+            [sys.executable, '-m', 'sweetie_motion.cli', 'program', 'run', str(program),
+             '--namespace', NS], capture_output=True, text=True, timeout=180, cwd=ROOT)
     with motion_process(CONFIG, NS):
         with MotionClient(NS, domain_id) as peer:
             peer.wait_ready(NODES)
-            for program, line, names, stays in (
-                    (into, 3, ('turntable',), [1.037, 0.0, 0.735]),
-                    (fold, 2, ('tool0 and floor',), [0.0, -0.3848, 0.8502])):
-                run = subprocess.run(
-                    [sys.executable, '-m', 'sweetie_motion.cli', 'program', 'run',
-                     str(program), '--namespace', NS], capture_output=True, text=True,
-                    timeout=180, cwd=ROOT)
+            for program, line, names in ((into, 2, ('turntable',)),
+                                         (fold, 1, ('tool0 and floor',))):
+                run = program_run(home)
+                assert run.returncode == 0, run.stdout + run.stderr
+                with peer.lock:
+                    first = len(peer.history)
+                    before = tool(arm, peer.reference)
+                run = program_run(program)
                 output = run.stdout + run.stderr
                 assert run.returncode != 0 and f'line {line}: ' in output, output
                 assert 'would hurt the robot' in output and all(n in output for n in names), \
                     output
-                # settled where the refused move began: nothing of it ran
-                wait_for(lambda: np.linalg.norm(tool(arm, peer.reference).position
-                                                - stays) < 1e-3, 20,
-                         message=lambda: f'the tool at {stays} '
-                         f'({tool(arm, peer.reference).position})')
+                end = peer.node.get_clock().now().nanoseconds * 1e-9 + 0.3
+                wait_for(lambda: stamp(peer.reference) >= end, 20,
+                         message='0.3 s more of references')
+                with peer.lock:
+                    since = list(peer.history[first:])
+                moved = max(np.linalg.norm(tool(arm, m).position - before.position)
+                            for m in since)
+                assert moved < 1e-6, f'the tool moved {moved * 1e3:.3f} mm'
