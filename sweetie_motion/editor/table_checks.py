@@ -169,11 +169,6 @@ class TableChecker:
         self.result = result
         return result
 
-    @property
-    def busy(self) -> bool:
-        """Return whether a check is running or waiting."""
-        return self._future is not None
-
     def close(self) -> None:
         """Stop taking work; a running check finishes in its thread, unread."""
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -195,3 +190,6 @@ class TableChecker:
                 return check_table(self._checker, goal, key, origin, row_times, interpolation)
             except (SweetieMotionError, ValueError) as error:
                 return TableCheck(key, error=str(error))
+            except Exception as error:  # noqa: B902 -- a failed check must not end the editor
+                return TableCheck(key, error=f'the checks failed: {type(error).__name__}: '
+                                  f'{error}')
