@@ -8,7 +8,7 @@ zone_obstacles`), with the robot description's ``checks:`` settings (a link clos
 collision margin is refused or warned about, as the trajectory controller does). Pure: no rclpy.
 """
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -36,22 +36,21 @@ class PathChecks:
     """
     The checks of one chain's planned motions: its links, the robot's others and the zones.
 
-    The joints outside the chain hold ``hold`` (default: zero, the pose the robot's
-    description is drawn in).
+    The joints outside the chain hold zero (the pose the robot's description is drawn in).
 
     :param model: the configured robot model (its ``checks:`` section).
     :param chain: the chain the motions move.
     :param workspace: the chain's forbidden zones, in the frame of its first link.
     """
 
-    def __init__(self, model: Any, chain: str, workspace: Optional[WorkspaceLimiter] = None,
-                 hold: Optional[Sequence[float]] = None) -> None:
+    def __init__(self, model: Any, chain: str,
+                 workspace: Optional[WorkspaceLimiter] = None) -> None:
         first_link = model.get_chain_links(chain)[0]
         zones = workspace.zones if workspace is not None else ()
         self.checker = checker_for(model, obstacles=zone_obstacles(zones, first_link))
         joints = self.checker.robot.joints
         self.columns = [joints.index(j) for j in model.list_joints(chain)]
-        self.hold = np.zeros(len(joints)) if hold is None else np.asarray(hold, dtype=float)
+        self.hold = np.zeros(len(joints))
 
     def check(self, times: np.ndarray, positions: np.ndarray,
               segments: Optional[List[Optional[Segment]]] = None) -> List[str]:

@@ -14,6 +14,13 @@ from sweetie_motion.trajectory.analysis import goal_motion, GoalMotion
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
 
+def table_key(waypoints: WaypointsList, interpolation: str) -> Tuple[bytes, Tuple[str, ...], str]:
+    """Return what decides a table's motion: its active rows' times and values, its joints."""
+    rows = [waypoints.waypoints[k] for k in waypoints.active_indices()]
+    values = np.array([[w.time] + list(w.positions) for w in rows], dtype=float)
+    return values.tobytes(), tuple(waypoints.joints), interpolation
+
+
 class PlayHead:
     """
     Samples the active rows' trajectory as the trajectory controller interpolates it.
@@ -48,10 +55,8 @@ class PlayHead:
         return {joint: float(value) for joint, value in zip(motion.joints, position)}
 
     def _motion_of(self, waypoints: WaypointsList, interpolation: str) -> Optional[GoalMotion]:
-        active = waypoints.active_indices()
-        rows = [waypoints.waypoints[k] for k in active]
-        key = (np.array([[w.time] + list(w.positions) for w in rows], dtype=float).tobytes(),
-               tuple(waypoints.joints), interpolation)
+        rows = [waypoints.waypoints[k] for k in waypoints.active_indices()]
+        key = table_key(waypoints, interpolation)
         if key != self._key:
             self._key = key
             self._motion = None

@@ -13,11 +13,11 @@ from functools import partial
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-import numpy as np
 
 from sweetie_motion.checks.library import motion_samples
 from sweetie_motion.checks.marks import MotionMarks, PoseMarks
 from sweetie_motion.checks.motion import checker_for, CheckReport, Finding, MotionChecker
+from sweetie_motion.editor.play_head import table_key
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.waypoints import WaypointsList
@@ -85,13 +85,6 @@ class TableCheck:
         first = self.findings[0]
         return (f'checks: {verdict}: {first.finding.check} at t = {first.time:.2f} s '
                 f'(row {first.row + 1})')
-
-
-def table_key(waypoints: WaypointsList, interpolation: str) -> Tuple[bytes, Tuple[str, ...], str]:
-    """Return what decides a table's check: its active rows' times and values, its joints."""
-    rows = [waypoints.waypoints[k] for k in waypoints.active_indices()]
-    values = np.array([[w.time] + list(w.positions) for w in rows], dtype=float)
-    return values.tobytes(), tuple(waypoints.joints), interpolation
 
 
 def check_table(checker: MotionChecker, goal: TrajectoryGoal, key: Any, origin: float,

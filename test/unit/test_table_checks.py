@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 from sweetie_motion.checks.marks import support_polygon
-from sweetie_motion.editor.table_checks import table_key, TableChecker
+from sweetie_motion.editor.play_head import table_key
+from sweetie_motion.editor.table_checks import TableChecker
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.waypoints import WaypointsList
