@@ -64,6 +64,9 @@ class EditorWindow(QMainWindow):
         self.events = events
         self.poses = dict(poses or {})
         self._syncing = False
+        #: the document name last put into the name selector: a name the user types there is
+        #: kept through edits of the table, and replaced only when the document's name changes
+        self._shown_name = ''
         self._robot_view_time = 0.0
         self._robot_follows = False
         #: the motion checks of the table, run in a thread after each change (no model: none)
@@ -602,8 +605,10 @@ class EditorWindow(QMainWindow):
         self.goal_time.blockSignals(True)
         self.goal_time.setValue(p.waypoints.goal_time_tolerance)
         self.goal_time.blockSignals(False)
-        if self.name_combo.currentText() != p.document.name and p.document.name:
-            self.name_combo.setEditText(p.document.name)
+        if p.document.name != self._shown_name:
+            self._shown_name = p.document.name
+            if p.document.name:
+                self.name_combo.setEditText(p.document.name)
         self._fill_joint_tree()
         self.sliders.show_animation_joints(p.waypoints.joints)
         self._show_plot()

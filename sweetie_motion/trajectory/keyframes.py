@@ -26,7 +26,10 @@ neighbours and an exact dynamic programme would have to carry several keyframes 
    the two keyframes before a, a, b and two look-ahead samples after b (at b + (b - a) and
    b + 2 (b - a): where the next keyframes would be if the motion went on alike) stays within
    the tolerance on the samples from a to b: exactly the window the Akima slopes at a and b
-   depend on. Greedy "as far as possible" is optimal for covering a line with intervals when a
+   depend on. When two segments are needed to reach a required keyframe either way, they are
+   split evenly if both halves fit: the furthest sample may sit one sample before the turn,
+   and a segment that short bends the spline far beyond the recorded acceleration.
+   Greedy "as far as possible" is optimal for covering a line with intervals when a
    shorter interval of a good one is good; that holds here nearly, not exactly, hence steps 3
    and 4. It costs O(K log L) small spline builds (K keyframes, L samples per segment).
 3. **Global check and repair.** The spline through all the keyframes is evaluated at every
@@ -423,20 +426,20 @@ def _greedy(t: np.ndarray, y: np.ndarray, inverse: np.ndarray, interpolation: st
     step = 1
     stops = list(required[(required > 0) & (required < m - 1)]) + [m - 1]
     following = 0
+
+    def good(behind: list, a: int, b: int) -> bool:
+        span = b - a
+        ahead = sorted({min(b + k * span, m - 1) for k in range(1, AHEAD + 1)} - {b})
+        window = np.array(behind + [a, b] + ahead)
+        return _fits(t, y, inverse, interpolation, window, a, b)
+
     while chosen[-1] < m - 1:
         a = chosen[-1]
         behind = chosen[-1 - BEHIND:-1]
         while stops[following] <= a:
             following += 1
         stop = stops[following]   # a segment ends at a required keyframe at the latest
-
-        def good(b: int) -> bool:
-            span = b - a
-            ahead = sorted({min(b + k * span, m - 1) for k in range(1, AHEAD + 1)} - {b})
-            window = np.array(behind + [a, b] + ahead)
-            return _fits(t, y, inverse, interpolation, window, a, b)
-
-        if stop > a + 1 and good(stop):
+        if stop > a + 1 and good(behind, a, stop):
             # straight to the next turn: a shorter segment can be worse than the whole one
             # (the segment's curve is fixed by its ends' slopes, not by how long it is)
             chosen.append(stop)
@@ -445,7 +448,7 @@ def _greedy(t: np.ndarray, y: np.ndarray, inverse: np.ndarray, interpolation: st
         lo, hi = a + 1, None   # lo: good (two neighbouring samples always are)
         probe = min(a + max(2, step), stop)
         while probe > lo:
-            if not good(probe):
+            if not good(behind, a, probe):
                 hi = probe
                 break
             lo = probe
@@ -453,10 +456,18 @@ def _greedy(t: np.ndarray, y: np.ndarray, inverse: np.ndarray, interpolation: st
         if hi is not None:
             while hi - lo > 1:
                 middle = (lo + hi) // 2
-                if good(middle):
+                if good(behind, a, middle):
                     lo = middle
                 else:
                     hi = middle
+        middle = (a + stop) // 2
+        if a < middle < lo and good(chosen[-BEHIND:], lo, stop) and \
+                good(behind, a, middle) and good(chosen[-BEHIND:], middle, stop):
+            # two segments reach the turn either way: split them evenly, since the furthest
+            # sample can sit a sample before the turn, and a segment that short bends the
+            # spline hard (a smooth nod recorded by hand then "needed" twice the acceleration
+            # limit at the turn)
+            lo = middle
         chosen.append(lo)
         step = max(1, lo - a)
     return np.array(chosen)
