@@ -8,12 +8,26 @@ import sys
 import tempfile
 import time
 from typing import Iterator, List, Optional
+import xml.dom.minidom
 
 from sweetie_motion.nodes.background import BackgroundNode
 from waiting import wait_for  # noqa: F401 (the ROS tests' one way to wait)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+
+def joint_limits(urdf: str, joints):
+    """Return joint -> (lower, upper, velocity) from the URDF's <limit>, as rqt_jtc reads them."""
+    robot = xml.dom.minidom.parseString(urdf).getElementsByTagName('robot')[0]
+    limits = {}
+    for joint in robot.getElementsByTagName('joint'):
+        name = joint.getAttribute('name')
+        if name in joints and joint.getAttribute('type') != 'fixed':
+            limit = joint.getElementsByTagName('limit')[0]
+            limits[name] = tuple(float(limit.getAttribute(k))
+                                 for k in ('lower', 'upper', 'velocity'))
+    return limits
 
 
 class Process:

@@ -12,7 +12,6 @@ what `ros2 control` does with the other services; and `sweetie-motion status`.
 
 import subprocess
 import sys
-import xml.dom.minidom
 
 from builtin_interfaces.msg import Duration
 from control_msgs.msg import JointTrajectoryControllerState
@@ -23,7 +22,7 @@ from controller_manager_msgs.srv import (
 from motion_process import LATCHED, motion_process, MotionClient
 import pytest
 from rclpy.qos import QoSProfile
-from ros_util import call_idempotent, ROOT, wait_for
+from ros_util import call_idempotent, joint_limits, ROOT, wait_for
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -83,19 +82,6 @@ def pony():
                 peer.wait_ready(['motion', 'joint_trajectory', 'head_trajectory'], timeout=60)
                 peer.process = process
                 yield peer
-
-
-def joint_limits(urdf: str, joints):
-    """Return joint -> (lower, upper, velocity) from the URDF's <limit>, as rqt_jtc reads them."""
-    robot = xml.dom.minidom.parseString(urdf).getElementsByTagName('robot')[0]
-    limits = {}
-    for joint in robot.getElementsByTagName('joint'):
-        name = joint.getAttribute('name')
-        if name in joints and joint.getAttribute('type') != 'fixed':
-            limit = joint.getElementsByTagName('limit')[0]
-            limits[name] = tuple(float(limit.getAttribute(k))
-                                 for k in ('lower', 'upper', 'velocity'))
-    return limits
 
 
 def test_rqt_joint_trajectory_controller_finds_and_drives_the_trajectory_controllers(pony):

@@ -8,7 +8,6 @@ and the old robot's files do.
 import math
 from pathlib import Path
 import time
-from xml.etree import ElementTree
 
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
@@ -20,7 +19,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from ros_util import HERE, ROOT, wait_for, wait_future
+from ros_util import HERE, joint_limits, ROOT, wait_for, wait_future
 from sweetie_motion.ros.action_client import ActionClient
 from sweetie_motion.ros.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.cache import CACHE_NAME
@@ -39,8 +38,8 @@ Result = FollowJointTrajectory.Result
 
 def urdf_velocity_limit(joint):
     """Return a joint's velocity limit as the pony's URDF gives it [rad/s]."""
-    urdf = ElementTree.parse(Path(ROOT) / 'config' / 'sweetie_bot.urdf')
-    return float(urdf.find(f"joint[@name='{joint}']/limit").get('velocity'))
+    urdf = (Path(ROOT) / 'config' / 'sweetie_bot.urdf').read_text()
+    return joint_limits(urdf, [joint])[joint][2]
 
 
 def write_config(tmp: Path, storage: Path) -> str:
