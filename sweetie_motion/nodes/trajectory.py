@@ -365,6 +365,7 @@ class JointTrajectoryNode(ControllerNode):
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         """Stop a running goal in the cycle (it decelerates and holds); its end says so."""
+        self.get_logger().info('cancel requested: the goal decelerates and holds')
         try:
             self._cycle_side(wait=False).cancel_goal(bytes(goal_handle.goal_id.uuid))
         except SweetieMotionError as error:
