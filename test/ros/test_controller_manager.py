@@ -120,8 +120,14 @@ def test_rqt_joint_trajectory_controller_finds_and_drives_the_trajectory_control
         return abs(current['joint51'] - target) < 0.02
     wait_for(command_and_reached, 20, period=0.1, message='joint51 at the slider')
     assert abs(start - target) > 0.2
-    owner = pony.controllers()['head_trajectory']
-    assert 'joint51/position' in owner.claimed_interfaces
+    # while its goal runs, the controller owns the joint: a slow move back (the last slider
+    # command ends 0.1 s after it is reached: a busy machine's listing came after that)
+    publisher.publish(JointTrajectory(joint_names=['joint51'], points=[JointTrajectoryPoint(
+        positions=[start], time_from_start=Duration(sec=20))]))
+    wait_for(lambda: 'joint51/position' in
+             pony.controllers()['head_trajectory'].claimed_interfaces, 15,
+             message='joint51 claimed by head_trajectory while it moves')
+    publisher.publish(JointTrajectory(joint_names=['joint51']))   # empty: stop there
     # routine topic commands stay out of the INFO log (rqt_jtc sends ten a second)
     assert '~/joint_trajectory: 1 points' not in pony.process.output()
 
