@@ -479,7 +479,8 @@ def test_measurements_stay_fresh_on_a_noisy_line(rig):
     state = rig.sims[0].control.state()
     counters = state['counters']
     assert counters['replies_corrupted'] > 20 and line.timeouts > 20
-    # a lost reply is asked again in the next cycle with another span: on a line with room
+    # a lost reply is asked again with another span, before the next cycle where the wire has
+    # room, else in it: on a line with room
     # for every servo every cycle, no measurement gets older than a few periods (the old
     # driver left a servo alone for 100 ms after two losses in a row: ages over 150 ms). The
     # margin is this VM's: the simulator's wake-ups come milliseconds late now and then

@@ -15,9 +15,9 @@ from sweetie_motion.servo import driver as sb
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo import sim as sm
 from sweetie_motion.servo.driver.matching import (
-    FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature,
+    FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature, SPANS,
 )
-from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
+from sweetie_motion.servo.driver.scheduler import Outgoing, SILENT_AFTER, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo
 from sweetie_motion.servo.driver.wire import LineTiming, SPACER, spacer_count
 from sweetie_motion.servo.freshness import AgeHistogram
@@ -135,6 +135,55 @@ def test_a_servo_whose_read_was_lost_is_asked_again_first_with_another_span():
     assert matcher.free_signature(2, FULL_READS) == FULL_READS[1]
 
 
+def test_a_read_lost_in_a_cycle_is_asked_again_before_the_next_if_the_wire_has_room():
+    servos = line_servos([1, 2, 3])
+    matcher = ReplyMatcher(late_grace=0.1)
+    scheduler = WireScheduler(servos, matcher, GAP)
+    batch = scheduler.cycle_batch(None, 1000.0)
+    scheduler.written(batch)
+    assert [o.servo.servo_id for o in batch if o.servo] == [1, 2, 3]
+    assert scheduler.between(1000.0) == []      # nothing lost: nothing between cycles
+    # servo 2's reply came damaged (overtaken by servo 3's): lost, to be asked again now
+    for outgoing in batch:
+        matcher.sent(outgoing.servo.servo_id, outgoing.expect, 0.0, 0.001, 1.0)
+
+    def reply(outgoing):
+        expect = outgoing.expect
+        return hx.ReadReply(outgoing.servo.servo_id, expect.memory, expect.address,
+                            bytes(expect.length), hx.Status())
+    assert matcher.match(reply(batch[0]), 0.004).answered is not None
+    assert [p.servo_id for p in matcher.match(reply(batch[2]), 0.005).lost] == [2]
+    servos[1].reask = True                       # as the intake marks a lost read
+    # not when the wire cannot carry it before the next cycle (the cycle's batch keeps its time)
+    assert scheduler.between(10.0) == []
+    again = scheduler.between(1000.0)
+    assert [o.servo.servo_id for o in again] == [2]
+    assert again[0].expect != batch[1].expect   # another span: a late reply stays late
+    scheduler.written(again)
+    assert not servos[1].reask and servos[1].reads_sent == 2
+    # a servo silent for SILENT_AFTER reads is not asked between cycles
+    servos[2].reask = True
+    servos[2].health.losses_in_a_row = SILENT_AFTER
+    assert scheduler.between(1000.0) == []
+
+
+def test_a_servo_is_asked_again_after_seven_losses_within_the_grace():
+    # every span asks registers the servo has
+    assert all(s.address + s.length <= hx.RAM_SIZE for s in POSITION_READS + FULL_READS)
+    for family in (POSITION_READS, FULL_READS):
+        matcher = ReplyMatcher(late_grace=0.1)
+        t = 0.0
+        for lost in range(SPANS):
+            signature = matcher.free_signature(1, family)
+            assert signature is not None, f'no span free after {lost} losses'
+            matcher.sent(1, signature, t, t, t + 0.001)
+            t += 0.002
+            matcher.expire(t)
+        assert matcher.free_signature(1, family) is None    # all still within the grace
+        matcher.expire(t + 0.1)
+        assert matcher.free_signature(1, family) == family[0]
+
+
 def test_a_reply_that_overtakes_an_older_request_loses_it_at_once():
     matcher = ReplyMatcher(late_grace=0.1)
     older = matcher.sent(1, POSITION_READS[0], 0.0, 0.001, 1.0)
@@ -166,6 +215,17 @@ def test_the_wire_model_counts_a_lost_reply_damaged_or_missing_and_finds_it_over
     timing.received(6)
     position = timing.received(13)
     assert timing.settled(3, position) == {2: 6, 3: 13}
+    # the last reply of a batch came whole but damaged (no valid frame): overdue at its end
+    # plus slack, as a missing one, not at its deadline; a part of it only is waited for
+    start = 0.1
+    timing.sent(start, 9, read.reply_size, sequence=4)
+    end4 = start + 9 * BT + 0.0003 + 13 * BT
+    timing.received(7)
+    assert timing.overdue(end4 + 0.006) is None       # the rest may still come
+    timing.received(6)
+    assert timing.overdue(end4) is None
+    assert timing.overdue(end4 + 0.006) == 4
+    assert timing.settled(4) == {4: 13}                # damaged: all its bytes came
 
 
 def test_age_histogram_percentiles_and_what_is_above():

@@ -56,8 +56,11 @@ class ReplyIntake:
             self.stats.unexpected_replies += 1
             return
         match: Match = self.matcher.match(reply, now)
-        arrived = self.timing.settled(match.answered.sequence, end) \
-            if match.answered is not None else {}
+        if match.answered is not None:
+            arrived = self.timing.settled(match.answered.sequence, end)
+        else:
+            arrived = {}
+            self.timing.skip(frame.size)
         self.lost(match.lost, now, arrived)
         servo = self.by_id.get(reply.servo_id)
         if match.late:
@@ -155,6 +158,9 @@ class ReplyIntake:
             servo = self.by_id.get(pending.servo_id)
             if servo is not None:
                 servo.stats.timeouts += 1
+                if pending.request is None and (pending.expect in POSITION_READS
+                                                or pending.expect in FULL_READS):
+                    servo.reask = True
                 if servo.health.missed():
                     servo.stats.lost = True
                     self.event(f'{servo.describe()} lost')

@@ -186,7 +186,7 @@ class BusLine(threading.Thread):
             self.scheduler.add(request)
         self.intake.expire(now)
         self._start_cycle(now)
-        self._issue()
+        self._issue(self.clock())
 
     def _wake_time(self, now: float) -> float:
         times = [now + 0.05, self.matcher.next_deadline(),
@@ -323,10 +323,21 @@ class BusLine(threading.Thread):
 
     # --- requests ------------------------------------------------------------------------------
 
-    def _issue(self) -> None:
-        """Write the operation requests that came between cycles."""
-        if self.port.is_open and (self.scheduler.urgent or self.scheduler.normal):
-            self._write_batch(self.scheduler.between())
+    def _issue(self, now: float) -> None:
+        """Write the operation requests that came between cycles, and the reads lost in it."""
+        if not self.port.is_open:
+            return
+        scheduler = self.scheduler
+        reask = self.ready and any(s.reask for s in self.servos)
+        if not (scheduler.urgent or scheduler.normal or reask):
+            return
+        # only what the request wire carries before the next cycle: its batch is not delayed
+        free_from = max(now, self.timing.tx_free)
+        budget = (self._cycle_start + self.driver.period - free_from) / self.timing.byte_time \
+            if reask else 0.0
+        batch = scheduler.between(max(0.0, budget))
+        if batch:
+            self._write_batch(batch)
 
     def _write_batch(self, batch: List[Outgoing]) -> bool:
         """

@@ -19,8 +19,8 @@ A request is **lost** when
 A lost request's signature stays *expired* for ``late_grace``: its reply may still come, and
 it then counts as late instead of being taken for the answer to a newer request. A newer
 request to that servo uses another signature meanwhile: a position read has several
-(:data:`POSITION_READS`, the same registers asked with one to three bytes more), so a servo
-whose replies are lost is asked again at once, up to four times, not after the grace.
+(:data:`POSITION_READS`, the same registers asked with one to seven bytes more), so a servo
+whose replies are lost is asked again at once, up to :data:`SPANS` times, not after the grace.
 """
 
 from concurrent.futures import Future
@@ -74,8 +74,15 @@ class ReplySignature:
         return isinstance(reply, hx.AckReply) and reply.command == self.command
 
 
+#: the spans of one read: with 6 % of the replies lost, four ran out within ``late_grace`` now
+#: and then (the servo then waited for the grace: its measurement aged up to 90 ms); the longest
+#: of eight still ends within the RAM (58 + 8 + 7 <= 74)
+SPANS = 8
+
+
 def _position_reads(length: int) -> Tuple[ReplySignature, ...]:
-    return tuple(ReplySignature.read(hx.Memory.RAM, READ_ADDRESS, length + k) for k in range(4))
+    return tuple(ReplySignature.read(hx.Memory.RAM, READ_ADDRESS, length + k)
+                 for k in range(SPANS))
 
 
 #: the spans of a position read (calibrated position; a lost one is asked again with the next)

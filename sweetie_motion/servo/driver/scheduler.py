@@ -8,13 +8,17 @@ Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in t
    always progress);
 3. the goal broadcast (S_JOG), after the first read (it is that read's fill);
 4. **position reads**, the servo whose newest measurement is the oldest first (a servo whose
-   reply was lost is asked again in the next cycle), at most one per servo and cycle, as many
-   as the cycle's request wire holds; a servo silent for :data:`SILENT_AFTER` reads only
+   reply was lost and who was not asked again between cycles comes first), at most one per
+   servo and cycle, as many as the cycle's request wire holds; a servo silent for
+   :data:`SILENT_AFTER` reads only
    every :data:`LOST_READ_EVERY` cycles (its reads would take the wire from the others); every
    :data:`~sweetie_motion.servo.driver.wire.FULL_READ_EVERY`-th read of a servo also asks for
    its velocity and PWM, the others only for its position.
 
-Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`).
+Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`),
+and so does a position read of a servo whose read of this cycle was lost (damaged, overtaken or
+overdue), if the request wire has room for it before the next cycle: a lost reply then costs the
+measurement a millisecond or two instead of a period.
 Every request that expects a reply is followed by its fill (the frames after it that expect
 none, then spacers: :func:`~sweetie_motion.servo.driver.wire.spacer_count`), so no two replies
 can overlap whenever the bytes go out. A servo gets no request while another to it is in flight,
@@ -132,9 +136,28 @@ class WireScheduler:
         goals = [Outgoing(jog)] if jog is not None else []
         return self._filled(operations + reads[:1] + goals + reads[1:])
 
-    def between(self) -> List[Outgoing]:
-        """Return the operation requests to write now, between cycles."""
-        return self._filled(self._operations(set(), ordinary=len(self.normal)))
+    def between(self, budget: float = 0.0) -> List[Outgoing]:
+        """
+        Return what to write now, between cycles: the operation requests, then reads asked again.
+
+        :param budget: bytes the request wire can take before the next cycle; the servos whose
+            read was lost are asked again within it (none when 0).
+        """
+        busy: Set[int] = set()
+        batch = self._filled(self._operations(busy, ordinary=len(self.normal)))
+        for servo in self.servos:
+            if not servo.reask or servo.paused or \
+                    servo.health.losses_in_a_row >= SILENT_AFTER:
+                continue
+            read = self._read(servo, busy)
+            if read is None:
+                continue
+            longer = self._filled(batch + [read])
+            if sum(o.size for o in longer) > budget:
+                break
+            batch = longer
+            busy.add(servo.servo_id)
+        return batch
 
     def written(self, batch: Sequence[Outgoing]) -> None:
         """Account a batch that was written: its requests leave the queues."""
@@ -145,6 +168,7 @@ class WireScheduler:
             elif outgoing.servo is not None:
                 outgoing.servo.read_cycle = self.cycle
                 outgoing.servo.reads_sent += 1
+                outgoing.servo.reask = False
 
     # --- the parts of a batch ------------------------------------------------------------------
 

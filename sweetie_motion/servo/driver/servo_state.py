@@ -61,6 +61,9 @@ class LineServo:
         self.position = math.nan     # the newest joint position [rad]
         self.read_cycle = -1         # the cycle it was last asked for its position
         self.reads_sent = 0
+        #: its last position read was lost: it is asked again before the next cycle if the wire
+        #: has room (a lost reply would otherwise age its measurement by a whole period)
+        self.reask = False
         #: an LED value written by a person (stays until the servo reboots); None: the state
         self.led_written: Optional[int] = None
 

@@ -217,20 +217,25 @@ class LineTiming:
 
     def overdue(self, now: float) -> Optional[int]:
         """
-        Return the request whose reply is overdue: nothing of it read by its end plus slack.
+        Return the request whose reply is overdue: not answered by its end plus slack.
 
-        Only the oldest expected reply can be: the replies come in order. Its request is lost
-        (the line counts it missing); a late reply is still recognised by its signature.
+        Only the oldest expected reply can be: the replies come in order. It is overdue when
+        nothing of it came (missing), or as many bytes as it has came without a valid frame
+        (damaged); part of it only is waited for until its request's deadline (the rest may be
+        on its way). Its request is lost; a late reply is still recognised by its signature.
         """
         if now <= self.overdue_at():
             return None
         return self._expected[0].sequence
 
     def overdue_at(self) -> float:
-        """Return when the oldest expected reply is overdue if nothing of it comes [s]."""
-        if not self._expected or self._total > self._mark:
+        """Return when the oldest expected reply is overdue, as far as its bytes tell [s]."""
+        if not self._expected:
             return math.inf
-        return self._expected[0].end + self.reply_gap + self.delivery_slack
+        oldest = self._expected[0]
+        if 0 < self._total - self._mark < oldest.size:
+            return math.inf
+        return oldest.end + self.reply_gap + self.delivery_slack
 
     def slot(self, now: float, request_bytes: int, reply_bytes: int) -> Tuple[float, float]:
         """
@@ -251,6 +256,15 @@ class LineTiming:
         if reply_bytes:
             self._expected.append(_Expected(sequence, reply_bytes, rx_end))
         return tx_end, rx_end
+
+    def skip(self, count: int) -> None:
+        """
+        Take ``count`` bytes just read as a valid frame that answers no expected reply.
+
+        A late or unexpected reply is not the oldest expected reply's bytes: counted as such, it
+        would make that reply look damaged while it is still on its way.
+        """
+        self._mark = min(self._total, self._mark + count)
 
     def received(self, count: int) -> int:
         """Account ``count`` bytes read; return the position after them (bytes since open)."""
