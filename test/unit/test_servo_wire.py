@@ -14,11 +14,12 @@ import pytest
 from sweetie_motion.servo import driver as sb
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo import sim as sm
+from sweetie_motion.servo.driver.intake import ReplyIntake
 from sweetie_motion.servo.driver.matching import (
-    FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature, SPANS,
+    FULL_READS, POSITION_READS, ReplyMatcher, ReplySignature, Request, SPANS,
 )
 from sweetie_motion.servo.driver.scheduler import Outgoing, SILENT_AFTER, WireScheduler
-from sweetie_motion.servo.driver.servo_state import LineServo
+from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
 from sweetie_motion.servo.driver.wire import LineTiming, SPACER, spacer_count
 from sweetie_motion.servo.freshness import AgeHistogram
 
@@ -257,3 +258,32 @@ def test_the_led_a_servo_shows():
     assert servo.led(status_led=True) == 4            # red
     servo.led_written = 6
     assert servo.led(status_led=True) == 6            # a written value wins
+
+
+def test_an_operations_missing_reply_does_not_wake_the_line_before_its_deadline():
+    # A read of the scheduler's own whose reply is overdue is lost at once: the line wakes for
+    # it. An operation's request waits for its deadline: were the line woken at its overdue
+    # time, it would find nothing to do and spin until the deadline (a scan asks 254 IDs).
+    servos = line_servos([1, 2])
+    matcher = ReplyMatcher(late_grace=0.1)
+    timing = LineTiming(115200, 0.0003, 0.0002, delivery_slack=0.002)
+    stats = sb.BusStatistics('b', 'p')
+    intake = ReplyIntake('b', {s.servo_id: s for s in servos}, matcher, timing,
+                         MeasurementBoard(2), stats, lambda text: None)
+    read = ReplySignature.read(hx.Memory.RAM, 58, 2)
+    operation = Request(hx.ReadRequest(hx.Memory.RAM, 58, 2).frame(1), 1, read)
+    tx_end, rx_end = timing.sent(0.0, 9, read.reply_size, sequence=1)
+    pending = matcher.sent(1, read, 0.0, tx_end, rx_end + 0.02, operation)
+    assert pending.sequence == 1
+    assert math.isfinite(timing.overdue_at())
+    assert intake.overdue_at() == math.inf and matcher.next_deadline() == rx_end + 0.02
+    intake.expire(rx_end + 0.01)
+    assert not operation.future.done()              # still waiting
+    intake.expire(rx_end + 0.021)
+    assert operation.future.result() is None        # lost at its deadline
+    # the scheduler's own read: the line wakes when it is overdue, and loses it then
+    tx_end, rx_end = timing.sent(1.0, 9, read.reply_size, sequence=2)
+    matcher.sent(2, read, 1.0, tx_end, rx_end + 0.02)
+    assert intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
+    intake.expire(intake.overdue_at() + 1e-6)
+    assert stats.missing == 2 and servos[1].reask

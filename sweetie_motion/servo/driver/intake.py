@@ -11,6 +11,7 @@ fault to :attr:`ReplyIntake.on_fault` (the operations switch the torque off). Ea
 counts as *damaged* (bytes of its reply came) or *missing* (none came).
 """
 
+import math
 from typing import Callable, Dict, List, Mapping, Optional
 
 from sweetie_motion.servo import herkulex as hx
@@ -139,6 +140,21 @@ class ReplyIntake:
             if pending is not None:
                 self.lost([pending], now, arrived)
             overdue = self.timing.overdue(now)
+
+    def overdue_at(self) -> float:
+        """
+        Return when :meth:`expire` has an overdue read to lose [s] (inf: none).
+
+        An operation's request waits for its deadline instead (the matcher's): the line thread
+        must not wake for it before then, or it would spin until that deadline.
+        """
+        at = self.timing.overdue_at()
+        oldest = self.timing.oldest()
+        if math.isfinite(at) and oldest is not None:
+            pending = self.matcher.find(oldest)
+            if pending is not None and pending.request is not None:
+                return math.inf
+        return at
 
     def lost(self, lost: List[Pending], now: float,
              arrived: Optional[Dict[int, int]] = None) -> None:

@@ -190,7 +190,7 @@ class BusLine(threading.Thread):
 
     def _wake_time(self, now: float) -> float:
         times = [now + 0.05, self.matcher.next_deadline(),
-                 self.timing.overdue_at()]
+                 self.intake.overdue_at()]
         if not self.port.is_open:
             times.append(self.port.reopen_at)
         if self._last_goals < now - 2 * self.driver.period:

@@ -228,6 +228,10 @@ class LineTiming:
             return None
         return self._expected[0].sequence
 
+    def oldest(self) -> Optional[int]:
+        """Return the request whose reply is the oldest expected (None: none expected)."""
+        return self._expected[0].sequence if self._expected else None
+
     def overdue_at(self) -> float:
         """Return when the oldest expected reply is overdue, as far as its bytes tell [s]."""
         if not self._expected:
