@@ -88,7 +88,7 @@ def test_a_bringup_without_a_servo_it_requires_does_not_start(tmp_path):
     output = process.output()
     assert code == 1, output
     assert 'sweetie-motion bringup: servo_bus: configure failed: servos did not answer: ' \
-        'joint45 (bus leg34, ID 45)' in output, output
+        'joint45 (bus leg34, ID 45) (joint45: no reply to ' in output, output
     assert 'ready' not in output and 'Traceback' not in output
 
 

@@ -213,6 +213,8 @@ def test_missing_servo_fails_connect_with_its_name(rig, tmp_path):
     with pytest.raises(sb.ServoNotFoundError) as info:
         sb.SerialServoBus(config).connect()
     assert info.value.joints == ['j9'] and 'ID 9' in str(info.value)
+    # and what it did not answer, so that a person can tell a silent servo from a slow start
+    assert 'did not answer: j9 (bus b, ID 9) (j9: no reply to ' in str(info.value), info.value
     lenient = sb.SerialServoBus(sb.DriverConfig(config.buses, connect_timeout=1.0,
                                                 require_all_servos=False))
     rig.bus = lenient

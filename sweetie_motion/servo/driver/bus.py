@@ -49,7 +49,7 @@ from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 from sweetie_motion.servo.driver.config import (
     BusConfigError, BusPortError, BusStoppedError, DriverConfig, SerialBusError,
-    ServoNotFoundError, SHUTDOWN_TORQUE,
+    ServoNotFoundError, ServoTimeoutError, SHUTDOWN_TORQUE,
 )
 from sweetie_motion.servo.driver.health import BusStatistics, ServoFault, ServoStatistics
 from sweetie_motion.servo.driver.line import BusLine
@@ -157,15 +157,23 @@ class SerialServoBus(ServoBus):
                                                             torque)))
         deadline = self.clock() + self.config.connect_timeout
         missing = []
+        reasons = []
         for line, servo, future in futures:
             try:
                 future.result(timeout=max(0.0, deadline - self.clock()))
-            except (SerialBusError, concurrent.futures.TimeoutError, hx.HerkulexError):
+            except (SerialBusError, concurrent.futures.TimeoutError, hx.HerkulexError) as error:
                 missing.append((servo.joint, line.line.config.name, servo.servo_id))
+                if isinstance(error, ServoTimeoutError):
+                    reason = f'no reply to {error.request}'
+                else:
+                    reason = str(error) or (f'not set up within connect_timeout '
+                                            f'({self.config.connect_timeout:g} s)')
+                reasons.append(f'{servo.joint}: {reason}')
+                line.line.event(f'{servo.describe()} not found at connect: {reason}')
                 servo.health.lost = servo.stats.lost = True
         if missing and self.config.require_all_servos:
             self._shutdown(self.config.shutdown_torque)
-            raise ServoNotFoundError(missing)
+            raise ServoNotFoundError(missing, reasons)
         for line in self._lines:
             line.line.ready = True
         self._connected = True

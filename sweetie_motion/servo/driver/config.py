@@ -81,14 +81,17 @@ class ServoNotFoundError(SerialBusError):
     """
     Servos did not answer at connect.
 
-    :param joints: their joints.
+    :param missing: (joint, bus, ID) of each.
+    :param reasons: what each did not answer (after the list: it is long).
     """
 
-    def __init__(self, missing: Sequence[Tuple[str, str, int]]) -> None:
+    def __init__(self, missing: Sequence[Tuple[str, str, int]],
+                 reasons: Sequence[str] = ()) -> None:
         self.joints = [j for j, _, _ in missing]
         self.missing = list(missing)
         listed = ', '.join(f'{j} (bus {b}, ID {i})' for j, b, i in missing)
-        super().__init__(f'servos did not answer: {listed}')
+        why = f' ({"; ".join(reasons)})' if reasons else ''
+        super().__init__(f'servos did not answer: {listed}{why}')
 
 
 class ServoStatusError(SerialBusError):
