@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Mapping, Optional
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.health import BusStatistics
 from sweetie_motion.servo.driver.matching import (
-    FULL_READS, Match, Pending, POSITION_READS, ReplyMatcher,
+    Match, MEASUREMENT_READS, Pending, ReplyMatcher,
 )
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
 from sweetie_motion.servo.driver.wire import LineTiming
@@ -90,8 +90,7 @@ class ReplyIntake:
         if servo.health.answered():
             self.event(f'{servo.describe()} answers again')
         stats.lost = False
-        if isinstance(reply, hx.ReadReply) and (pending.expect in POSITION_READS
-                                                or pending.expect in FULL_READS):
+        if isinstance(reply, hx.ReadReply) and pending.expect in MEASUREMENT_READS:
             stats.reads += 1
             self._measurement(servo, reply, pending.sampled)
         self._status(servo, reply.status, now)
@@ -174,8 +173,7 @@ class ReplyIntake:
             servo = self.by_id.get(pending.servo_id)
             if servo is not None:
                 servo.stats.timeouts += 1
-                if pending.request is None and (pending.expect in POSITION_READS
-                                                or pending.expect in FULL_READS):
+                if pending.request is None and pending.expect in MEASUREMENT_READS:
                     servo.reask = True
                 if servo.health.missed():
                     servo.stats.lost = True

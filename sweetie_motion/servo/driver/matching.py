@@ -74,9 +74,9 @@ class ReplySignature:
         return isinstance(reply, hx.AckReply) and reply.command == self.command
 
 
-#: the spans of one read: with 6 % of the replies lost, four ran out within ``late_grace`` now
-#: and then (the servo then waited for the grace: its measurement aged up to 90 ms); the longest
-#: of eight still ends within the RAM (58 + 8 + 7 <= 74)
+#: the spans of one read: with 6 % of the replies lost, four can run out within ``late_grace``
+#: several times a minute on 24 servos (the servo then waits for the grace); the longest of
+#: eight still ends within the RAM (58 + 8 + 7 <= 74)
 SPANS = 8
 
 
@@ -89,6 +89,8 @@ def _position_reads(length: int) -> Tuple[ReplySignature, ...]:
 POSITION_READS = _position_reads(POSITION_LENGTH)
 #: the spans of a full read (calibrated and absolute position, velocity, PWM)
 FULL_READS = _position_reads(FULL_LENGTH)
+#: every span of a position or full read: its reply is a measurement
+MEASUREMENT_READS = frozenset(POSITION_READS + FULL_READS)
 
 #: what a request gives its waiter when it was written and expects no reply
 SENT = 'sent'

@@ -10,10 +10,9 @@ Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in t
 4. **position reads**, the servo whose newest measurement is the oldest first (a servo whose
    reply was lost and who was not asked again between cycles comes first), at most one per
    servo and cycle, as many as the cycle's request wire holds; a servo silent for
-   :data:`SILENT_AFTER` reads only
-   every :data:`LOST_READ_EVERY` cycles (its reads would take the wire from the others); every
-   :data:`~sweetie_motion.servo.driver.wire.FULL_READ_EVERY`-th read of a servo also asks for
-   its velocity and PWM, the others only for its position.
+   :data:`SILENT_AFTER` reads only every :data:`LOST_READ_EVERY` cycles (its reads would take
+   the wire from the others); every :data:`~sweetie_motion.servo.driver.wire.FULL_READ_EVERY`-th
+   read of a servo also asks for its velocity and PWM, the others only for its position.
 
 Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`),
 and so does a position read of a servo whose read of this cycle was lost (damaged, overtaken or
