@@ -288,7 +288,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                   'lost': stats['lost'], 'ticks': stats['ticks'], 'cpu': cpu + child,
                   'cpu_ros': cpu, 'cpu_cycle': child, 'steal': steal,
                   'scheduling': snapshot.scheduling, 'floor': floor,
-                  'explained': explained_by_floor(snapshot.late_ticks, floor)}
+                  'explained': explained_by_floor(snapshot.late_ticks, floor, period)}
         if load:
             result['watch'] = json.loads(watcher.communicate(timeout=60)[0].splitlines()[-1])
             result['clients'] = []

@@ -215,7 +215,8 @@ def run_watch(namespace, seconds):
     deadline = time.monotonic() + 30
     while not (arrivals and cycle) and time.monotonic() < deadline:
         time.sleep(0.01)
-    first = dict(cycle[-1]) if cycle else {}
+    start = len(cycle)  # the late ticks of every report from here on are the window's
+    first = dict(cycle[start - 1]) if start else {}
     print('watching', flush=True)  # the parent starts the load when it sees this line
     if seconds > 0:
         time.sleep(seconds)
@@ -230,12 +231,12 @@ def run_watch(namespace, seconds):
     lost = int(float(last.get('lost', 0))) - int(float(first.get('lost', 0)))
     stamp_gaps = np.diff(stamps) if len(stamps) > 1 else np.zeros(1)
     arrival_gaps = np.diff(arrivals) if len(arrivals) > 1 else np.zeros(1)
+    # each report lists the late ticks since the one before: the window's are all of theirs
     late_ticks = [tuple(float(x) for x in item.split(':'))
-                  for item in last.get('late_ticks', '').split()]
-    first_time = float(first.get('late_ticks', '').split()[-1].split(':')[0]) \
-        if first.get('late_ticks') else -1.0
+                  for values in cycle[start:] for item in values.get('late_ticks', '').split()]
     print(json.dumps({'lost': lost, 'scheduling': last.get('scheduling', '?'),
-                      'late_ticks': [t for t in late_ticks if t[0] > first_time],
+                      'late_ticks': late_ticks,
+                      'late_ticks_lost': int(sum(t[2] for t in late_ticks)),
                       'compute_max': float(last.get('compute_max', 'nan')),
                       'compute_p99': float(last.get('compute_p99', 'nan')),
                       'messages': len(stamps), 'stamp_gap_max': float(stamp_gaps.max()),

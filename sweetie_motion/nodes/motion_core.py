@@ -72,6 +72,8 @@ class MotionCoreNode(ManagedNode):
         self._entities = []
         self._local_publisher = None
         self._last_lost = 0
+        #: the deadline of the newest late tick already reported [s] (each is reported once)
+        self._last_late = float('-inf')
         self._last_intervened = 0
         self.scheduling = 'not started'
         #: resource group -> the controller owning it ('' : free), as last reported
@@ -200,10 +202,13 @@ class MotionCoreNode(ManagedNode):
                               f'{stats["jitter_p99"] * 1e3:.2f} ms, lost {stats["lost"]}')
             values = {'period_s': self.process.period, **stats}
             status.values = [KeyValue(key=k, value=f'{v:.6g}') for k, v in values.items()]
-            # when the cycle lost time (monotonic clock, to match with other records)
+            # when the cycle lost time since the last report (monotonic clock, to match with
+            # other records): every late tick once, so that a listener can add them all up
+            late = [tick for tick in snapshot.late_ticks if tick[0] > self._last_late]
+            if late:
+                self._last_late = late[-1][0]
             status.values.append(KeyValue(key='late_ticks', value=' '.join(
-                f'{deadline:.6f}:{late:.6f}:{lost}'
-                for deadline, late, lost in snapshot.late_ticks[-20:])))
+                f'{deadline:.6f}:{lateness:.6f}:{lost}' for deadline, lateness, lost in late)))
         status.values.append(KeyValue(key='scheduling', value=scheduling))
         status.values.append(KeyValue(key='isolated', value=str(self.host.isolated).lower()))
         status.values.append(KeyValue(key='owners', value=', '.join(
