@@ -25,6 +25,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from sweetie_motion.core.cycle import set_realtime_priority
@@ -167,18 +168,26 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0   # the cycle process ended (the bringup stopped) before this one started
     # mapped by both processes now: the file can go, and a process killed later leaves none
     board.unlink()
-    rclpy.init(args=['sweetie_motion_state', *settings['ros_args']])
+    # no rclpy signal handlers: this process ignores SIGINT and dies of SIGTERM (its parent's
+    # death); rclpy's handler thread, still running when the process exited, printed
+    # 'terminate called without an active exception' after a bringup that did not start
+    rclpy.init(args=['sweetie_motion_state', *settings['ros_args']],
+               signal_handler_options=SignalHandlerOptions.NO)
     node = Node(settings['node_name'], namespace=settings['namespace'] or None,
                 parameter_overrides=[Parameter('start_type_description_service', value=False)])
     # its parameter services (ros2 param on every node) answer from a thread of their own;
     # it waits in rcl without the GIL, so the publishing loop does not notice it
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    threading.Thread(target=_spin, args=(executor,), name='parameters', daemon=True).start()
+    spinner = threading.Thread(target=_spin, args=(executor,), name='parameters', daemon=True)
+    spinner.start()
     try:
         JointStatePublisher(node, settings['joints'], board, settings['wake_fd']).run()
     finally:
         executor.shutdown(timeout_sec=1.0)
+        # a thread still inside rclpy's wait at exit aborted the process ('terminate called
+        # without an active exception') when the bringup stopped right after it started
+        spinner.join(2.0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
