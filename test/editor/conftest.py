@@ -8,6 +8,7 @@ that need a window manager are skipped with the reason (:func:`require_window_ma
 ``SWEETIE_EDITOR_OFFSCREEN=1`` forces offscreen rendering.
 """
 
+from contextlib import ExitStack
 import os
 from pathlib import Path
 import shutil
@@ -64,21 +65,39 @@ def display() -> Iterator[dict]:
 # --- the motion process ------------------------------------------------------------------------
 
 
+#: what the session's motion process of the editor tests holds open (see :func:`robot`)
+_robot_stack = ExitStack()
+
+
 @pytest.fixture(scope='session')
 def robot(tmp_path_factory, request):
-    """Run the motion process on the virtual robot; yield a client that watches it."""
+    """
+    Run the motion process on the virtual robot; yield a client that watches it.
+
+    It ends after the last test of this folder (:func:`pytest_runtest_teardown`), not with
+    the session: it ran on beside every later test, a real-time cycle and a publisher at
+    100 Hz taking CPU from the load-sensitive ones (the servo stack, the cycle under load).
+    """
     own_domain = _root_conftest(request.config).own_domain
     from motion_process import motion_process, MotionClient
     directory = tmp_path_factory.mktemp('editor_robot')
     config = editor_config(directory)
-    with own_domain() as domain:
-        with motion_process(str(config), 'pony_editor'):
-            with MotionClient('pony_editor', domain) as client:
-                client.wait_ready(READY)
-                _wait_until_follow_joint_state_obeys(client)
-                client.storage_dir = directory / 'store'
-                client.domain = domain
-                yield client
+    with _robot_stack:
+        domain = _robot_stack.enter_context(own_domain())
+        _robot_stack.enter_context(motion_process(str(config), 'pony_editor'))
+        client = _robot_stack.enter_context(MotionClient('pony_editor', domain))
+        client.wait_ready(READY)
+        _wait_until_follow_joint_state_obeys(client)
+        client.storage_dir = directory / 'store'
+        client.domain = domain
+        yield client
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem) -> None:
+    """Stop the editor tests' motion process once the next test is not one of them."""
+    if nextitem is None or Path(str(nextitem.path)).parent != Path(__file__).parent:
+        _robot_stack.close()
 
 
 def _wait_until_follow_joint_state_obeys(client) -> None:
