@@ -55,6 +55,7 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
+from sweetie_motion.core.cycle import set_realtime_priority  # noqa: E402
 from sweetie_motion.servo import driver as sb  # noqa: E402
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess  # noqa: E402
 from sweetie_motion.trajectory.analysis import goal_motion  # noqa: E402
@@ -67,6 +68,8 @@ GREETING = os.path.join(ROOT, 'config', 'trajectories', 'greeting.yaml')
 FAULTS = ('corrupt-reply=0.05', 'drop=0.01')
 #: the driver's line threads run with the cycle process's helpers' priority
 DRIVER_PRIORITY = 49
+#: the loop that drives the driver runs with the cycle's priority (SCHED_FIFO where permitted)
+CYCLE_PRIORITY = 50
 
 
 def layouts(config):
@@ -141,20 +144,32 @@ def run(buses, baud, seconds, directory, reference='sinusoid', faults=()):
 
         origin = time.monotonic()    # one time base for the warm-up and the run: no jump
 
-        def drive(duration, record=False):
-            start = time.monotonic()
-            deadline = start
-            cycles = 0
-            while deadline - start < duration:
-                now = time.monotonic()
-                state = driver.receive(now)
-                if record:
-                    measured.append((now, state.position.copy()))
-                driver.send(now, *at(deadline - origin))
-                cycles += 1
-                deadline += PERIOD
-                time.sleep(max(0.0, deadline - time.monotonic()))
-            return cycles
+        lateness = []
+
+        def drive(duration, record=False, late=None):
+            # in a thread scheduled as the motion process's cycle is: at normal priority, the
+            # simulators (real-time) delayed it by up to 20 ms, and the line cycles with it
+            cycles = []
+
+            def loop():
+                set_realtime_priority(CYCLE_PRIORITY)
+                start = time.monotonic()
+                deadline = start
+                while deadline - start < duration:
+                    now = time.monotonic()
+                    if late is not None:
+                        late.append(now - deadline)
+                    state = driver.receive(now)
+                    if record:
+                        measured.append((now, state.position.copy()))
+                    driver.send(now, *at(deadline - origin))
+                    cycles.append(now)
+                    deadline += PERIOD
+                    time.sleep(max(0.0, deadline - time.monotonic()))
+            thread = threading.Thread(target=loop, name='bench_cycle')
+            thread.start()
+            thread.join()
+            return len(cycles)
 
         drive(1.0)   # warm-up: every servo read at least once
         driver.reset_ages()
@@ -165,7 +180,7 @@ def run(buses, baud, seconds, directory, reference='sinusoid', faults=()):
             truth.start()
         before = snapshot(driver, sims)
         start = time.monotonic()
-        cycles = drive(seconds, record=truth is not None)
+        cycles = drive(seconds, record=truth is not None, late=lateness)
         elapsed = time.monotonic() - start
         after = snapshot(driver, sims)
         if truth is not None:
@@ -175,7 +190,9 @@ def run(buses, baud, seconds, directory, reference='sinusoid', faults=()):
     finally:
         for sim in sims:
             sim.stop()
-    out = {'cycle_rate': cycles / elapsed, 'lines': []}
+    late = np.array(lateness) if lateness else np.zeros(1)
+    out = {'cycle_rate': cycles / elapsed, 'lines': [],
+           'cycle_late_ms': [1e3 * float(np.percentile(late, 99)), 1e3 * float(late.max())]}
     buses_after = {b.name: b for b in after['buses']}
     for k, bus in enumerate(configured):
         budget = sb.wire_budget(len(bus.servos), baud, PERIOD)
@@ -264,7 +281,8 @@ def main():
 def report(key, result, targets, original, freshness=False):
     """Print one run's figures and add its targets."""
     lines = result['lines']
-    print(f'{key}: cycle {result["cycle_rate"]:.1f} Hz', flush=True)
+    print(f'{key}: cycle {result["cycle_rate"]:.1f} Hz, late p99 / max '
+          f'{result["cycle_late_ms"][0]:.1f} / {result["cycle_late_ms"][1]:.1f} ms', flush=True)
     for line in lines:
         age, gaps = line['age_ms'], line['gaps_ms']
         print(f'  line {line["name"]:6s} {line["servos"]:2d} servos: goals '
