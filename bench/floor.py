@@ -23,6 +23,9 @@ from sweetie_motion.core.cycle import set_realtime_priority
 #: at 50), so that nothing of ours can delay a probe and a late probe proves a stall of the CPU
 #: (each wake-up costs the measured run some 10-20 us now and then)
 PRIORITY = 60
+#: a late tick due at most this many cycle periods after a stall ended is the stall's
+#: aftermath (see :func:`_in_a_stall`)
+AFTERMATH_PERIODS = 2
 #: the shortest wake-up period of a probe [s]: denser probes would cost the measured run more
 #: than they tell
 MIN_WAKE = 0.001
@@ -119,12 +122,14 @@ def _in_a_stall(deadline, lateness, floor_events, aftermath):
     """
     Return whether a tick was late in a stall of a CPU, or in its aftermath.
 
-    The aftermath (callers pass one cycle period): when both virtual CPUs come back after a
-    stall of 17-20 ms, every thread the stall held up wants to run at once. Measured beside
-    one busy loop: the tick after such a stall was due 8.5 ms after it ended and started 17.8
-    ms late, while no probe was late (not traced; the likely cause is the cycle process's
-    command and event threads taking the GIL first, each for up to the 5 ms switch interval).
-    A late tick due later than one period after the last stall is never the machine's.
+    The aftermath (callers pass :data:`AFTERMATH_PERIODS` cycle periods): when both virtual
+    CPUs come back after a stall, every thread the stall held up wants to run at once.
+    Measured beside one busy loop, with no probe late: a tick due 8.5 ms after a 17-20 ms
+    stall of both CPUs started 17.8 ms late, and one due 11.3 ms after a 6 ms stall of both
+    started 14.8 ms late. Not traced: no garbage collection of the cycle process took over 2
+    ms in the load window (checked with gc callbacks in six runs); the threads held up taking
+    the cycle process's GIL first is the likely cause. A late tick due later than that after
+    the last stall is never the machine's.
     """
     return any(expected <= deadline + lateness and actual >= deadline - aftermath
                for _, expected, actual in floor_events)
