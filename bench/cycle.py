@@ -62,7 +62,7 @@ from sweetie_motion.nodes.executor import MotionExecutor  # noqa: E402
 from sweetie_motion.process_config import load_process_config  # noqa: E402
 from sweetie_motion.ros.conversions import joint_state  # noqa: E402
 from floor import (  # noqa: E402, I100
-    AFTERMATH_PERIODS, explained_by_floor, FloorProbe, gap_in_a_stall, stall_note,
+    explained_by_floor, FloorProbe, gap_in_a_stall, stall_note,
 )
 from sweetie_motion.servo.virtual import VirtualServoBus  # noqa: E402
 from targets import Targets  # noqa: E402
@@ -288,8 +288,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                   'lost': stats['lost'], 'ticks': stats['ticks'], 'cpu': cpu + child,
                   'cpu_ros': cpu, 'cpu_cycle': child, 'steal': steal,
                   'scheduling': snapshot.scheduling, 'floor': floor,
-                  'explained': explained_by_floor(snapshot.late_ticks, floor,
-                                                  AFTERMATH_PERIODS * period)}
+                  'explained': explained_by_floor(snapshot.late_ticks, floor, period)}
         if load:
             result['watch'] = json.loads(watcher.communicate(timeout=60)[0].splitlines()[-1])
             result['clients'] = []

@@ -100,29 +100,30 @@ def probe_main(cpu, period, threshold, priority=PRIORITY):
     print(json.dumps(late), flush=True)
 
 
-def explained_by_floor(late_ticks, floor_events, aftermath=0.0):
+def explained_by_floor(late_ticks, floor_events, period):
     """
     Return how many of the cycle's lost ticks a stall of the machine explains.
 
     A lost tick is explained when a floor probe was late across the tick's deadline (its CPU
-    was taken from everyone at that moment), or when such a stall ended at most ``aftermath``
-    [s] before the deadline: see :func:`_in_a_stall`.
+    was taken from everyone at that moment), or when such a stall ended at most
+    :data:`AFTERMATH_PERIODS` cycle periods (``period`` [s]) before the deadline: see
+    :func:`_in_a_stall`.
     """
     return sum(lost for deadline, lateness, lost in late_ticks
-               if _in_a_stall(deadline, lateness, floor_events, aftermath))
+               if _in_a_stall(deadline, lateness, floor_events, period))
 
 
-def explained_lateness(late_ticks, floor_events, aftermath=0.0):
+def explained_lateness(late_ticks, floor_events, period):
     """Return the longest lateness [s] of the ticks that a stall of the machine explains."""
     return max((lateness for deadline, lateness, _ in late_ticks
-                if _in_a_stall(deadline, lateness, floor_events, aftermath)), default=0.0)
+                if _in_a_stall(deadline, lateness, floor_events, period)), default=0.0)
 
 
-def _in_a_stall(deadline, lateness, floor_events, aftermath):
+def _in_a_stall(deadline, lateness, floor_events, period):
     """
     Return whether a tick was late in a stall of a CPU, or in its aftermath.
 
-    The aftermath (callers pass :data:`AFTERMATH_PERIODS` cycle periods): when both virtual
+    The aftermath (:data:`AFTERMATH_PERIODS` cycle periods): when both virtual
     CPUs come back after a stall, every thread the stall held up wants to run at once.
     Measured beside one busy loop, with no probe late: a tick due 8.5 ms after a 17-20 ms
     stall of both CPUs started 17.8 ms late, and one due 11.3 ms after a 6 ms stall of both
@@ -131,6 +132,7 @@ def _in_a_stall(deadline, lateness, floor_events, aftermath):
     the cycle process's GIL first is the likely cause. A late tick due later than that after
     the last stall is never the machine's.
     """
+    aftermath = AFTERMATH_PERIODS * period
     return any(expected <= deadline + lateness and actual >= deadline - aftermath
                for _, expected, actual in floor_events)
 

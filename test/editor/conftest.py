@@ -96,7 +96,7 @@ def robot(tmp_path_factory, request):
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem) -> None:
     """Stop the editor tests' motion process once the next test is not one of them."""
-    if nextitem is None or Path(str(nextitem.path)).parent != Path(__file__).parent:
+    if nextitem is None or nextitem.path.parent != Path(__file__).parent:
         _robot_stack.close()
 
 

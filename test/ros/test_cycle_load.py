@@ -30,7 +30,7 @@ from ros_util import HERE, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, 'bench'))
 from floor import (  # noqa: E402, I100
-    AFTERMATH_PERIODS, explained_by_floor, explained_lateness, FloorProbe, gap_in_a_stall,
+    explained_by_floor, explained_lateness, FloorProbe, gap_in_a_stall,
 )
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -78,7 +78,7 @@ def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_p
             report = watcher.communicate(input='', timeout=60)[0]
             stalls = probe.stop()
         watch = last_json(report)
-    explained = explained_by_floor(watch['late_ticks'], stalls, AFTERMATH_PERIODS * PERIOD)
+    explained = explained_by_floor(watch['late_ticks'], stalls, PERIOD)
     if explained:
         warnings.warn(f'{explained} of {watch["lost"]} lost ticks fell into stalls of a CPU '
                       f'that the floor probes saw: {stalls}')
@@ -90,7 +90,7 @@ def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_p
     # a stall of the machine that took the cycle's CPU delays joint_states as long as it lasts:
     # a gap made only of ticks lost in stalls is the machine's, as bench/cycle.py classes it
     gap_periods = watch['stamp_gap_max'] / PERIOD
-    stalled = explained_lateness(watch['late_ticks'], stalls, AFTERMATH_PERIODS * PERIOD)
+    stalled = explained_lateness(watch['late_ticks'], stalls, PERIOD)
     assert (watch['stamp_gap_max'] <= 2 * PERIOD + 1e-3 + stalled
             or gap_in_a_stall(gap_periods, watch['lost'], explained)), (watch, stalls)
     assert watch['messages'] > 0
