@@ -190,15 +190,18 @@ class SimulatedServo:
 
     # --- time ----------------------------------------------------------------------------------
 
+    def next_due(self) -> float:
+        """Return when the servo's next tick or the end of its reboot is due [s]."""
+        return min(self.next_tick, self.deaf_until if self.rebooting else math.inf)
+
     def advance(self, t: float) -> None:
         """Run the servo up to time t (ticks, physics, reboot)."""
         while True:
-            boot = self.deaf_until if self.rebooting else math.inf
-            due = min(self.next_tick, boot)
+            due = self.next_due()
             if due > t:
                 break
             self._run(due)
-            if self.rebooting and due == boot:
+            if self.rebooting and due == self.deaf_until:
                 self._boot()
             else:
                 self._tick()
