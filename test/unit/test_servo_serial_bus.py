@@ -378,6 +378,15 @@ def test_read_write_registers_and_scan(rig):
     assert found == [[(5, 'DRS-0101'), (7, 'DRS-0101')]]
 
 
+def test_scan_asks_a_configured_servo_again_that_missed_the_sweep(rig):
+    bus = rig.start([(5, 0.0), (7, 0.0)])
+    # servo 7 is silent when the sweep asks it (first) and no longer when the sweep ends: each
+    # of the 246 absent IDs after it waits at least for its STAT and reply on the wire (1.4 ms)
+    rig.sims[0].control.fault('silent=7+0.15')
+    found = bus.scan(ids=[7] + list(range(8, 254)) + [5]).result(30)
+    assert found == [[(5, 'DRS-0101'), (7, 'DRS-0101')]]
+
+
 # --- faults -------------------------------------------------------------------------------------
 
 def test_lost_servo_keeps_its_measurement_and_comes_back(rig):

@@ -32,6 +32,8 @@ from sweetie_motion.servo.driver.servo_state import LineServo
 ANSWER_TIMEOUT = 30.0
 #: after clearing, the status is read again this much after the servo's next error check [s]
 CHECK_MARGIN = 2 * hx.TICK
+#: a configured servo that did not answer a scan's sweep is asked this many times more
+SCAN_RETRIES_CONFIGURED = 3
 
 
 def gather(futures: Sequence[concurrent.futures.Future]) -> concurrent.futures.Future:
@@ -334,21 +336,39 @@ class LineOperations:
         return value
 
     def scan(self, ids: Sequence[int], tries: int) -> List[Tuple[int, str]]:
-        """STAT each ID; read the model byte of those that answer; return (ID, model)."""
-        found = []
+        """
+        STAT each ID; read the model byte of those that answer; return (ID, model) by ID.
+
+        A servo of the line's configuration that did not answer the sweep is asked again after
+        it, :data:`SCAN_RETRIES_CONFIGURED` times: a reply lost to a noisy line or to a moment
+        the machine stood still would otherwise hide a servo the robot has (the sweep asks
+        each ID only ``tries`` times, as most IDs are absent and each try waits a timeout).
+        """
+        found = {}
         for servo_id in ids:
-            try:
-                self.stat(servo_id, 'STAT', retries=tries)
-            except ServoTimeoutError:
-                continue
-            try:
-                model = self.read_span(servo_id, hx.Memory.EEP, 0, 1, 'the model',
-                                       retries=tries)
-                kind = hx.servo_type_of(model.data[0])
-                found.append((servo_id, kind.name if kind else f'model 0x{model.data[0]:02X}'))
-            except ServoTimeoutError:
-                found.append((servo_id, 'unknown'))
-        return found
+            model = self._scan_one(servo_id, tries)
+            if model is not None:
+                found[servo_id] = model
+        asked = set(ids)
+        for servo in self.line.servos:
+            if servo.servo_id in asked and servo.servo_id not in found:
+                model = self._scan_one(servo.servo_id, SCAN_RETRIES_CONFIGURED)
+                if model is not None:
+                    found[servo.servo_id] = model
+        return sorted(found.items())
+
+    def _scan_one(self, servo_id: int, tries: int) -> Optional[str]:
+        """Return the model of the servo that answers STAT at this ID (None: none answered)."""
+        try:
+            self.stat(servo_id, 'STAT', retries=tries)
+        except ServoTimeoutError:
+            return None
+        try:
+            model = self.read_span(servo_id, hx.Memory.EEP, 0, 1, 'the model', retries=tries)
+        except ServoTimeoutError:
+            return 'unknown'
+        kind = hx.servo_type_of(model.data[0])
+        return kind.name if kind else f'model 0x{model.data[0]:02X}'
 
     def shutdown(self, value: Optional[int]) -> List[str]:
         """Apply the shutdown torque to every servo that answers; return their joints."""
