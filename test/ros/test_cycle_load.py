@@ -66,16 +66,18 @@ def test_large_goals_and_a_storm_of_malformed_goals_cost_the_cycle_no_tick(tmp_p
             peer.wait_ready(['motion', 'joint_trajectory'])
         # the probes watch before the window opens: a stall in the window is never missed
         probe = FloorProbe(PERIOD, 0.0015)
-        watcher = client('watch', NS, '--seconds', '0')
         try:
-            assert watcher.stdout.readline().strip() == 'watching'
-            large = client('large', NS, '--points', '10000', '--count', '4', '--every', '2')
-            storm = client('storm', NS, '--count', '2000')
-            storm_result = last_json(storm.communicate(timeout=200)[0])
-            large_result = last_json(large.communicate(timeout=200)[0])
+            watcher = client('watch', NS, '--seconds', '0')
+            try:
+                assert watcher.stdout.readline().strip() == 'watching'
+                large = client('large', NS, '--points', '10000', '--count', '4', '--every', '2')
+                storm = client('storm', NS, '--count', '2000')
+                storm_result = last_json(storm.communicate(timeout=200)[0])
+                large_result = last_json(large.communicate(timeout=200)[0])
+            finally:
+                # closing its input tells the watcher that the load is over: it reports
+                report = watcher.communicate(input='', timeout=60)[0]
         finally:
-            # closing its input tells the watcher that the load is over: it reports
-            report = watcher.communicate(input='', timeout=60)[0]
             stalls = probe.stop()
         watch = last_json(report)
     explained = explained_by_floor(watch['late_ticks'], stalls, PERIOD)

@@ -145,8 +145,12 @@ class WireScheduler:
         busy: Set[int] = set()
         batch = self._filled(self._operations(busy, ordinary=len(self.normal)))
         for servo in self.servos:
-            if not servo.reask or servo.paused or \
-                    servo.health.losses_in_a_row >= SILENT_AFTER:
+            if servo.paused or servo.health.losses_in_a_row >= SILENT_AFTER:
+                # the cycles read it at their own pace; a flag left set would make the line
+                # thread compose an empty batch at every wake-up while the servo is silent
+                servo.reask = False
+                continue
+            if not servo.reask:
                 continue
             read = self._read(servo, busy)
             if read is None:
