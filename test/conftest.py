@@ -1,14 +1,11 @@
 """Test-suite wide setup: DDS stays on this machine, every ROS test gets its own domain."""
 
-import contextlib
-import itertools
 import os
-import random
 import re
 import signal
 import sys
-from typing import Iterator
 
+from domains import next_domain_id
 import pytest
 
 # Before anything can import rclpy: discovery on the loopback only, never on eth0.
@@ -17,16 +14,6 @@ os.environ.pop('ROS_LOCALHOST_ONLY', None)
 os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
 os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen')
 os.environ.setdefault('PYTHONUNBUFFERED', '1')
-
-# Fast DDS accepts domain ids 0..101 on Linux (port arithmetic); spread parallel runs.
-_DOMAINS = itertools.count(random.Random(os.getpid() ^ int.from_bytes(os.urandom(2), 'big'))
-                           .randrange(0, 100))
-
-
-def next_domain_id() -> int:
-    """Return a domain id no other test of this run uses (wrapping within 1..100)."""
-    return next(_DOMAINS) % 100 + 1
-
 
 os.environ['ROS_DOMAIN_ID'] = str(next_domain_id())
 
@@ -88,21 +75,6 @@ def pytest_make_collect_report(collector):
         return
     report.outcome = 'skipped'
     report.longrepr = (str(collector.path), 0, f'Skipped: {found.group(1)} is not installed')
-
-
-@contextlib.contextmanager
-def own_domain() -> Iterator[int]:
-    """Give a module-scoped fixture its own ROS_DOMAIN_ID; restore the previous one after."""
-    value = next_domain_id()
-    previous = os.environ.get('ROS_DOMAIN_ID')
-    os.environ['ROS_DOMAIN_ID'] = str(value)
-    try:
-        yield value
-    finally:
-        if previous is None:
-            os.environ.pop('ROS_DOMAIN_ID', None)
-        else:
-            os.environ['ROS_DOMAIN_ID'] = previous
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 import shutil
 import subprocess
-import sys
 from typing import Iterator
 
 from editor_helpers import DISPLAY as _display, editor_config, open_editor, READY, until
@@ -78,7 +77,7 @@ def robot(tmp_path_factory, request):
     the session: it ran on beside every later test, a real-time cycle and a publisher at
     100 Hz taking CPU from the load-sensitive ones (the servo stack, the cycle under load).
     """
-    own_domain = _root_conftest(request.config).own_domain
+    from domains import own_domain
     from motion_process import motion_process, MotionClient
     directory = tmp_path_factory.mktemp('editor_robot')
     config = editor_config(directory)
@@ -123,22 +122,3 @@ def editor(qtbot, robot, tmp_path):
         until(qtbot, lambda: opened.presenter.current_pose and
               all(opened.presenter.links.values()), 30, 'the editor connected to the robot')
         yield opened
-
-
-def _root_conftest(config):
-    """Return test/conftest.py's module (``import conftest`` here would find this file)."""
-    return config.pluginmanager.get_plugin(str(Path(__file__).resolve().parent.parent /
-                                               'conftest.py'))
-
-
-def pytest_collection_finish(session) -> None:
-    """
-    Give ``conftest`` back to test/conftest.py once collection is over.
-
-    pytest imports every conftest.py outside a package as the module ``conftest``, each
-    replacing the one before in sys.modules: without this, the other tests'
-    ``from conftest import own_domain`` would get this file.
-    """
-    root = _root_conftest(session.config)
-    if root is not None:
-        sys.modules['conftest'] = root

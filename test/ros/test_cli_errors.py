@@ -49,7 +49,7 @@ def test_waiting_for_nobody_says_so_while_it_waits_and_ends_naming_what_it_searc
 @pytest.fixture(scope='module')
 def unconfigured():
     """Start a motion process with --no-autostart (nothing configured)."""
-    from conftest import own_domain
+    from domains import own_domain
     with own_domain() as domain:
         with motion_process('sweetie_bot_motion.yaml', 'cli_idle', '--no-autostart') as process:
             with MotionClient('cli_idle', domain) as peer:

@@ -75,7 +75,7 @@ class Peer(MotionClient):
 
 @pytest.fixture(scope='module')
 def pony():
-    from conftest import own_domain
+    from domains import own_domain
     with own_domain() as domain:
         with motion_process('sweetie_bot_motion.yaml', NS) as process:
             with Peer(domain) as peer:

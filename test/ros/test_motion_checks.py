@@ -76,7 +76,7 @@ def run(peer, action, message, timeout=30.0):
 
 @pytest.fixture(scope='module')
 def pony(tmp_path_factory):
-    from conftest import own_domain
+    from domains import own_domain
     tmp = tmp_path_factory.mktemp('checks')
     config = tmp / 'process.yaml'
     config.write_text(PROCESS.format(namespace='pony_checks', robot=strict_pony(tmp),

@@ -22,7 +22,7 @@ NODES = ['motion', 'virtual_robot', 'torque_main_switch', 'follow_joint_state', 
 
 @pytest.fixture(scope='module')
 def pony():
-    from conftest import own_domain
+    from domains import own_domain
     with own_domain() as domain:
         with motion_process('two_controllers.yaml', NS) as process:
             with MotionClient(NS, domain) as client:

@@ -30,7 +30,7 @@ RELATIVE = 1.02
 
 @pytest.fixture(scope='module')
 def recorded():
-    from conftest import own_domain
+    from domains import own_domain
     with own_domain():
         done = subprocess.run([sys.executable, os.path.join(ROOT, 'bench', 'safety.py'),
                                '--json'], capture_output=True, text=True, timeout=300,

@@ -61,7 +61,7 @@ def servo_cli(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess
 
 @pytest.fixture(scope='module')
 def pony(tmp_path_factory):
-    from conftest import own_domain
+    from domains import own_domain
     tmp = tmp_path_factory.mktemp('servos')
     with own_domain() as domain:
         with motion_process(str(write_config(tmp)), NS) as process:

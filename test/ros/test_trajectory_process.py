@@ -51,7 +51,7 @@ def write_config(tmp: Path, storage: Path) -> str:
 
 @pytest.fixture(scope='module')
 def pony(tmp_path_factory):
-    from conftest import own_domain
+    from domains import own_domain
     tmp = tmp_path_factory.mktemp('fjt')
     storage = tmp / 'store'
     with own_domain() as domain:
