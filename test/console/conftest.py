@@ -28,8 +28,6 @@ def _editor_conftest():
 _EDITOR = _editor_conftest()
 #: the session's display (an own Xvfb + openbox, the user's, or offscreen with the reason)
 display = _EDITOR.display
-#: gives ``conftest`` back to test/conftest.py once collection is over (see there)
-pytest_collection_finish = _EDITOR.pytest_collection_finish
 
 
 @pytest.fixture(scope='session')
@@ -44,8 +42,8 @@ def arm_model():
 @pytest.fixture(scope='module')
 def arm_domain(request):
     """Give the module a ROS domain of its own (the motion process, the console, the peer)."""
-    root = request.config.pluginmanager.get_plugin(str(HERE.parent / 'conftest.py'))
-    with root.own_domain() as domain:
+    from domains import own_domain
+    with own_domain() as domain:
         yield domain
 
 
