@@ -23,13 +23,14 @@ import time
 from typing import List, NamedTuple, Optional
 
 from sweetie_motion.command_line import CommandParser, namespace, positive_number, positive_seconds
-from sweetie_motion.console.backups import DEFAULT_WORKSPACE, ProgramBackups
 from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
-from sweetie_motion.editor.workspace import BackupFolder
+from sweetie_motion.editor.workspace import BackupFolder, UnsavedBackups
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 
 #: the configuration the console opens without options
 DEFAULT_CONFIG = 'winding_arm_motion.yaml'
+#: the default folder of the console's backups
+DEFAULT_WORKSPACE = '~/.local/share/sweetie_motion/console'
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,8 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                              settings.lateral_acceleration or None)
     bridge = ConsoleBridge(node, model, chain, settings.namespace, settings.cartesian,
                            settings.gripper, settings.controller, planner=planner)
-    backups = ProgramBackups(BackupFolder(settings.workspace_dir, '.txt', settings.backups_kept),
-                             settings.backup_period, time.monotonic)
+    backups = UnsavedBackups(BackupFolder(settings.workspace_dir, '.txt', settings.backups_kept),
+                             settings.backup_period, time.monotonic, 'an untitled program')
     presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups,
                                  joint_travel=planner.joint_travel,
                                  jog_turn_limit=math.radians(settings.jog_turn_limit))

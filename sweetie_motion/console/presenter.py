@@ -44,10 +44,10 @@ from sweetie_motion.cartesian.path import EQRADIUS
 from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramError
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
-from sweetie_motion.console.backups import ProgramBackups
 from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.events import LinksChanged, PoseReceived
+from sweetie_motion.editor.workspace import UnsavedBackups
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -397,7 +397,7 @@ class ConsolePresenter:
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
                  slider_chain: Optional[str] = None,
                  clock: Callable[[], float] = _time.monotonic,
-                 backups: Optional[ProgramBackups] = None,
+                 backups: Optional[UnsavedBackups] = None,
                  joint_travel: Optional[Callable[[Sequence[float], Pose, float],
                                                  np.ndarray]] = None,
                  jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
@@ -927,7 +927,8 @@ class ConsolePresenter:
     def closing(self) -> None:
         """Record that the window closes (a clean exit, or a last backup of kept edits)."""
         if self.backups is not None:
-            self.backups.closing(self.text, self.program_name, self.modified)
+            text = self.text
+            self.backups.closing(self.modified, text, lambda: text, self.program_name)
 
     def discard_changes(self) -> None:
         """Give the edits up: closing asks nothing (the text stays until it is replaced)."""
@@ -1053,9 +1054,10 @@ class ConsolePresenter:
             self._request_plan()
         backups = self.backups
         if backups is not None and backups.due(self.text, self.modified):
-            had_error = backups.error
-            if backups.write(self.text, self.program_name) is None and not had_error:
-                self.say(f'backup failed: {backups.error}', 'warning')
+            backups.write(self.text, self.program_name, self.text)
+            error = backups.unsaid_error()
+            if error:
+                self.say(f'backup failed: {error}', 'warning')
 
     def handle(self, event: object) -> None:
         """Take an event of the adapters (in the GUI thread)."""

@@ -32,7 +32,9 @@ from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
-from sweetie_motion.editor.workspace import read_table, tidy, tidy_goal, Workspace
+from sweetie_motion.editor.workspace import (
+    dump_table, read_table, tidy, tidy_goal, UnsavedBackups, Workspace,
+)
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approach_time, SUPPORT_PREFIX, TrajectoryGoal
@@ -409,7 +411,6 @@ class EditorPresenter:
         self.workspace = workspace
         self.legs = list(legs)
         self.interpolation = interpolation
-        self.backup_period = float(backup_period)
         self.clock = clock
         self._link_watch = LinkWatch(clock(), 'Execute, Save and Load')
         #: the bridge's events and who takes each
@@ -448,10 +449,10 @@ class EditorPresenter:
         self._saving: Optional[Tuple[str, WaypointsList, bool]] = None
         self._goal_ids = 0
         self._listeners: List[Callable[[str], None]] = []
-        self._backed_up = self.document.revision
-        self._last_backup = -math.inf
         self._last_support = -math.inf
-        self.backup_error = ''
+        #: when the table is backed up (None: no workspace, no backups)
+        self.backups = UnsavedBackups(workspace.backup, backup_period, clock,
+                                      'an untitled trajectory') if workspace is not None else None
 
     # --- listeners -----------------------------------------------------------------------------
 
@@ -1169,7 +1170,6 @@ class EditorPresenter:
 
     def dump(self, path: str) -> bool:
         """Write the whole table (disabled rows, markers, labels, actions) to a YAML file."""
-        from sweetie_motion.editor.workspace import dump_table
         from sweetie_motion.storage.files import write_atomically
         try:
             write_atomically(path, dump_table(self.waypoints, self.document.name))
@@ -1193,17 +1193,13 @@ class EditorPresenter:
 
     def pending_backup(self) -> Optional[str]:
         """Return the backup left by a session that ended with unsaved changes (or None)."""
-        if self.workspace is None:
-            return None
-        path = self.workspace.pending_backup()
+        path = self.backups.pending() if self.backups is not None else None
         return str(path) if path is not None else None
 
     def describe_backup(self, path: str) -> str:
         """Return what a backup holds, for the question whether to restore it."""
         from pathlib import Path
-        if self.workspace is None:
-            return Path(path).name
-        return self.workspace.describe_backup(Path(path))
+        return self.backups.describe(Path(path)) if self.backups is not None else Path(path).name
 
     def restore_backup(self, path: str) -> bool:
         """Restore a backup (it counts as unsaved)."""
@@ -1217,24 +1213,23 @@ class EditorPresenter:
 
     def ignore_backup(self) -> None:
         """Do not offer the pending backup again (it stays in the backup folder)."""
-        if self.workspace is not None:
-            self._safely(self.workspace.mark_clean_exit)
+        if self.backups is not None:
+            self.backups.ignore()
+            self._say_backup_error()
 
     def backup_now(self) -> Optional[str]:
         """Write a backup of the table now; return its path (None: no workspace or failed)."""
-        if self.workspace is None:
+        if self.backups is None:
             return None
-        try:
-            path = self.workspace.write_backup(self.waypoints, self.document.name)
-        except OSError as error:
-            if not self.backup_error:
-                self.say(f'backup failed: {error}', 'warning')
-            self.backup_error = str(error)
-            return None
-        self.backup_error = ''
-        self._backed_up = self.document.revision
-        self._last_backup = self.clock()
-        return str(path)
+        name = self.document.name
+        path = self.backups.write(dump_table(self.waypoints, name), name, self.document.revision)
+        self._say_backup_error()
+        return str(path) if path is not None else None
+
+    def _say_backup_error(self) -> None:
+        error = self.backups.unsaid_error() if self.backups is not None else ''
+        if error:
+            self.say(f'backup failed: {error}', 'warning')
 
     def closing(self, discard: bool = False) -> None:
         """
@@ -1244,12 +1239,12 @@ class EditorPresenter:
         next start. Unsaved changes kept on purpose (a close forced without asking) get a last
         backup.
         """
-        if self.workspace is None:
+        if self.backups is None:
             return
-        if not self.document.modified or discard:
-            self._safely(self.workspace.mark_clean_exit)
-        elif self.document.revision != self._backed_up:
-            self.backup_now()
+        name = self.document.name
+        self.backups.closing(self.document.modified and not discard, self.document.revision,
+                             lambda: dump_table(self.waypoints, name), name)
+        self._say_backup_error()
 
     def _safely(self, action: Callable[[], Any]) -> None:
         try:
@@ -1265,9 +1260,8 @@ class EditorPresenter:
             self.say(news.text, news.level)
         if self.publish_support and now - self._last_support >= SUPPORT_PERIOD:
             self._publish_support()
-        if (self.workspace is not None and self.document.modified
-                and self.document.revision != self._backed_up
-                and now - self._last_backup >= self.backup_period):
+        if self.backups is not None and self.backups.due(self.document.revision,
+                                                         self.document.modified):
             self.backup_now()
 
     # --- events --------------------------------------------------------------------------------

@@ -19,9 +19,10 @@ scaled by a factor carry float noise (-0.20000000000000012) that nobody wants in
 
 from dataclasses import replace
 from datetime import datetime
+import math
 from pathlib import Path
 import re
-from typing import List, Optional, Tuple, Union
+from typing import Callable, Hashable, List, Optional, Tuple, Union
 
 from sweetie_motion.storage.files import write_atomically
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
@@ -181,6 +182,95 @@ class BackupFolder:
         return backups[0] if self.stamp_of(backups[0]) > clean else None
 
 
+class UnsavedBackups:
+    """
+    When a window backs a person's unsaved work up, and what a close or a start does with it.
+
+    The editor backs up its tables, the console its programs, the same way: the first tick
+    after an edit that no backup holds writes one, then at most one every ``period``; a close
+    that leaves nothing unsaved is clean (the backups are not offered again), any other close
+    (kept edits, a close forced without asking) writes a last backup; the next start offers
+    the newest backup written after the last clean close. The work is known by a *version*
+    (the editor's document revision, the console's text): a version backed up already is not
+    written again.
+
+    :param folder: where the backups go.
+    :param period: shortest time between two backups [s].
+    :param clock: monotonic clock [s].
+    :param untitled: how a backup of unnamed work is described.
+    """
+
+    def __init__(self, folder: BackupFolder, period: float, clock: Callable[[], float],
+                 untitled: str) -> None:
+        self.folder = folder
+        self.period = float(period)
+        self.clock = clock
+        self.untitled = untitled
+        self._last = -math.inf
+        self._version: Hashable = None
+        #: the last write error ('': none)
+        self.error = ''
+        self._said = ''
+
+    def due(self, version: Hashable, modified: bool) -> bool:
+        """Return whether the work at ``version`` is to be backed up now."""
+        return modified and version != self._version and \
+            self.clock() - self._last >= self.period
+
+    def write(self, text: str, name: str, version: Hashable) -> Optional[Path]:
+        """
+        Back the work up now: ``text`` is what it is at ``version``.
+
+        :return: the file, or None when it could not be written (:attr:`error` says why).
+        """
+        try:
+            path = self.folder.write(text, name)
+        except OSError as error:
+            self.error = str(error)
+            return None
+        self.error = ''
+        self._version = version
+        self._last = self.clock()
+        return path
+
+    def closing(self, modified: bool, version: Hashable, text: Callable[[], str],
+                name: str) -> None:
+        """
+        Record a close: clean when nothing is unsaved, else a last backup of what is kept.
+
+        :param modified: unsaved edits are kept (edits given up count as saved).
+        :param text: makes the backup's text (only called when one is written).
+        """
+        try:
+            if not modified:
+                self.folder.mark_clean_exit()
+            elif version != self._version:
+                self.write(text(), name, version)
+        except OSError as error:
+            self.error = str(error)
+
+    def unsaid_error(self) -> str:
+        """Return the write error once, when it is new ('': none, or said already)."""
+        error = self.error if self.error != self._said else ''
+        self._said = self.error
+        return error
+
+    def pending(self) -> Optional[Path]:
+        """Return the backup a session left with unsaved work (None: nothing lost)."""
+        return self.folder.pending()
+
+    def describe(self, path: Path) -> str:
+        """Return e.g. "'square' of 2026-12-02 07:10:00"."""
+        return self.folder.describe(path, untitled=self.untitled)
+
+    def ignore(self) -> None:
+        """Do not offer the pending backup again (it stays in the folder)."""
+        try:
+            self.folder.mark_clean_exit()
+        except OSError as error:
+            self.error = str(error)
+
+
 class Workspace:
     """
     The editor's folder of backups and tables.
@@ -205,34 +295,9 @@ class Workspace:
         """Return the folder of the tables behind stored names."""
         return self.directory / 'tables'
 
-    # --- backups -------------------------------------------------------------------------------
-
-    def write_backup(self, waypoints: WaypointsList, name: str = '',
-                     now: Optional[datetime] = None) -> Path:
-        """
-        Write a timestamped backup of the whole table; drop the oldest beyond :attr:`keep`.
-
-        :param name: the trajectory's name ('' for an untitled one).
-        :return: the new file.
-        :raises OSError: the folder is not writable.
-        """
-        return self.backup.write(dump_table(waypoints, name), name, now)
-
     def backups(self) -> List[Path]:
         """Return the backup files, newest first."""
         return self.backup.files()
-
-    def describe_backup(self, path: Path) -> str:
-        """Return e.g. "'wave' of 2025-01-31 14:05:09" for a backup file."""
-        return self.backup.describe(path)
-
-    def mark_clean_exit(self, now: Optional[datetime] = None) -> None:
-        """Record a close that left nothing unsaved: older backups are not offered again."""
-        self.backup.mark_clean_exit(now)
-
-    def pending_backup(self) -> Optional[Path]:
-        """Return the newest backup written after the last clean close (None: nothing lost)."""
-        return self.backup.pending()
 
     # --- tables behind stored names ------------------------------------------------------------
 

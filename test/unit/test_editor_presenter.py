@@ -335,6 +335,35 @@ def test_a_restored_backup_is_the_table_and_unsaved(presenter, model, tmp_path, 
     assert other.document.modified
 
 
+def test_a_backup_folder_that_cannot_be_written_is_said_once_and_again_after_it_recovered(
+        presenter, clock):
+    # a file where the backups folder should be: every write fails (an OSError, not a crash)
+    blocker = presenter.workspace.backup_dir
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text('not a folder')
+    with_rows(presenter, 1)
+    presenter.tick()
+    assert presenter.message.level == 'warning'
+    assert presenter.message.text.startswith('backup failed: ')
+    presenter.set_time(0, '0.5')
+    clock.now += 31.0
+    presenter.tick()   # fails again: the message of the edit stays, the failure is not repeated
+    assert not presenter.message.text.startswith('backup failed')
+    blocker.unlink()
+    presenter.set_time(0, '0.6')
+    clock.now += 31.0
+    presenter.tick()
+    assert len(presenter.workspace.backups()) == 1 and presenter.backups.error == ''
+    for path in presenter.workspace.backups():
+        path.unlink()
+    blocker.rmdir()
+    blocker.write_text('not a folder')
+    presenter.set_time(0, '0.7')
+    clock.now += 31.0
+    presenter.tick()   # broken again after it worked: said again
+    assert presenter.message.text.startswith('backup failed: ')
+
+
 # --- fit to limits and recording ------------------------------------------------------------
 
 
@@ -433,7 +462,7 @@ def test_clean_recording_keeps_strictly_increasing_stamps():
 def test_events_the_presenter_does_not_know_are_an_error(presenter):
     with pytest.raises(TypeError, match='does not handle'):
         presenter.handle(object())
-    assert math.isfinite(presenter.backup_period)
+    assert math.isfinite(presenter.backups.period)
 
 
 def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
