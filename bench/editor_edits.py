@@ -49,8 +49,8 @@ def main() -> int:
     if not os.environ.get('DISPLAY'):
         os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen')
     from PyQt5.QtWidgets import QApplication
-    from sweetie_motion.editor.presenter import EditorPresenter, LinksChanged, PARTS, \
-        PoseReceived
+    from sweetie_motion.editor.events import LinksChanged, PoseReceived
+    from sweetie_motion.editor.presenter import EditorPresenter, PARTS
     from sweetie_motion.editor.window import EditorWindow
     from sweetie_motion.model import load_robot_description
 
@@ -65,7 +65,7 @@ def main() -> int:
     presenter.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=True))
     joints = model.list_all_joints()
     legs = [j for c in ('leg1', 'leg2', 'leg3', 'leg4') for j in model.list_joints(c)]
-    presenter.set_joints(legs)
+    presenter.table.set_joints(legs)
     rng = np.random.default_rng(1)
 
     def pose() -> None:
@@ -74,22 +74,23 @@ def main() -> int:
 
     for _ in range(args.rows):
         pose()
-        presenter.add_pose()
+        presenter.table.add_pose()
     timed(app, window.draw_views)
     print(f'{args.rows} rows x {len(legs)} joints; Qt platform {app.platformName()}')
 
     def middle() -> int:
         return len(presenter.waypoints) // 2
 
+    table = presenter.table
     edits: List[Tuple[str, Callable[[], object]]] = [
-        ('add pose', lambda: (pose(), presenter.add_pose())),
-        ('delete a row', lambda: (presenter.select([middle()]), presenter.delete_rows())),
-        ('type a time', lambda: presenter.set_time(
+        ('add pose', lambda: (pose(), table.add_pose())),
+        ('delete a row', lambda: (table.select([middle()]), table.delete_rows())),
+        ('type a time', lambda: table.set_time(
             middle(), f'{presenter.waypoints.waypoints[middle()].time + 0.01:.3f}')),
-        ('undo', presenter.undo),
-        ('redo', presenter.redo),
-        ('select a row', lambda: presenter.select([int(rng.integers(len(presenter.waypoints)))])),
-        ('duplicate a row', lambda: (presenter.select([middle()]), presenter.duplicate_row())),
+        ('undo', table.undo),
+        ('redo', table.redo),
+        ('select a row', lambda: table.select([int(rng.integers(len(presenter.waypoints)))])),
+        ('duplicate a row', lambda: (table.select([middle()]), table.duplicate_row())),
     ]
     targets = Targets('editor edits')
     print(f'{"edit":18s} {"edit median/max [ms]":>22s} {"views drawn [ms]":>18s} '

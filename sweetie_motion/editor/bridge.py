@@ -21,12 +21,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.editor.dispatch import EventHandlers
-from sweetie_motion.editor.presenter import (
-    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, LinksChanged,
-    ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseReceived, PublishMarker,
-    PublishSupport, RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff,
-    StartRecording, STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded,
-    TrajectorySaved,
+from sweetie_motion.editor.events import LinksChanged, PoseReceived
+from sweetie_motion.editor.requests import (
+    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, ListTrajectories,
+    LoadTrajectory, LOST, MoveByHand, PublishMarker, PublishSupport, RecordingFinished,
+    SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording, STOPPED, StopRecording,
+    SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.ros.storage_client import StorageError, TrajectoryStorageClient

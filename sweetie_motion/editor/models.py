@@ -128,7 +128,7 @@ class WaypointTableModel(_PresenterModel):
         if role == Qt.EditRole:
             return f'{value:.6g}'
         if role in (Qt.BackgroundRole, Qt.ToolTipRole):
-            problem = self.presenter.outside_limits(joint, value)
+            problem = self.presenter.table.outside_limits(joint, value)
             if problem is None:
                 return None
             return QBrush(QColor(255, 170, 170)) if role == Qt.BackgroundRole else problem
@@ -149,15 +149,15 @@ class WaypointTableModel(_PresenterModel):
             return False
         row, column = index.row(), index.column()
         if column == ACTIVE and role == Qt.CheckStateRole:
-            return self.presenter.set_active(row, value in (Qt.Checked, 2, True))
+            return self.presenter.table.set_active(row, value in (Qt.Checked, 2, True))
         if role != Qt.EditRole:
             return False
         if column == TIME:
-            return self.presenter.set_time(row, value)
+            return self.presenter.table.set_time(row, value)
         if column == STEP:
-            return self.presenter.set_duration(row, value)
+            return self.presenter.table.set_duration(row, value)
         if column >= FIXED:
-            return self.presenter.set_position(row, self._list.joints[column - FIXED], value)
+            return self.presenter.table.set_position(row, self._list.joints[column - FIXED], value)
         return False
 
 
@@ -206,5 +206,5 @@ class ToleranceTableModel(_PresenterModel):
         joints = self._joints()
         if not 0 <= index.row() < len(joints) or not 0 <= index.column() < 2:
             return False
-        return self.presenter.set_tolerance(self.COLUMNS[index.column()], joints[index.row()],
-                                            value)
+        return self.presenter.table.set_tolerance(self.COLUMNS[index.column()],
+                                                  joints[index.row()], value)

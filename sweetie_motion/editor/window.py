@@ -19,12 +19,13 @@ from PyQt5.QtWidgets import (
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.console.views import RobotView3D
+from sweetie_motion.editor.messages import rows_count
 from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.play_head import PlayHead
-from sweetie_motion.editor.presenter import (
-    EditorPresenter, RECORD_SMOOTHING, rows_count, SPEED_RANGE,
-)
+from sweetie_motion.editor.presenter import EditorPresenter
 from sweetie_motion.editor.table_checks import TableChecker
+from sweetie_motion.editor.table_commands import SPEED_RANGE
+from sweetie_motion.editor.teaching import RECORD_SMOOTHING
 from sweetie_motion.editor.views import CheckLine, TrajectoryPlot
 from sweetie_motion.editor.widgets import (
     ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups,
@@ -201,15 +202,16 @@ class EditorWindow(QMainWindow):
         action(file_menu, '&Quit', 'quit_action', QKeySequence.Quit, self.close)
         edit = bar.addMenu('&Edit')
         self.undo_action = action(edit, '&Undo', 'undo_action', QKeySequence.Undo,
-                                  self.presenter.undo)
+                                  self.presenter.table.undo)
         self.redo_action = action(edit, '&Redo', 'redo_action', ['Ctrl+Y', 'Ctrl+Shift+Z'],
-                                  self.presenter.redo)
+                                  self.presenter.table.redo)
         edit.addSeparator()
-        action(edit, '&Copy rows', 'copy_action', QKeySequence.Copy, self.presenter.copy_rows)
+        action(edit, '&Copy rows', 'copy_action', QKeySequence.Copy,
+               self.presenter.table.copy_rows)
         action(edit, '&Paste rows', 'paste_action', QKeySequence.Paste,
-               self.presenter.paste_rows)
+               self.presenter.table.paste_rows)
         action(edit, '&Delete rows', 'delete_action', QKeySequence.Delete,
-               self.presenter.delete_rows)
+               self.presenter.table.delete_rows)
         # the table takes Ctrl+C / Delete itself when it has the focus: let the actions have them
         for item in self.findChildren(QAction):
             item.setShortcutContext(Qt.WindowShortcut)
@@ -451,34 +453,34 @@ class EditorWindow(QMainWindow):
         self.new_button.clicked.connect(self.new_trajectory)
         self.load_button.clicked.connect(self.load)
         self.save_button.clicked.connect(self.save)
-        self.refresh_button.clicked.connect(p.refresh_names)
+        self.refresh_button.clicked.connect(p.files.refresh_names)
         self.dump_button.clicked.connect(lambda: self.dump())
         self.load_file_button.clicked.connect(lambda: self.load_file())
-        self.undo_button.clicked.connect(p.undo)
-        self.redo_button.clicked.connect(p.redo)
-        self.add_pose_button.clicked.connect(p.add_pose)
-        self.delete_button.clicked.connect(p.delete_rows)
-        self.duplicate_button.clicked.connect(p.duplicate_row)
-        self.start_button.clicked.connect(lambda: p.set_marker('start'))
-        self.end_button.clicked.connect(lambda: p.set_marker('end'))
-        self.update_pose_button.clicked.connect(p.update_pose)
+        self.undo_button.clicked.connect(p.table.undo)
+        self.redo_button.clicked.connect(p.table.redo)
+        self.add_pose_button.clicked.connect(p.table.add_pose)
+        self.delete_button.clicked.connect(p.table.delete_rows)
+        self.duplicate_button.clicked.connect(p.table.duplicate_row)
+        self.start_button.clicked.connect(lambda: p.table.set_marker('start'))
+        self.end_button.clicked.connect(lambda: p.table.set_marker('end'))
+        self.update_pose_button.clicked.connect(p.table.update_pose)
         self.set_pose_button.clicked.connect(p.set_robot_pose)
-        self.shift_button.clicked.connect(lambda: p.shift_times(self.shift_spin.value()))
+        self.shift_button.clicked.connect(lambda: p.table.shift_times(self.shift_spin.value()))
         self.fit_button.clicked.connect(lambda: self.busy(
-            'fitting to the limits ...', lambda: p.fit_to_limits(
+            'fitting to the limits ...', lambda: p.table.fit_to_limits(
                 self.keep_pauses_check.isChecked())))
         self.add_named_pose_button.clicked.connect(self.add_named_pose)
-        self.apply_joints_button.clicked.connect(lambda: p.set_joints(self.checked_joints()))
+        self.apply_joints_button.clicked.connect(lambda: p.table.set_joints(self.checked_joints()))
         self.path_all_button.clicked.connect(
-            lambda: p.set_tolerance_for_all('path', self.path_all.value()))
+            lambda: p.table.set_tolerance_for_all('path', self.path_all.value()))
         self.goal_all_button.clicked.connect(
-            lambda: p.set_tolerance_for_all('goal', self.goal_all.value()))
+            lambda: p.table.set_tolerance_for_all('goal', self.goal_all.value()))
         self.goal_time.editingFinished.connect(
-            lambda: p.set_goal_time_tolerance(self.goal_time.value()))
+            lambda: p.table.set_goal_time_tolerance(self.goal_time.value()))
         self.execute_button.clicked.connect(p.execute)
         self.stop_button.clicked.connect(p.stop)
         self.backward_check.toggled.connect(p.set_backward)
-        self.reverse_button.clicked.connect(p.reverse)
+        self.reverse_button.clicked.connect(p.table.reverse)
         self.speed_slider.valueChanged.connect(self._speed_changed)
         self.apply_scale_button.clicked.connect(self._apply_scale)
         self.servos_button.clicked.connect(self._servos_clicked)
@@ -486,9 +488,9 @@ class EditorWindow(QMainWindow):
         for check in self.leg_checks.values():
             check.toggled.connect(lambda _: self._support_changed())
         self.record_button.clicked.connect(self._record)
-        self.stop_record_button.clicked.connect(p.stop_recording)
+        self.stop_record_button.clicked.connect(p.teaching.stop)
         self.accept_record_button.clicked.connect(self.accept_recording)
-        self.discard_record_button.clicked.connect(p.discard_recording)
+        self.discard_record_button.clicked.connect(p.teaching.discard)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         # the plot shows the joint of the column a person is on
         self.table.selectionModel().currentColumnChanged.connect(lambda *_: self._show_plot())
@@ -638,8 +640,8 @@ class EditorWindow(QMainWindow):
         self.play_head_time = first + (last - first) * value / PLAY_HEAD_STEPS
         self.play_head_label.setText(f't = {self.play_head_time:.2f} s')
         self.trajectory_plot.set_play_head(self.play_head_time)
-        if self.presenter.selected_row is not None:
-            self.presenter.select([])   # the play head's pose, not a row's
+        if self.presenter.table.selected_row is not None:
+            self.presenter.table.select([])   # the play head's pose, not a row's
         self._show_robot(force=True)
 
     def _end_scrub(self) -> None:
@@ -649,7 +651,7 @@ class EditorWindow(QMainWindow):
         self._show_robot(force=True)
 
     def _show_selection(self, column: Optional[int] = None) -> None:
-        rows = self.presenter.selection
+        rows = self.presenter.table.selection
         model = self.table.selectionModel()
         self._syncing = True
         try:
@@ -672,7 +674,7 @@ class EditorWindow(QMainWindow):
         if self._syncing:
             return
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
-        self.presenter.select(rows)
+        self.presenter.table.select(rows)
 
     def _show_plot(self) -> None:
         self._plot_due = True
@@ -680,7 +682,7 @@ class EditorWindow(QMainWindow):
 
     def _draw_plot(self) -> None:
         p = self.presenter
-        row = p.selected_row
+        row = p.table.selected_row
         cursor = p.waypoints.waypoints[row].time if row is not None else None
         self.trajectory_plot.show_trajectory(p.waypoints, self._plotted_joints(),
                                              interpolation=p.interpolation, cursor=cursor)
@@ -703,13 +705,13 @@ class EditorWindow(QMainWindow):
         # a selected row is shown, else the play head's pose, except while a motion runs: then
         # the robot, as it moves
         scrubbing = self.play_head_time is not None and p.execution is None
-        showing_row = (p.selected_row is not None or scrubbing) and p.execution is None
+        showing_row = (p.table.selected_row is not None or scrubbing) and p.execution is None
         if not force and (showing_row or now - self._robot_view_time < ROBOT_VIEW_PERIOD):
             return
         self._robot_view_time = now
         # the QPainter view takes the pose at once: a frame costs about a millisecond
         pose = dict(p.current_pose)
-        row = p.selected_row if p.execution is None else None
+        row = p.table.selected_row if p.execution is None else None
         if row is not None:
             pose.update(p.waypoints.pose(row))
         elif scrubbing:
@@ -803,12 +805,12 @@ class EditorWindow(QMainWindow):
         current = self.name_combo.currentText()
         self.name_combo.blockSignals(True)
         self.name_combo.clear()
-        self.name_combo.addItems(self.presenter.names)
+        self.name_combo.addItems(self.presenter.files.names)
         self.name_combo.setEditText(current)
         self.name_combo.blockSignals(False)
 
     def _show_recording(self) -> None:
-        recording = self.presenter.recording
+        recording = self.presenter.teaching.recording
         active = recording is not None and recording.fit is None
         waiting = recording is not None and recording.fit is not None
         self.record_button.setEnabled(recording is None)
@@ -901,7 +903,7 @@ class EditorWindow(QMainWindow):
     def new_trajectory(self) -> None:
         """Start an empty trajectory (after asking about unsaved changes)."""
         if self._ask_discard('start a new trajectory'):
-            self.presenter.new_trajectory()
+            self.presenter.table.new_trajectory()
             self.name_combo.setEditText('')
             if not self.presenter.waypoints.joints:
                 self.tabs.setCurrentIndex(1)
@@ -910,12 +912,12 @@ class EditorWindow(QMainWindow):
         """Load the named trajectory from the storage node."""
         name = self.name_combo.currentText()
         if self._ask_discard(f'load {name.strip()!r}'):
-            self.presenter.load(name)
+            self.presenter.files.load(name)
 
     def save(self) -> None:
         """Save under the name in the selector; ask before another stored one is replaced."""
         name = self.name_combo.currentText().strip()
-        overwrite = self.presenter.overwrites(name)
+        overwrite = self.presenter.files.overwrites(name)
         if overwrite:
             answer = QMessageBox.question(
                 self, 'Replace a stored trajectory',
@@ -926,15 +928,16 @@ class EditorWindow(QMainWindow):
             if answer != QMessageBox.Save:
                 self.presenter.say(f'not saved: {name!r} kept as it was')
                 return
-        self.presenter.save(name, overwrite=overwrite)
+        self.presenter.files.save(name, overwrite=overwrite)
 
     def accept_recording(self) -> None:
         """Make the recorded keyframes the table; ask before the table's rows are replaced."""
-        rows = self.presenter.accept_replaces()
+        rows = self.presenter.teaching.replaces()
         replace = False
         if rows:
-            count = len(self.presenter.recording.waypoints) if self.presenter.recording and \
-                self.presenter.recording.waypoints is not None else 0
+            recording = self.presenter.teaching.recording
+            count = len(recording.waypoints) if recording is not None and \
+                recording.waypoints is not None else 0
             answer = QMessageBox.question(
                 self, 'Replace the table',
                 f'Accept replaces the {rows_count(rows)} of the table with the {count} '
@@ -944,7 +947,7 @@ class EditorWindow(QMainWindow):
                 self.presenter.say('the recording is kept: Accept or Discard')
                 return
             replace = True
-        self.presenter.accept_recording(replace=replace)
+        self.presenter.teaching.accept(replace=replace)
 
     def add_named_pose(self) -> None:
         """Add the chosen named pose."""
@@ -952,7 +955,7 @@ class EditorWindow(QMainWindow):
         if name not in self.poses:
             self.presenter.say('choose a named pose', 'error')
             return
-        self.presenter.add_named_pose(name, self.poses[name])
+        self.presenter.table.add_named_pose(name, self.poses[name])
 
     def dump(self, path: Optional[str] = None) -> bool:
         """Write the whole table to a YAML file (asks for the name without ``path``)."""
@@ -960,7 +963,7 @@ class EditorWindow(QMainWindow):
             path, _ = QFileDialog.getSaveFileName(self, 'Dump the table', '', 'YAML (*.yaml)')
             if not path:
                 return False
-        return self.presenter.dump(path)
+        return self.presenter.files.dump(path)
 
     def load_file(self, path: Optional[str] = None) -> bool:
         """Read a table or trajectory file (asks for it without ``path``)."""
@@ -970,7 +973,7 @@ class EditorWindow(QMainWindow):
             path, _ = QFileDialog.getOpenFileName(self, 'Load a table', '', 'YAML (*.yaml)')
             if not path:
                 return False
-        return self.presenter.load_file(path)
+        return self.presenter.files.load_file(path)
 
     def restore_backup(self, path: Optional[str] = None) -> bool:
         """Restore a backup (asks for it without ``path``)."""
@@ -983,19 +986,19 @@ class EditorWindow(QMainWindow):
                 return False
         if not self._ask_discard('restore the backup'):
             return False
-        return self.presenter.restore_backup(path)
+        return self.presenter.files.restore_backup(path)
 
     def offer_backup(self) -> None:
         """Offer the backup a session with unsaved changes left behind (at the start)."""
-        offer_backup(self, 'The editor', self.presenter)
+        offer_backup(self, 'The editor', self.presenter.files)
 
     def _speed_changed(self, value: int) -> None:
-        self.presenter.set_speed(value)
+        self.presenter.table.set_speed(value)
         self.speed_label.setText(f'speed {value} %')
 
     def _apply_scale(self) -> None:
-        if self.presenter.apply_scale():
-            self.speed_slider.setValue(self.presenter.speed)
+        if self.presenter.table.apply_scale():
+            self.speed_slider.setValue(self.presenter.table.speed)
 
     def _servos_clicked(self, checked: bool) -> None:
         self.presenter.set_servos_off(checked)
@@ -1014,25 +1017,25 @@ class EditorWindow(QMainWindow):
         groups = dict(joint_groups(self.model))
         joints = [j for group, check in self.record_checks.items() if check.isChecked()
                   for j in groups.get(group, [])]
-        self.presenter.start_recording(joints, self.record_tolerance.value(),
-                                       self.record_free_check.isChecked(),
-                                       self.record_smoothing.value())
+        self.presenter.teaching.start(joints, self.record_tolerance.value(),
+                                      self.record_free_check.isChecked(),
+                                      self.record_smoothing.value())
 
     def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
         """Ask Save / Discard / Cancel when there are unsaved changes."""
         p = self.presenter
         if not p.document.modified:
-            p.closing()
+            p.files.closing()
             event.accept()
             return
         answer = ask_about_unsaved(self, p.document.name or 'The untitled trajectory',
                                    'Save them to the storage before closing?')
         if answer == QMessageBox.Discard:
-            p.closing(discard=True)
+            p.files.closing(discard=True)
             event.accept()
         elif answer == QMessageBox.Save:
             # closes when the storage has it (the presenter says 'close'); stays if refused
-            p.save(self.name_combo.currentText() or p.document.name, close_after=True)
+            p.files.save(self.name_combo.currentText() or p.document.name, close_after=True)
             event.ignore()
         else:
             event.ignore()

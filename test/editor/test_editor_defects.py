@@ -58,7 +58,7 @@ def test_selection_stays_on_the_edited_row(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES)
     edit_cell(qtbot, editor, 2, TIME, '2.5')
     assert rows(editor)[2].time == pytest.approx(2.5)
-    assert editor.presenter.selection == [2]
+    assert editor.presenter.table.selection == [2]
     selected = [i.row() for i in editor.window.table.selectionModel().selectedRows()]
     assert selected == [2], f'the selection jumped to {selected}'
     assert editor.window.table.currentIndex().row() == 2
@@ -89,7 +89,7 @@ def test_errors_name_table_rows_counted_from_one(qtbot, robot, editor, tmp_path)
     presenter.document.edit('make it bad', lambda w: (
         w.set_position(3, 'joint51', 0.6), w.set_active(0, False)))
     path = tmp_path / 'bad.yaml'
-    assert presenter.dump(str(path))
+    assert presenter.files.dump(str(path))
     presenter.document.mark_saved('')
     assert editor.window.load_file(str(path))
     index = editor.window.table_model.index(3, FIXED + JOINTS.index('joint51'))
@@ -113,7 +113,7 @@ def test_stop_is_reported_as_stopped_not_failed(qtbot, robot, editor):
     assert shown_whole(label), f'{label.text()!r} is cut'
     # stumble 5: the 3D view follows the robot during Execute, though a row is selected
     view = editor.window.robot_view
-    assert presenter.selected_row is not None
+    assert presenter.table.selected_row is not None
     until(qtbot, lambda: view.title == 'current pose' and abs(
         view.pose['joint12'] - presenter.current_pose['joint12']) < 0.05, 5,
         'the 3D view on the moving robot')
@@ -173,7 +173,7 @@ def test_row_labels_survive_save_and_load(qtbot, robot, editor):
 
 def test_saved_values_carry_no_float_noise(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES[:2])
-    editor.presenter.speed = 100
+    editor.presenter.table.speed = 100
     window = editor.window
     window.speed_slider.setValue(30)
     click(qtbot, window.apply_scale_button)   # times * 1/0.3: 3.3333333333333335
@@ -196,7 +196,7 @@ def test_plot_cursor_is_on_the_selected_keyframe_when_the_first_row_is_not_at_ze
     edit_cell(qtbot, editor, 1, TIME, '3.0')
     edit_cell(qtbot, editor, 0, TIME, '2.0')   # the first row at t = 2 s
     window.table.selectRow(1)
-    until(qtbot, lambda: editor.presenter.selection == [1], 5, 'row 2 selected')
+    until(qtbot, lambda: editor.presenter.table.selection == [1], 5, 'row 2 selected')
     until(qtbot, lambda: not window.views_pending(), 5, 'the plot drawn')
     figure = window.trajectory_plot.figure
     cursors = [line for axes in figure.axes for line in axes.get_lines()
@@ -228,7 +228,7 @@ def test_saving_onto_a_stored_name_asks_and_a_motion_without_time_is_refused(
         qtbot, robot, editor):
     # New -> head -> Add pose -> name `nod` -> Save replaced the built-in nod with one point
     window, presenter = editor.window, editor.presenter
-    until(qtbot, lambda: 'nod' in presenter.names, 10, 'the stored names listed')
+    until(qtbot, lambda: 'nod' in presenter.files.names, 10, 'the stored names listed')
     choose_joints(qtbot, editor, ['head'])
     click(qtbot, window.add_pose_button)
     window.name_combo.setEditText('single')
@@ -318,7 +318,7 @@ def test_backups_are_timestamped_kept_offered_and_not_written_without_changes(
         # window, long before the editor has connected to the robot
         until(qtbot, lambda: all(third.presenter.links.values()), 30, 'connected')
         assert QApplication.activeModalWidget() is None, 'a question was asked'
-        assert third.presenter.pending_backup() is None
+        assert third.presenter.files.pending_backup() is None
         assert len(third.presenter.waypoints) == 0
         backups_before = sorted(p.name for p in (Path(workspace) / 'backups').iterdir())
         third.window.close()   # nothing changed: no new backup

@@ -119,7 +119,7 @@ def test_the_editor_recovers_when_the_motion_process_dies_and_comes_back(
                       presenter.document.name == 'after_restart', 10,
                       lambda: f'the editor to show the save: {window.message_label.text()!r}')
                 window.name_combo.setEditText('before_kill')
-                presenter.set_time(1, '2.0')   # unsaved: Load asks first
+                presenter.table.set_time(1, '2.0')   # unsaved: Load asks first
                 # an edit of the table (the window shows it before set_time returns) keeps the name
                 # typed into the selector (it once put the document's name back, and Load or Save
                 # took the wrong trajectory)

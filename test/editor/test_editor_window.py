@@ -47,7 +47,7 @@ def test_execute_results_do_not_widen_the_window(qtbot, robot, editor, artifacts
         click(qtbot, window.execute_button)
         until(qtbot, lambda: editor.presenter.execution is None, 20, 'the result')
         assert window.message_label.text().startswith('succeeded'), window.message_label.text()
-    editor.presenter.set_active(0, False)
+    editor.presenter.table.set_active(0, False)
     panels = window.main_splitter.geometry()
     editor.presenter.say('a very long message ' * 30, 'error')
     until(qtbot, lambda: window.message_label.text().startswith('a very long message'), 5,
@@ -129,7 +129,7 @@ def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
     for row, modifier in ((1, Qt.NoModifier), (2, Qt.ShiftModifier)):
         rect = table.visualRect(table.model().index(row, TIME))
         qtbot.mouseClick(table.viewport(), Qt.LeftButton, modifier, rect.center())
-    assert editor.presenter.selection == [1, 2]
+    assert editor.presenter.table.selection == [1, 2]
     window.shift_spin.setValue(0.5)
     click(qtbot, window.shift_button)
     assert [w.time for w in rows(editor)] == [0.0, 1.5, 2.5, 3.5]
@@ -139,7 +139,7 @@ def test_multi_row_selection_delete_shift_copy_and_paste(qtbot, robot, editor):
     QTest.keyClick(table, Qt.Key_V, Qt.ControlModifier)
     assert [w.time for w in rows(editor)] == pytest.approx([0.0, 1.5, 2.5, 3.5, 4.5, 5.5])
     assert editor.presenter.waypoints.pose(4) == editor.presenter.waypoints.pose(1)
-    assert editor.presenter.selection == [4, 5]
+    assert editor.presenter.table.selection == [4, 5]
     QTest.keyClick(table, Qt.Key_Delete)
     assert len(rows(editor)) == 4
     click(qtbot, window.undo_button)
@@ -193,7 +193,7 @@ def test_fit_to_limits_shows_the_gain_and_is_undone_in_one_step(qtbot, robot, ed
     # the last row duplicated, as a person makes a pause: kept by Fit to limits by default
     add_poses(qtbot, robot, editor, POSES)
     window = editor.window
-    editor.presenter.select([3])
+    editor.presenter.table.select([3])
     click(qtbot, window.duplicate_button)
     assert len(rows(editor)) == 5
     for row, value in ((4, '14'), (3, '12'), (2, '9'), (1, '4')):
@@ -243,34 +243,35 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
     jerked = float(np.diff(moments).max()) > 0.1
     qtbot.wait(300)   # part of the demonstration: the head rests a moment before Stop
     click(qtbot, window.stop_record_button)
-    until(qtbot, lambda: presenter.recording is not None and
-          presenter.recording.fit is not None, 20, 'the keyframes')
-    fit = presenter.recording.fit
-    np.savez(Path(artifacts_dir) / 'editor_recording.npz', times=presenter.recording.times,
-             positions=presenter.recording.positions, keyframes=fit.indices)
+    until(qtbot, lambda: presenter.teaching.recording is not None and
+          presenter.teaching.recording.fit is not None, 20, 'the keyframes')
+    recording = presenter.teaching.recording
+    fit = recording.fit
+    np.savez(Path(artifacts_dir) / 'editor_recording.npz', times=recording.times,
+             positions=recording.positions, keyframes=fit.indices)
     summary = window.record_summary.text()
-    assert summary.startswith(f'{len(fit.indices)} keyframes of {presenter.recording.samples} '
+    assert summary.startswith(f'{len(fit.indices)} keyframes of {recording.samples} '
                               'samples')
-    assert presenter.recording.samples > 250   # 100 Hz for more than 3 s
-    assert 3 <= len(fit.indices) < presenter.recording.samples / 10
+    assert recording.samples > 250   # 100 Hz for more than 3 s
+    assert 3 <= len(fit.indices) < recording.samples / 10
     assert np.all(fit.max_deviation <= 0.02 + 1e-9)
     assert window.record_table.rowCount() == 4   # joint51..joint54
     if jerked:
-        assert presenter.recording.slowdown > 1.0 and 'slower' in window.message_label.text()
+        assert recording.slowdown > 1.0 and 'slower' in window.message_label.text()
     else:
-        assert presenter.recording.slowdown == 1.0, window.message_label.text()
+        assert presenter.teaching.recording.slowdown == 1.0, window.message_label.text()
     until(qtbot, lambda: presenter.servos_off is False, 10, 'the servos holding again')
     screenshot(editor, Path(artifacts_dir) / 'editor_recorded.png')
     figures = Path(artifacts_dir) / 'editor_recording.txt'
     figures.write_text(f'{summary}\n' + '\n'.join(
         f'{j}: max deviation {d:.4f} rad, noise {n:.4f} rad'
-        for j, d, n in zip(presenter.recording.waypoints.joints, fit.max_deviation,
+        for j, d, n in zip(presenter.teaching.recording.waypoints.joints, fit.max_deviation,
                            fit.noise)) + '\n')
     # stumble 7: Accept asks before the table's rows go; Cancel keeps both
     text = answer(qtbot, QMessageBox.Cancel, lambda: click(qtbot, window.accept_record_button),
                   snapshot=Path(artifacts_dir) / 'editor_accept_question.png')
     assert f'replaces the 2 rows of the table with the {len(fit.indices)} recorded' in text
-    assert len(rows(editor)) == 2 and presenter.recording is not None
+    assert len(rows(editor)) == 2 and presenter.teaching.recording is not None
     answer(qtbot, QMessageBox.Yes, lambda: click(qtbot, window.accept_record_button))
     assert len(rows(editor)) == len(fit.indices)
     assert presenter.waypoints.joints == ['joint51', 'joint52', 'joint53', 'joint54']
@@ -366,7 +367,7 @@ def test_named_pose_dump_and_load_file(qtbot, robot, editor, tmp_path):
     window.named_pose_combo.setCurrentText('hoof_up')
     click(qtbot, window.add_named_pose_button)
     assert editor.presenter.waypoints.pose(2)['joint12'] == pytest.approx(1.2)  # Proto2: about -y
-    editor.presenter.set_active(1, False)
+    editor.presenter.table.set_active(1, False)
     path = tmp_path / 'table.yaml'
     assert window.dump(str(path))
     assert 'hoof_up' in path.read_text() and 'active: false' in path.read_text()

@@ -64,10 +64,10 @@ class Controller:
 
 
 def execute(bridge, goal_id: int):
-    from sweetie_motion.editor.presenter import ExecuteGoal, GoalAccepted, GoalFinished
+    from sweetie_motion.editor.requests import ExecuteGoal, GoalAccepted, GoalFinished
     from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
     goal = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.0, [0.0]), TrajectoryPoint(0.5, [0.1])])
-    from sweetie_motion.editor.presenter import LinksChanged
+    from sweetie_motion.editor.events import LinksChanged
     seen = []
     wait_for(lambda: seen.extend(bridge.poll()) or any(
         isinstance(e, LinksChanged) and dict(e.links)['controller'] for e in seen), 20,
@@ -84,7 +84,7 @@ def execute(bridge, goal_id: int):
 
 def test_an_unanswered_goal_is_sent_again_and_reported_once(domain_id):
     from sweetie_motion.editor.bridge import EditorBridge
-    from sweetie_motion.editor.presenter import SUCCEEDED
+    from sweetie_motion.editor.requests import SUCCEEDED
     with RosPeer('controller') as peer:
         controller = Controller(peer, hold=3.0)
         background = bridge_node(2.0)

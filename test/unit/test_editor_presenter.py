@@ -12,12 +12,14 @@ import re
 import numpy as np
 import pytest
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.presenter import (
-    clean_recording, EditorPresenter, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished,
-    LinksChanged, LOST, MoveByHand, PARTS, PoseReceived, PublishMarker, RecordingFinished,
-    rows_named, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording, STOPPED,
-    StopRecording, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+from sweetie_motion.editor.events import LinksChanged, PoseReceived
+from sweetie_motion.editor.presenter import EditorPresenter, PARTS, rows_named
+from sweetie_motion.editor.requests import (
+    ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, LOST, MoveByHand, PublishMarker,
+    RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
+    STOPPED, StopRecording, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
+from sweetie_motion.editor.teaching import clean_recording
 from sweetie_motion.editor.workspace import Workspace
 
 JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
@@ -40,10 +42,10 @@ def pose(presenter, **values):
 
 
 def with_rows(presenter, count=3):
-    presenter.set_joints(JOINTS)
+    presenter.table.set_joints(JOINTS)
     for k in range(count):
         pose(presenter, joint12=-0.2 * k, joint13=0.3 * k, joint51=-0.1 * k, joint53=0.1 * k)
-        assert presenter.add_pose()
+        assert presenter.table.add_pose()
     return presenter.waypoints
 
 
@@ -89,7 +91,7 @@ def test_an_edit_that_breaks_a_rule_changes_nothing():
 
 
 def test_add_pose_takes_only_the_trajectory_joints_and_needs_them(presenter):
-    assert not presenter.add_pose()
+    assert not presenter.table.add_pose()
     assert presenter.message.text == "choose the trajectory's joints in Setup first"
     assert presenter.message.level == 'error'
     waypoints = with_rows(presenter, 2)
@@ -97,58 +99,58 @@ def test_add_pose_takes_only_the_trajectory_joints_and_needs_them(presenter):
     assert [len(w.positions) for w in waypoints.waypoints] == [4, 4]
     assert waypoints.pose(1) == pytest.approx({'joint12': -0.2, 'joint13': 0.3,
                                                'joint51': -0.1, 'joint53': 0.1})
-    assert presenter.selection == [1]
+    assert presenter.table.selection == [1]
 
 
 def test_a_value_beyond_the_limits_is_refused_with_the_limit_and_the_cell(presenter):
     with_rows(presenter, 2)
-    assert not presenter.set_position(1, 'joint51', '0.6')
+    assert not presenter.table.set_position(1, 'joint51', '0.6')
     message = presenter.message
     assert message.text == ('joint51 = 0.6 is outside its position limits [-1.571, 0.26] rad: '
                             'row 2 not changed')
     assert (message.row, message.column, message.level) == (1, 'joint51', 'error')
-    assert presenter.set_position(1, 'joint51', '0,2')   # a decimal comma is fine
+    assert presenter.table.set_position(1, 'joint51', '0,2')   # a decimal comma is fine
     assert presenter.waypoints.pose(1)['joint51'] == 0.2
     assert presenter.message.level == 'info'
 
 
 def test_times_refused_with_rows_counted_from_one(presenter):
     with_rows(presenter, 3)
-    assert not presenter.set_time(1, '7')
+    assert not presenter.table.set_time(1, '7')
     assert 'row 2 (7.000 s) is not after' in presenter.message.text or \
         'row 3' in presenter.message.text
-    assert not presenter.set_time(0, 'soon')
+    assert not presenter.table.set_time(0, 'soon')
     assert presenter.message.text == "'soon' is not a number (row 1, time)"
     assert [w.time for w in presenter.waypoints.waypoints] == [0.0, 1.0, 2.0]
 
 
 def test_multi_row_delete_shift_copy_and_paste(presenter):
     with_rows(presenter, 4)
-    presenter.select([1, 2])
-    assert presenter.shift_times(0.5)
+    presenter.table.select([1, 2])
+    assert presenter.table.shift_times(0.5)
     assert [w.time for w in presenter.waypoints.waypoints] == [0.0, 1.5, 2.5, 3.5]
-    assert not presenter.shift_times(-1.5)   # row 2 at the time of row 1
+    assert not presenter.table.shift_times(-1.5)   # row 2 at the time of row 1
     assert 'times must increase' in presenter.message.text
-    assert presenter.copy_rows()
-    presenter.select([3])
-    assert presenter.paste_rows()
+    assert presenter.table.copy_rows()
+    presenter.table.select([3])
+    assert presenter.table.paste_rows()
     times = [w.time for w in presenter.waypoints.waypoints]
     assert times == pytest.approx([0.0, 1.5, 2.5, 3.5, 4.5, 5.5])
     assert presenter.waypoints.pose(4) == presenter.waypoints.pose(1)
-    assert presenter.selection == [4, 5]
-    assert presenter.delete_rows()
+    assert presenter.table.selection == [4, 5]
+    assert presenter.table.delete_rows()
     assert len(presenter.waypoints) == 4
-    presenter.undo()
+    presenter.table.undo()
     assert len(presenter.waypoints) == 6
 
 
 def test_selecting_one_row_publishes_it_as_the_marker(presenter, sent):
     with_rows(presenter, 3)
     sent.clear()
-    presenter.select([1])
+    presenter.table.select([1])
     marker = of(sent, PublishMarker)[-1]
     assert dict(zip(marker.names, marker.positions)) == presenter.waypoints.pose(1)
-    presenter.select([0, 1])
+    presenter.table.select([0, 1])
     assert len(of(sent, PublishMarker)) == 1   # a multi-row selection is not a pose
 
 
@@ -184,7 +186,7 @@ def test_execute_sends_the_range_and_reports_how_it_ended(presenter, sent):
     presenter.handle(GoalFinished(request.goal_id, STOPPED, -5, 'canceled'))
     assert presenter.message.text == 'stopped at 1.2 of 2.0 s'
     assert presenter.message.level == 'info' and presenter.can_execute
-    presenter.set_active(1, False)   # backward, without row 2: points are rows 3, 1
+    presenter.table.set_active(1, False)   # backward, without row 2: points are rows 3, 1
     presenter.execute()
     request = of(sent, ExecuteGoal)[-1]
     presenter.handle(GoalFinished(request.goal_id, 'failed', -4,
@@ -255,30 +257,30 @@ def test_goal_points_are_named_as_table_rows():
 def test_save_sends_tidy_numbers_and_marks_saved_what_was_sent(presenter, sent):
     with_rows(presenter, 2)
     pose(presenter, joint12=-0.20000000000000012)
-    presenter.select([0])
-    presenter.update_pose()
-    presenter.set_speed(30)
-    presenter.apply_scale()
-    assert presenter.save('wave')
+    presenter.table.select([0])
+    presenter.table.update_pose()
+    presenter.table.set_speed(30)
+    presenter.table.apply_scale()
+    assert presenter.files.save('wave')
     goal = of(sent, SaveTrajectory)[-1].goal
     assert goal.points[1].time == 3.333333
     assert goal.points[0].positions[0] == -0.2
-    presenter.set_time(1, '4')   # edited while the save is on its way
+    presenter.table.set_time(1, '4')   # edited while the save is on its way
     presenter.handle(TrajectorySaved('wave'))
     assert presenter.document.modified and presenter.document.name == 'wave'
-    presenter.undo()
+    presenter.table.undo()
     assert not presenter.document.modified
 
 
 def test_load_brings_back_labels_and_disabled_rows_of_a_save(presenter, sent):
     with_rows(presenter, 3)
-    presenter.select([2])
-    presenter.add_named_pose('look_up', {'joint51': 0.2, 'joint53': -0.5})
-    presenter.set_active(1, False)
-    presenter.save('labelled')
+    presenter.table.select([2])
+    presenter.table.add_named_pose('look_up', {'joint51': 0.2, 'joint53': -0.5})
+    presenter.table.set_active(1, False)
+    presenter.files.save('labelled')
     goal = of(sent, SaveTrajectory)[-1].goal
     presenter.handle(TrajectorySaved('labelled'))
-    presenter.new_trajectory()
+    presenter.table.new_trajectory()
     presenter.handle(TrajectoryLoaded('labelled', goal))
     assert [w.label for w in presenter.waypoints.waypoints] == ['', '', '', 'look_up']
     assert [w.active for w in presenter.waypoints.waypoints] == [True, False, True, True]
@@ -291,9 +293,9 @@ def test_load_brings_back_labels_and_disabled_rows_of_a_save(presenter, sent):
 
 def test_save_refused_names_the_reason(presenter, sent):
     with_rows(presenter, 2)
-    assert not presenter.save('../escape')
+    assert not presenter.files.save('../escape')
     assert 'invalid trajectory name' in presenter.message.text
-    presenter.save('ok')
+    presenter.files.save('ok')
     presenter.handle(TrajectorySaved('ok', 'saving refused: joint51 beyond its limits'))
     assert presenter.document.modified
     assert presenter.message.level == 'error'
@@ -310,7 +312,7 @@ def test_backups_while_unsaved_on_a_timer_kept_and_offered(presenter, clock):
     presenter.tick()
     assert len(workspace.backups()) == 1
     for k in range(5):
-        presenter.set_time(0, str(0.1 * (k + 1)))
+        presenter.table.set_time(0, str(0.1 * (k + 1)))
         clock.now += 10.0
         presenter.tick()   # within the period: no backup
         clock.now += 25.0
@@ -320,17 +322,17 @@ def test_backups_while_unsaved_on_a_timer_kept_and_offered(presenter, clock):
     clock.now += 100.0
     presenter.tick()   # no change since: no backup
     assert workspace.backups()[0] == first
-    assert presenter.pending_backup() == str(first)
-    presenter.closing(discard=True)
-    assert presenter.pending_backup() is None
+    assert presenter.files.pending_backup() == str(first)
+    presenter.files.closing(discard=True)
+    assert presenter.files.pending_backup() is None
 
 
 def test_a_restored_backup_is_the_table_and_unsaved(presenter, model, tmp_path, sent):
     with_rows(presenter, 2)
-    path = presenter.backup_now()
+    path = presenter.files.backup_now()
     other = EditorPresenter(sent.append, model, Workspace(tmp_path / 'ws'))
-    assert other.pending_backup() == path
-    assert other.restore_backup(path)
+    assert other.files.pending_backup() == path
+    assert other.files.restore_backup(path)
     assert other.waypoints.to_document() == presenter.waypoints.to_document()
     assert other.document.modified
 
@@ -345,20 +347,20 @@ def test_a_backup_folder_that_cannot_be_written_is_said_once_and_again_after_it_
     presenter.tick()
     assert presenter.message.level == 'warning'
     assert presenter.message.text.startswith('backup failed: ')
-    presenter.set_time(0, '0.5')
+    presenter.table.set_time(0, '0.5')
     clock.now += 31.0
     presenter.tick()   # fails again: the message of the edit stays, the failure is not repeated
     assert not presenter.message.text.startswith('backup failed')
     blocker.unlink()
-    presenter.set_time(0, '0.6')
+    presenter.table.set_time(0, '0.6')
     clock.now += 31.0
     presenter.tick()
-    assert len(presenter.workspace.backups()) == 1 and presenter.backups.error == ''
+    assert len(presenter.workspace.backups()) == 1 and presenter.files.backups.error == ''
     for path in presenter.workspace.backups():
         path.unlink()
     blocker.rmdir()
     blocker.write_text('not a folder')
-    presenter.set_time(0, '0.7')
+    presenter.table.set_time(0, '0.7')
     clock.now += 31.0
     presenter.tick()   # broken again after it worked: said again
     assert presenter.message.text.startswith('backup failed: ')
@@ -369,14 +371,14 @@ def test_a_backup_folder_that_cannot_be_written_is_said_once_and_again_after_it_
 
 def test_fit_to_limits_is_one_undoable_edit_with_the_durations(presenter):
     with_rows(presenter, 3)
-    presenter.set_time(2, '6')
-    presenter.set_time(1, '5')
+    presenter.table.set_time(2, '6')
+    presenter.table.set_time(1, '5')
     before = [w.time for w in presenter.waypoints.waypoints]
-    assert presenter.fit_to_limits()
+    assert presenter.table.fit_to_limits()
     after = [w.time for w in presenter.waypoints.waypoints]
     assert after[-1] < before[-1] / 2
     assert presenter.message.text.startswith(f'fit to limits: {before[-1]:.2f} s -> ')
-    presenter.undo()
+    presenter.table.undo()
     assert [w.time for w in presenter.waypoints.waypoints] == before
 
 
@@ -390,42 +392,42 @@ def recording(seconds=3.0, rate=100.0):
 def test_recording_cleans_the_stamps_and_becomes_keyframes_on_accept(presenter, sent):
     with_rows(presenter, 1)
     presenter.handle(ServoState(False, 'on'))
-    assert presenter.start_recording(['joint12', 'joint13'], 0.01)
+    assert presenter.teaching.start(['joint12', 'joint13'], 0.01)
     # only the recorded chain goes limp: the rest of the robot keeps standing
     assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True, ('leg1',))
     assert of(sent, StartRecording)[-1] == StartRecording(('joint12', 'joint13'))
     presenter.handle(ServoState(True, 'off'))
-    presenter.stop_recording()
+    presenter.teaching.stop()
     assert of(sent, StopRecording)
     t, y = recording()
     times = list(t[:10]) + [t[9]] + list(t[10:])   # a stamp twice
     rows = [tuple(r) for r in y[:10]] + [tuple(y[9])] + [tuple(r) for r in y[10:]]
     presenter.handle(RecordingFinished(tuple(times), ('joint12', 'joint13'), tuple(rows)))
     assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False, ('leg1',))   # held again
-    fit = presenter.recording.fit
+    fit = presenter.teaching.recording.fit
     assert fit.samples == len(t)
     assert 2 < len(fit.indices) < 20
     assert np.all(fit.max_deviation <= 0.01 + 1e-12)
     assert presenter.message.text.startswith(f'recorded: {len(fit.indices)} keyframes of 300')
     # the table's row stays unless the replacement is confirmed (stumble 7)
-    assert presenter.accept_replaces() == 1
-    assert not presenter.accept_recording()
+    assert presenter.teaching.replaces() == 1
+    assert not presenter.teaching.accept()
     assert 'replaces the 1 row of' in presenter.message.text and len(presenter.waypoints) == 1
-    assert presenter.accept_recording(replace=True)
+    assert presenter.teaching.accept(replace=True)
     waypoints = presenter.waypoints
     assert waypoints.joints == ['joint12', 'joint13']
     assert waypoints.waypoints[0].time == 0.0
     assert len(waypoints) == len(fit.indices)
-    presenter.undo()
+    presenter.table.undo()
     assert presenter.waypoints.joints == JOINTS
 
 
 def test_a_recording_faster_than_the_limits_says_how_much_with_units(presenter, sent):
     # stumble 7: "needs 601.22 where its acceleration limit is 20.00" had no units
     presenter.handle(ServoState(False, 'on'))
-    assert presenter.start_recording(['joint12', 'joint13'], 0.01)
+    assert presenter.teaching.start(['joint12', 'joint13'], 0.01)
     presenter.handle(ServoState(True, 'off'))
-    presenter.stop_recording()
+    presenter.teaching.stop()
     t, y = recording(seconds=0.3)
     presenter.handle(RecordingFinished(tuple(t), ('joint12', 'joint13'),
                                        tuple(tuple(r) for r in y)))
@@ -438,7 +440,7 @@ def test_a_recording_faster_than_the_limits_says_how_much_with_units(presenter, 
 def test_a_recording_frees_only_its_chains_and_the_sliders_of_the_others_still_drive(
         presenter, sent):
     presenter.handle(ServoState(False, 'on'))
-    assert presenter.start_recording(['joint51', 'joint52'], 0.01)
+    assert presenter.teaching.start(['joint51', 'joint52'], 0.01)
     assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(True, ('head',))
     presenter.handle(ServoState(True, 'torque off: 6 servos of head are free'))
     assert presenter.joint_is_free('joint51') and not presenter.joint_is_free('joint12')
@@ -462,7 +464,7 @@ def test_clean_recording_keeps_strictly_increasing_stamps():
 def test_events_the_presenter_does_not_know_are_an_error(presenter):
     with pytest.raises(TypeError, match='does not handle'):
         presenter.handle(object())
-    assert math.isfinite(presenter.backups.period)
+    assert math.isfinite(presenter.files.backups.period)
 
 
 def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
@@ -477,19 +479,19 @@ def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
 def test_saving_onto_another_stored_name_asks_first_and_a_motion_needs_time(presenter, sent):
     presenter.handle(TrajectoriesListed(('nod', 'wave')))
     with_rows(presenter, 1)
-    assert not presenter.save('single')        # one row at 0 s: nothing would move
+    assert not presenter.files.save('single')        # one row at 0 s: nothing would move
     assert 'a motion needs time' in presenter.message.text
     pose(presenter, joint12=-0.5)
-    assert presenter.add_pose()
-    assert presenter.overwrites('nod') and not presenter.overwrites('new_name')
-    assert not presenter.save('nod')           # the built-in nod is not replaced silently
+    assert presenter.table.add_pose()
+    assert presenter.files.overwrites('nod') and not presenter.files.overwrites('new_name')
+    assert not presenter.files.save('nod')           # the built-in nod is not replaced silently
     assert "'nod' is stored already" in presenter.message.text
     assert not of(sent, SaveTrajectory) and presenter.document.modified
-    assert presenter.save('nod', overwrite=True)
+    assert presenter.files.save('nod', overwrite=True)
     presenter.handle(TrajectorySaved('nod'))
-    assert not presenter.overwrites('nod')      # its own name now: saving again asks nothing
-    presenter.new_trajectory()
-    assert presenter.overwrites('nod')
+    assert not presenter.files.overwrites('nod')      # its own name now: saving again asks nothing
+    presenter.table.new_trajectory()
+    assert presenter.files.overwrites('nod')
 
 
 def test_an_event_nobody_handles_is_an_error_naming_it(presenter):
@@ -509,7 +511,7 @@ def test_an_event_nobody_handles_is_an_error_naming_it(presenter):
 def test_load_file_reads_an_old_robots_animation_as_rows(presenter):
     # the old robot's JSON goal (its 49 animations): one row per point, named after the file
     old = Path(__file__).resolve().parent.parent / 'data' / 'sweetie_movements' / 'greeting.json'
-    assert presenter.load_file(str(old))
+    assert presenter.files.load_file(str(old))
     waypoints = presenter.waypoints
     assert presenter.document.name == 'greeting' and len(waypoints) == 10
     assert 'joint11' in waypoints.joints and 'support/leg1' in waypoints.joints

@@ -1,0 +1,234 @@
+"""
+The editor's trajectories in the storage and in files, and the backups of unsaved work.
+
+Save (asking before it replaces another stored trajectory), Load by name, Dump and read a
+table file, the stored names, and the timestamped backups that make a killed editor lose
+nothing (:class:`~sweetie_motion.editor.workspace.UnsavedBackups`). The storage answers through
+the bridge's events (:meth:`TrajectoryFiles.listed`, :meth:`loaded`, :meth:`saved`). No Qt, no
+rclpy.
+"""
+
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Tuple
+
+from sweetie_motion.editor.document import EditorDocument
+from sweetie_motion.editor.messages import EditorError, MessageBoard
+from sweetie_motion.editor.requests import (
+    ListTrajectories, LoadTrajectory, SaveTrajectory, TrajectoriesListed, TrajectoryLoaded,
+    TrajectorySaved,
+)
+from sweetie_motion.editor.table_commands import TableCommands
+from sweetie_motion.editor.workspace import (
+    dump_table, read_table, tidy_goal, UnsavedBackups, Workspace,
+)
+from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
+from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
+
+
+class TrajectoryFiles:
+    """
+    Storage, files and backups of the edited table (see the module docstring).
+
+    :param board: where it says what it did, or why not.
+    :param send: hands a request to the bridge.
+    :param document: the edited table and its name.
+    :param table: the table's selection (cleared when a table comes in).
+    :param workspace: backups and the tables behind stored names; None: none are written.
+    :param backups: when the table is backed up (None: never).
+    :param storage_up: returns whether the trajectory storage answers.
+    """
+
+    def __init__(self, board: MessageBoard, send: Callable[[object], None],
+                 document: EditorDocument, table: TableCommands,
+                 workspace: Optional[Workspace], backups: Optional[UnsavedBackups],
+                 storage_up: Callable[[], bool]) -> None:
+        self.board = board
+        self.send = send
+        self.document = document
+        self.table = table
+        self.workspace = workspace
+        self.backups = backups
+        self.storage_up = storage_up
+        #: the stored names, sorted
+        self.names: List[str] = []
+        self._saving: Optional[Tuple[str, WaypointsList, bool]] = None
+
+    def refresh_names(self) -> None:
+        """Ask the storage for its names."""
+        self.send(ListTrajectories())
+
+    def load(self, name: str) -> bool:
+        """Load a stored trajectory (confirm unsaved changes before calling)."""
+        name = name.strip()
+        try:
+            check_name(name)
+        except TrajectoryFileError as error:
+            return self.board.refused(error)
+        if not self.storage_up():
+            return self.board.refused(EditorError('the trajectory storage is not connected'))
+        self.send(LoadTrajectory(name))
+        self.board.say(f'loading {name!r}...')
+        return True
+
+    def overwrites(self, name: str) -> bool:
+        """Return whether saving under ``name`` replaces another stored trajectory."""
+        name = name.strip()
+        return name in self.names and name != self.document.stored_name
+
+    def save(self, name: str, close_after: bool = False, overwrite: bool = False) -> bool:
+        """
+        Save the whole table (active rows; speed ignored) under ``name``.
+
+        :param close_after: the window closes once the storage has it.
+        :param overwrite: replace another stored trajectory of that name (ask first: a
+            built-in one is shadowed by the copy until ``sweetie-motion delete NAME``).
+        """
+        name = name.strip()
+        try:
+            check_name(name)
+            if self.overwrites(name) and not overwrite:
+                raise EditorError(f'{name!r} is stored already: confirm that it is replaced, '
+                                  'or choose another name')
+            goal = tidy_goal(self.document.waypoints.build_goal(whole=True))
+            if goal.points[-1].time <= 0.0:
+                raise EditorError('a motion needs time: the last active row is at 0 s (give '
+                                  'it a time, or add a row after it)')
+            if not self.storage_up():
+                raise EditorError('the trajectory storage is not connected: Dump... to a file')
+            if self._saving is not None:
+                raise EditorError(f'saving {self._saving[0]!r} is on its way')
+        except (TrajectoryFileError, WaypointError, EditorError) as error:
+            return self.board.refused(EditorError(f'cannot save: {error}'))
+        self._saving = (name, self.document.waypoints, close_after)
+        self.send(SaveTrajectory(name, goal))
+        self.board.say(f'saving {name!r}...')
+        return True
+
+    def dump(self, path: str) -> bool:
+        """Write the whole table (disabled rows, markers, labels, actions) to a YAML file."""
+        from sweetie_motion.storage.files import write_atomically
+        try:
+            write_atomically(path, dump_table(self.document.waypoints, self.document.name))
+        except OSError as error:
+            return self.board.refused(EditorError(f'cannot write {path}: {error}'))
+        self.board.say(f'wrote {path}')
+        return True
+
+    def load_file(self, path: str) -> bool:
+        """Read a table dump, a backup or a trajectory file (it counts as unsaved)."""
+        try:
+            waypoints, name = read_table(path)
+        except WaypointError as error:
+            return self.board.refused(EditorError(f'cannot load {error}'))
+        self.document.replace(waypoints, name or Path(path).stem, clean=False)
+        self.table.select([])
+        self.board.say(f'loaded {path}: {len(waypoints)} rows')
+        return True
+
+    # --- backups and closing -----------------------------------------------------------------
+
+    def pending_backup(self) -> Optional[str]:
+        """Return the backup left by a session that ended with unsaved changes (or None)."""
+        path = self.backups.pending() if self.backups is not None else None
+        return str(path) if path is not None else None
+
+    def describe_backup(self, path: str) -> str:
+        """Return what a backup holds, for the question whether to restore it."""
+        return self.backups.describe(Path(path)) if self.backups is not None else Path(path).name
+
+    def restore_backup(self, path: str) -> bool:
+        """Restore a backup (it counts as unsaved)."""
+        try:
+            waypoints, name = read_table(path)
+        except WaypointError as error:
+            return self.board.refused(EditorError(f'cannot restore {error}'))
+        self.document.replace(waypoints, name, clean=False)
+        self.board.say(f'restored the backup {path}')
+        return True
+
+    def ignore_backup(self) -> None:
+        """Do not offer the pending backup again (it stays in the backup folder)."""
+        if self.backups is not None:
+            self.backups.ignore()
+            self._say_backup_error()
+
+    def backup_now(self) -> Optional[str]:
+        """Write a backup of the table now; return its path (None: no workspace or failed)."""
+        if self.backups is None:
+            return None
+        name = self.document.name
+        path = self.backups.write(dump_table(self.document.waypoints, name), name,
+                                  self.document.revision)
+        self._say_backup_error()
+        return str(path) if path is not None else None
+
+    def back_up_if_due(self) -> None:
+        """Back the table up if it has unsaved changes no backup holds and the period is over."""
+        if self.backups is not None and self.backups.due(self.document.revision,
+                                                         self.document.modified):
+            self.backup_now()
+
+    def _say_backup_error(self) -> None:
+        error = self.backups.unsaid_error() if self.backups is not None else ''
+        if error:
+            self.board.say(f'backup failed: {error}', 'warning')
+
+    def closing(self, discard: bool = False) -> None:
+        """
+        Record that the window closes.
+
+        Nothing unsaved (or ``discard``) is a clean close: the backups are not offered at the
+        next start. Unsaved changes kept on purpose (a close forced without asking) get a last
+        backup.
+        """
+        if self.backups is None:
+            return
+        name = self.document.name
+        self.backups.closing(self.document.modified and not discard, self.document.revision,
+                             lambda: dump_table(self.document.waypoints, name), name)
+        self._say_backup_error()
+
+    def _safely(self, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except OSError as error:
+            self.board.say(f'cannot write the editor workspace: {error}', 'warning')
+
+    # --- the storage's answers ----------------------------------------------------------------
+
+    def listed(self, event: TrajectoriesListed) -> None:
+        if event.error:
+            self.board.say(f'cannot list the stored trajectories: {event.error}', 'warning')
+            return
+        self.names = sorted(event.names)
+        self.board.notify('names')
+
+    def loaded(self, event: TrajectoryLoaded) -> None:
+        if event.goal is None:
+            self.board.refused(EditorError(f'load {event.name!r}: {event.error}'))
+            return
+        table = self.workspace.table_for(event.name, tidy_goal(event.goal)) \
+            if self.workspace is not None else None
+        try:
+            waypoints = table if table is not None else WaypointsList.from_goal(event.goal)
+        except WaypointError as error:
+            self.board.refused(EditorError(f'load {event.name!r}: {error}'))
+            return
+        self.document.replace(waypoints, event.name)
+        self.table.select([])
+        extra = ' (with its labels and disabled rows)' if table is not None else ''
+        self.board.say(f'loaded {event.name!r}: {len(waypoints)} rows{extra}')
+
+    def saved(self, event: TrajectorySaved) -> None:
+        saving, self._saving = self._saving, None
+        if event.error:
+            self.board.refused(EditorError(f'save {event.name!r} refused: {event.error}'))
+            return
+        saved = saving[1] if saving is not None else self.document.waypoints
+        self.document.mark_saved(event.name, saved)
+        if self.workspace is not None:
+            self._safely(lambda: self.workspace.save_table(event.name, saved))
+        self.board.say(f'saved {event.name!r}')
+        self.refresh_names()
+        if saving is not None and saving[2] and not self.document.modified:
+            self.board.notify('close')
