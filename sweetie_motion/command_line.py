@@ -9,6 +9,7 @@ checked by the same functions everywhere. Imports no rclpy.
 
 import argparse
 import os
+import subprocess
 import sys
 from typing import Any, Callable, List, NoReturn, Sequence
 
@@ -190,3 +191,19 @@ def require_display() -> None:
     raise SweetieMotionError('no display (DISPLAY is not set): run it in a desktop session or '
                              'with ssh -X, or render the window into a file: '
                              'QT_QPA_PLATFORM=offscreen ... --screenshot FILE --quit-after 3')
+
+
+def start_own_bringup(arguments: Sequence[str], **popen: Any) -> subprocess.Popen:
+    """
+    Start `sweetie-motion bringup` for a window or the demo (``--with-robot``).
+
+    The bringup runs in a session of its own, so that Ctrl+C in the terminal reaches only the
+    window, which stops the robot first and ends the bringup after; and with
+    ``--stop-with-parent``, so that a window that is killed leaves no motion process behind
+    (its pendant stops the motion; the bringup ends once the robot is at rest).
+
+    :param arguments: the bringup's options (``['--namespace', 'sweetie_bot']``).
+    :param popen: more arguments of subprocess.Popen (stdout, env).
+    """
+    return subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
+                             '--stop-with-parent', *arguments], start_new_session=True, **popen)

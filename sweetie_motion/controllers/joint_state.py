@@ -145,6 +145,7 @@ class FollowJointStateCore(ControllerCore):
         self._pending = np.full(len(self.indices), np.nan)
         self._pending_lock = threading.Lock()
         self._fresh = False
+        self._hold = False
         self._target = np.zeros(len(self.indices))
         self._activated_at: Optional[float] = None
         self._start_pose: Optional[JointVector] = None
@@ -170,6 +171,18 @@ class FollowJointStateCore(ControllerCore):
                 self._pending[local] = values
                 self._fresh = True
 
+    def hold(self) -> None:
+        """
+        Stop following: hold where a brake within the limits ends (thread-safe).
+
+        Inputs that arrived before are dropped; the next input is obeyed again. Called when
+        the client streaming the poses fell silent, or asked to stop.
+        """
+        with self._pending_lock:
+            self._pending = np.full(len(self.indices), np.nan)
+            self._hold = True
+            self._fresh = True
+
     @property
     def started(self) -> bool:
         """Return whether the cycle has run this controller since its start."""
@@ -180,7 +193,7 @@ class FollowJointStateCore(ControllerCore):
         with self._start_lock:
             self._start_pose = reference.copy()
             self._activated_at = None
-        self._take_pending()  # poses sent before activation are not obeyed
+        self._take_pending()  # poses (and holds) sent before activation are not obeyed
 
     def activate(self) -> None:
         """Start from the current reference (the activation delay begins); join the cycle."""
@@ -198,14 +211,16 @@ class FollowJointStateCore(ControllerCore):
         done = self.started and not self.in_activation_delay
         return not done, (None if pose is None or done else pose.position)
 
-    def _take_pending(self) -> Optional[np.ndarray]:
+    def _take_pending(self) -> Tuple[Optional[np.ndarray], bool]:
+        """Return (the targets received since the last tick or None, whether to hold)."""
         if not self._fresh:  # most ticks: nothing new (read without the lock: seen next tick)
-            return None
+            return None, False
         with self._pending_lock:
             pending = self._pending
             self._pending = np.full(len(self.indices), np.nan)
             self._fresh = False
-        return pending
+            hold, self._hold = self._hold, False
+        return (None, True) if hold else (pending, False)
 
     def update(self, tick: Tick) -> None:
         """Hold during the activation delay, then follow the newest input; smooth; emit."""
@@ -231,10 +246,16 @@ class FollowJointStateCore(ControllerCore):
         if self.in_activation_delay:
             self.src_reset.write(tick.reference)
         else:
-            pending = self._take_pending()
+            pending, hold = self._take_pending()
             if pending is not None:
                 fresh = ~np.isnan(pending)
                 self._target[fresh] = pending[fresh]
+            elif hold:
+                # where a brake from the filter's state ends: no jump, no reversal
+                rest = self.filter.stopping_position()
+                idx = self.indices
+                self._target = rest if rest is not None else stopping_position(
+                    self.limits, tick.reference.position[idx], tick.reference.velocity[idx])
         idx = self.indices
         position, velocity = self.filter.update(
             tick.measured.position[idx], tick.measured.velocity[idx], self._target,

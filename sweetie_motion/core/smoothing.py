@@ -127,6 +127,15 @@ class SmoothingFilter(ABC):
         """Return copies of the last output (position, velocity)."""
         return self._position.copy(), self._velocity.copy()
 
+    def stopping_position(self) -> Optional[np.ndarray]:
+        """
+        Return where the output comes to rest if it is stopped now, within the filter's limits.
+
+        None: the filter has no limits of its own to brake with (the caller brakes within the
+        joint limits).
+        """
+        return None
+
     def _output(self) -> Tuple[np.ndarray, np.ndarray]:
         # each update assigns new arrays: no copy needed for the caller of update()
         return self._position, self._velocity
@@ -312,6 +321,29 @@ class JerkLimited(SmoothingFilter):
         self._position = np.array(self._result.new_position)
         self._velocity = np.array(self._result.new_velocity)
         return self._output()
+
+    def stopping_position(self) -> Optional[np.ndarray]:
+        """Return where a brake from the state (acceleration too) within its limits ends."""
+        from ruckig import ControlInterface, InputParameter, Result, Ruckig, Trajectory
+        if not hasattr(self, '_otg') or not np.any(self._velocity):
+            return self._position.copy()
+        n = len(self.joints)
+        data = InputParameter(n)
+        data.control_interface = ControlInterface.Velocity
+        data.synchronization = self._input.synchronization
+        data.current_position = self._input.current_position
+        data.current_velocity = self._input.current_velocity
+        data.current_acceleration = self._input.current_acceleration
+        data.target_velocity = [0.0] * n
+        data.target_acceleration = [0.0] * n
+        data.max_velocity = self._input.max_velocity
+        data.max_acceleration = self._input.max_acceleration
+        data.max_jerk = self._input.max_jerk
+        trajectory = Trajectory(n)
+        if Ruckig(n).calculate(data, trajectory) not in (Result.Working, Result.Finished):
+            return self._position.copy()
+        rest, _, _ = trajectory.at_time(trajectory.duration)
+        return np.array(rest, dtype=float)
 
 
 #: name -> filter class; the smoothing parameter of a controller picks one.

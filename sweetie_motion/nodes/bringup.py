@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Type
 
+import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from sweetie_motion.command_line import CommandParser, positive_count, positive_seconds
@@ -64,6 +65,12 @@ BUS_TYPES = ('virtual_robot', 'herkulex_bus')
 ANSWER_TIMEOUT = 3.0
 #: spinning after the last goal's result: the result replies leave the process [s]
 RESULT_FLUSH = 0.3
+#: --stop-with-parent: the longest wait for the robot to come to rest after the parent died [s]
+REST_TIMEOUT = 5.0
+#: a reference whose joints are all slower than this is at rest [rad/s]
+AT_REST = 1e-3
+#: how long the reference must stay at rest before a --stop-with-parent bringup ends [s]
+REST_CONFIRMED = 0.5
 
 
 class MotionBringup:
@@ -205,6 +212,10 @@ def build_parser() -> CommandParser:
     parser.add_argument('--in-process', action='store_true',
                         help='run the sync cycle in this process instead of a child process of '
                              'its own (isolated_cycle: false; for debugging and profiling)')
+    parser.add_argument('--stop-with-parent', action='store_true',
+                        help='end when the process that started this one ends, once the robot '
+                             'is at rest (what --with-robot of the editor and the console and '
+                             'the demo use: a killed window leaves no motion process behind)')
     return parser
 
 
@@ -310,10 +321,42 @@ class RunningCheck(threading.Thread):
             node.destroy_node()
 
 
-def spin_until(executor: MotionExecutor, stop: threading.Event) -> None:
-    """Spin ``executor`` until the context shuts down or ``stop`` is set."""
+def spin_until(executor: MotionExecutor, stop: threading.Event,
+               parent: Optional[int] = None) -> None:
+    """
+    Spin ``executor`` until the context shuts down or ``stop`` is set.
+
+    :param parent: also until this process (the one that started this one) has ended.
+    """
     while not stop.is_set() and executor.context.ok():
         executor.spin_once(timeout_sec=0.5)
+        if parent is not None and os.getppid() != parent:
+            return
+
+
+def wait_at_rest(executor: MotionExecutor, bringup: 'MotionBringup',
+                 timeout: float = REST_TIMEOUT) -> bool:
+    """
+    Spin ``executor`` until the reference rests for a while (a dead client's pendant stops it).
+
+    :return: whether it came to rest within ``timeout`` [s].
+    """
+    deadline = time.monotonic() + timeout
+    resting_since = None
+    while executor.context.ok() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+        try:
+            velocity = bringup.host.cycle(timeout=1.0).poses().reference.velocity
+        except SweetieMotionError:
+            return False
+        now = time.monotonic()
+        if float(np.max(np.abs(velocity), initial=0.0)) >= AT_REST:
+            resting_since = None
+        elif resting_since is None:
+            resting_since = now
+        elif now - resting_since >= REST_CONFIRMED:
+            return True
+    return False
 
 
 def answer_goals(executor: MotionExecutor, nodes: Sequence[ManagedNode],
@@ -398,7 +441,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             log.info('autostart off: every node is unconfigured')
         log.info(f'motion process ready: namespace /{config.namespace}, '
                  f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
-        spin_until(executor, bringup.host_exited)
+        parent = os.getppid() if args.stop_with_parent else None
+        spin_until(executor, bringup.host_exited, parent)
+        if parent is not None and os.getppid() != parent:
+            log.warning('the process that started this bringup ended: stopping once the '
+                        'robot is at rest')
+            if not wait_at_rest(executor, bringup):
+                log.warning(f'the robot was not at rest within {REST_TIMEOUT:g} s: stopping '
+                            'anyway')
+            return 0
         if bringup.host_exited.is_set():
             print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
                   'any more; stopping', file=sys.stderr)

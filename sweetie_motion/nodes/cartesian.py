@@ -13,7 +13,7 @@ controller directly (R-CART-2).
 
 import math
 import traceback
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -24,9 +24,11 @@ from sweetie_motion.cartesian.planner import (
     CartesianCode, CartesianPlan, CartesianPlanner, CartesianRequest, code_of, POLICIES,
 )
 from sweetie_motion.cartesian.runner import failed_waypoint
+from sweetie_motion.controllers.pendants import Lapse
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.ros.action_client import ActionClient
@@ -89,6 +91,8 @@ class CartesianMotionNode(ManagedNode):
         self._group = ReentrantCallbackGroup()
         self._entities: List = []
         self._planner: Optional[CartesianPlanner] = None
+        #: the goals executing (their ids) -> why the node stops it ('' : it does not)
+        self._executing: Dict[bytes, str] = {}
 
     @property
     def host(self) -> HostClient:
@@ -117,7 +121,10 @@ class CartesianMotionNode(ManagedNode):
             self, CartesianMotion, '~/cartesian_motion', execute_callback=self._execute,
             goal_callback=lambda goal: GoalResponse.ACCEPT,
             cancel_callback=lambda handle: CancelResponse.ACCEPT, callback_group=self._group)
-        self._entities = [self._client, self._server]
+        # a motion whose client falls silent (a killed console, a crashed script) stops
+        watch = PendantWatch(self, self._group, lambda: list(self._executing),
+                             self._stop_for_pendant)
+        self._entities = [self._client, self._server, watch]
         self.get_logger().info(
             f'chain {chain} ({self._planner.task}), executed by {controller}; '
             f'{len(workspace.zones)} forbidden zone(s), checked against every link')
@@ -234,9 +241,18 @@ class CartesianMotionNode(ManagedNode):
                                      f'the motion cycle is unavailable: {error}') from None
         return poses.reference.position[self.process.model.get_chain_indices(chain)]
 
+    def _stop_for_pendant(self, key: bytes, lapse: Lapse) -> None:
+        if key in self._executing:
+            self._executing[key] = lapse.describe()
+
     async def _execute(self, goal_handle):
-        with self.goal_running():
-            return await self._answer(goal_handle)
+        key = bytes(goal_handle.goal_id.uuid)
+        self._executing[key] = ''
+        try:
+            with self.goal_running():
+                return await self._answer(goal_handle)
+        finally:
+            self._executing.pop(key, None)
 
     async def _answer(self, goal_handle):
         result = CartesianMotion.Result(failed_waypoint=-1)
@@ -297,14 +313,20 @@ class CartesianMotionNode(ManagedNode):
                                      'the trajectory controller did not accept the motion')
         outcome = handle.get_result_async()
         canceled = False
+        key = bytes(goal_handle.goal_id.uuid)
         while not outcome.done():
-            if goal_handle.is_cancel_requested and not canceled:
+            if (goal_handle.is_cancel_requested or self._executing.get(key)) and not canceled:
                 canceled = True
                 await handle.cancel_goal_async()
             await self.sleep(0.05, self._group)
         answer = outcome.result().result
         code, message = int(answer.error_code), answer.error_string
-        if canceled and goal_handle.is_cancel_requested:
+        stopped_by = self._executing.get(key, '')
+        if stopped_by and not goal_handle.is_cancel_requested:
+            goal_handle.abort()
+            result.error_code = int(CartesianCode.CANCELED)
+            message = f'stopped: {stopped_by}; {message}'
+        elif canceled and goal_handle.is_cancel_requested:
             goal_handle.canceled()
             result.error_code = int(CartesianCode.CANCELED)
         elif code == 0:

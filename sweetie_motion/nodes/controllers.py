@@ -15,16 +15,18 @@ import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool
+from std_srvs.srv import SetBool, Trigger
 from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
 from sweetie_motion.controllers.joint_state import (
     FollowJointStateCore, FollowJointStateSpec, PoseInput,
 )
+from sweetie_motion.controllers.pendants import Lapse
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, TorqueSwitchSpec
 from sweetie_motion.core.events import CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ComponentNode
+from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
     nested_overrides, non_empty, one_of, ParameterError, ParameterSpec, unique,
@@ -193,6 +195,9 @@ class FollowJointStateNode(ControllerNode):
     While in the activation delay it publishes the current full pose on
     ``~/out_joints_src_reset`` (10 Hz) so that the source can adopt it. Incoming poses are
     checked here (:class:`PoseInput`) and only the accepted targets go to the cycle.
+    ``~/hold`` (std_srvs/Trigger) stops following: the joints come to rest where a brake
+    within the limits ends, until the next pose; so does a streaming client whose pendant
+    falls silent (:class:`~sweetie_motion.nodes.pendant_watch.PendantWatch`).
     """
 
     COMPONENT = FollowJointStateCore
@@ -231,6 +236,44 @@ class FollowJointStateNode(ControllerNode):
                 JointState, values['set_topic'], self._on_input, qos))
         self._names = self.process.model.list_all_joints()
         self._src_reset_timer = None
+        self._entities += [
+            self.create_service(Trigger, '~/hold', self._on_hold,
+                                callback_group=self._service_group),
+            # a client that streamed poses and fell silent (a killed editor) stops its motion
+            PendantWatch(self, self._service_group, lambda: (), lambda goal, lapse: None,
+                         inputs=self._input_topics(), hold=self._hold_for_pendant)]
+
+    def _input_topics(self) -> List[str]:
+        """Return the full names of the topics this controller follows."""
+        names = ['~/in_joints_ref'] + ([self.values['set_topic']] if self.values['set_topic']
+                                       else [])
+        return [self.resolve_topic_name(name) for name in names]
+
+    def hold(self) -> str:
+        """
+        Stop following: rest where a brake within the limits ends, until the next pose.
+
+        :return: what happened, for a person.
+        :raises SweetieMotionError: the cycle did not take it.
+        """
+        if self.lifecycle_state != 'active':
+            return f'{self.get_name()} is {self.lifecycle_state}: nothing to hold'
+        self.host.component(FollowJointStateCore, self.get_name(), wait=False).hold()
+        return 'holding where a brake within the limits ends'
+
+    def _on_hold(self, request, response):
+        try:
+            response.message = self.hold()
+            response.success = True
+        except SweetieMotionError as error:
+            response.success, response.message = False, f'not held: {error}'
+        return response
+
+    def _hold_for_pendant(self, lapse: Lapse) -> None:
+        try:
+            self.hold()
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'hold not delivered: {error}')
 
     def activate_component(self) -> None:
         super().activate_component()

@@ -32,10 +32,12 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
 from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
+from sweetie_motion.controllers.pendants import Lapse
 from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
+from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.stored_motions import StoredMotions
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
@@ -78,6 +80,8 @@ class RunningGoal:
     feedback: Callable[[object, 'RunningGoal', object], None]
     done: Future
     outcome: Optional[Outcome] = None
+    #: why the node stopped it (its client's pendant lapsed); '' : it did not
+    stopped_by: str = ''
 
 
 class JointTrajectoryNode(ControllerNode):
@@ -235,6 +239,9 @@ class JointTrajectoryNode(ControllerNode):
         self._last_goal_pub = self.make_publisher(FollowJointTrajectory.Goal, '~/last_goal',
                                                   LATCHED)
         self._entities += [self._support_pub, self._last_goal_pub]
+        # a goal whose client falls silent (a killed editor, console or command) stops
+        self._entities.append(PendantWatch(self, self._action_group, self._action_goals,
+                                           self._stop_for_pendant))
         self._topic_goals = itertools.count(1)
         self._entities.append(self.make_subscription(JointTrajectory, '~/joint_trajectory',
                                                      self._on_trajectory, 10))
@@ -362,6 +369,22 @@ class JointTrajectoryNode(ControllerNode):
         else:
             self._handoff[key] = entry
         goal_handle.execute()
+
+    def _action_goals(self) -> list:
+        with self._goals_lock:
+            return [key for key, running in self._goals.items() if running.handle is not None]
+
+    def _stop_for_pendant(self, key: bytes, lapse: Lapse) -> None:
+        """Stop a goal whose client fell silent: it decelerates and holds, as on a cancel."""
+        with self._goals_lock:
+            running = self._goals.get(key)
+        if running is None:
+            return
+        running.stopped_by = lapse.describe()
+        try:
+            self._cycle_side(wait=False).cancel_goal(key)
+        except SweetieMotionError as error:
+            self.get_logger().warning(f'stop not delivered: {error}')
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         """Stop a running goal in the cycle (it decelerates and holds); its end says so."""
@@ -498,6 +521,10 @@ class JointTrajectoryNode(ControllerNode):
         goal_handle.publish_feedback(feedback)
 
     def _resolve(self, running: RunningGoal, outcome: Outcome) -> None:
+        if running.stopped_by and outcome.status == 'canceled':
+            # its client did not ask for the cancel (the handle aborts): the result says why
+            outcome = Outcome(outcome.status, outcome.code,
+                              f'stopped: {running.stopped_by}; {outcome.message}')
         if running.handle is None:  # a topic command: routine (rqt_jtc sends ten a second)
             self.get_logger().debug(f'~/joint_trajectory {outcome.status}: {outcome.message}')
         running.outcome = outcome

@@ -55,6 +55,10 @@ class DemoClient:
         self.set_pose = self.node.create_publisher(JointState, f'{self.ns}/joint_states_set',
                                                    10)
         self.JointState = JointState
+        from sweetie_motion.ros.pendant import Pendant
+        #: should the demo die (kill -9), the motion process stops what it started
+        self.pendant = Pendant(self.node, self.ns)
+        self.pendant.follow([f'{self.ns}/joint_states_set'])
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
@@ -107,12 +111,11 @@ class DemoClient:
 
 def start_motion_process(namespace: str, log: Path) -> subprocess.Popen:
     """Start `sweetie-motion bringup` on the virtual robot as a separate process."""
+    from sweetie_motion.command_line import start_own_bringup
     stream = open(log, 'w', encoding='utf-8')
     store = log.parent / 'trajectories'  # the demo's saves stay in the demo's folder
-    return subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
-                             '--namespace', namespace, '--storage-dir', str(store)],
-                            stdout=stream,
-                            stderr=subprocess.STDOUT, env=os.environ.copy())
+    return start_own_bringup(['--namespace', namespace, '--storage-dir', str(store)],
+                             stdout=stream, stderr=subprocess.STDOUT, env=os.environ.copy())
 
 
 def drive_with_follow_joint_state(client: DemoClient, seconds: float, out: Path) -> Path:
@@ -156,7 +159,7 @@ def play_by_name(client: DemoClient, name: str, out: Path) -> bool:
     """Play a stored trajectory by name with a progress line; plot what was played."""
     from sweetie_motion.ros.motion_client import MotionClient
     from sweetie_motion.plots import plot_joint_series
-    api = MotionClient(client.ns, node=client.node)
+    api = MotionClient(client.ns, node=client.node, pendant=client.pendant)
     goal = api.load(name)
     print(f'\nplaying {name!r} by name: {len(goal.points)} keyframes, '
           f'{len(goal.joints())} joints, {goal.duration:.1f} s')

@@ -16,11 +16,13 @@ plain ROS 2 interfaces any other tool uses.
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, TYPE_CHECKING, TypeVar, Union
 
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 
+if TYPE_CHECKING:
+    from sweetie_motion.ros.pendant import Pendant
 
 #: a result is asked for again this often while waiting for it [s]
 RESULT_RECHECK = 2.0
@@ -94,6 +96,11 @@ class MotionClient:
     :param timeout: how long to wait for services and answers [s].
     :param notice: told (one line) when a wait for the motion process begins to take time,
         e.g. ``print`` to standard error in a command; None: quiet.
+    :param pendant: publish a heartbeat naming the goals this client sent
+        (:class:`~sweetie_motion.ros.pendant.Pendant`): should this process die (kill -9, a
+        crash), the motion process stops them within the lease. A Pendant: that one (shared
+        with other clients of the process). False: the goals run on without their client, as
+        those of a plain action client do.
     """
 
     def __init__(self, namespace: str = 'sweetie_bot', node=None, timeout: float = 15.0,
@@ -101,8 +108,10 @@ class MotionClient:
                  trajectory_namespace: str = 'joint_trajectory',
                  play_action: str = 'play_trajectory',
                  controller: str = 'joint_trajectory',
-                 notice: Optional[Callable[[str], None]] = None) -> None:
+                 notice: Optional[Callable[[str], None]] = None,
+                 pendant: Union[bool, 'Pendant'] = True) -> None:
         from sweetie_motion.ros.action_client import ActionClient
+        from sweetie_motion.ros.pendant import Pendant
         from control_msgs.action import FollowJointTrajectory
         from sweetie_motion_msgs.action import PlayTrajectory
         self.ns = '/' + namespace.strip('/')
@@ -120,9 +129,15 @@ class MotionClient:
         from sweetie_motion.ros.storage_client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
                                                trajectory_namespace, timeout)
-        self._play = ActionClient(node, PlayTrajectory, f'{self.ns}/{play_action}')
+        #: the heartbeat that stops this client's motions should it die (None: none)
+        self._own_pendant = pendant is True
+        self.pendant: Optional[Pendant] = (Pendant(node, self.ns) if pendant is True else
+                                           pendant or None)
+        self._play = ActionClient(node, PlayTrajectory, f'{self.ns}/{play_action}',
+                                  pendant=self.pendant)
         self._follow = ActionClient(node, FollowJointTrajectory,
-                                    f'{self.ns}/{controller}/follow_joint_trajectory')
+                                    f'{self.ns}/{controller}/follow_joint_trajectory',
+                                    pendant=self.pendant)
         self._play_type = PlayTrajectory
         self._notice = notice
         self._noticed = False
@@ -133,6 +148,8 @@ class MotionClient:
 
     def close(self) -> None:
         """Release the node (and its context, if the client created them)."""
+        if self.pendant is not None and self._own_pendant and self._background is None:
+            self.pendant.destroy()   # a node of the caller's: its heartbeat ends here
         if self._background is not None:
             self._background.close()
 

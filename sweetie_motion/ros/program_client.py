@@ -52,7 +52,8 @@ class ArmClient(MotionClient):
         self._cartesian_type = CartesianMotion
         self._gripper_type = Gripper
         self._cartesian = ActionClient(self.node, CartesianMotion,
-                                       f'{self.ns}/{cartesian}/cartesian_motion')
+                                       f'{self.ns}/{cartesian}/cartesian_motion',
+                                       pendant=self.pendant)
         self._gripper = self.node.create_client(Gripper, f'{self.ns}/{gripper}/command')
         self._reference: Optional[np.ndarray] = None
         self._reference_lock = threading.Lock()

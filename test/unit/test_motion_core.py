@@ -278,6 +278,29 @@ def test_follow_joint_state_applies_every_partial_pose_received_within_a_tick(mo
     assert ref[sim.idx('joint13')] == pytest.approx(0.4, abs=1e-3)   # none is lost
 
 
+def test_follow_joint_state_hold_brakes_within_the_limits_and_obeys_the_next_pose(model):
+    # a pose far away is on its way; hold (a stop, or its client's pendant fell silent) makes
+    # the joint rest where a brake within the limits ends: short of the target, no reversal
+    sim = Sim(model)
+    fjs = sim.fjs(delay=0.0, smoothing='jerk_limited')     # the node's default
+    sim.step(1)
+    fjs.set_input(['joint12'], [1.2])
+    sim.step(25)
+    k = sim.idx('joint12')
+    moving_at = sim.refs[-1][k]
+    assert 0.05 < moving_at < 1.0
+    fjs.hold()
+    sim.step(100)
+    path = [ref[k] for ref in sim.refs[-101:]]
+    assert all(b >= a - 1e-9 for a, b in zip(path, path[1:]))    # no reversal
+    rest = path[-1]
+    assert moving_at < rest < 1.0 and abs(path[-1] - path[-10]) < 1e-9   # held short of 1.2
+    # a hold and a pose before the same tick: the hold drops the older pose
+    fjs.set_input(['joint12'], [0.0])
+    sim.step(150)
+    assert sim.refs[-1][k] == pytest.approx(0.0, abs=1e-3)       # the next pose is obeyed
+
+
 def test_follow_joint_state_clamps_targets_into_the_position_limits(model):
     sim = Sim(model)
     fjs = sim.fjs(delay=0.0)

@@ -1,0 +1,79 @@
+"""
+A node's watch over its clients' pendants (see :mod:`sweetie_motion.controllers.pendants`).
+
+The node's goals and its FollowJointState input stop when the client that sent them falls
+silent: :class:`PendantWatch` takes the heartbeats of ``<namespace>/pendant`` and, every
+:data:`CHECK_PERIOD`, hands the node the goals and streams whose client's lease ran out.
+"""
+
+import time
+from typing import Any, Callable, Iterable, Optional
+
+from sweetie_motion.controllers.pendants import Lapse, PendantError, PendantLeases
+from sweetie_motion.ros.pendant import PENDANT_QOS, PENDANT_TOPIC
+from sweetie_motion_msgs.msg import Pendant
+
+#: how often the node looks for lapsed clients [s]: a dead client's motion stops within its
+#: lease plus this
+CHECK_PERIOD = 0.05
+
+
+class PendantWatch:
+    """
+    Watch the pendants of a node's clients; stop what a silent one started.
+
+    An entity of the node (created in configure, destroyed with the others).
+
+    :param node: the lifecycle node (its namespace is the robot's).
+    :param group: the callback group of the heartbeats and the checks.
+    :param goals: returns the ids (16 bytes) of the node's running action goals.
+    :param stop_goal: stops a goal whose client lapsed (called once per goal, in the executor).
+    :param inputs: the topics the node follows (full names), when it is a FollowJointState
+        controller.
+    :param hold: makes that controller hold where a brake ends (a streaming client lapsed).
+    """
+
+    def __init__(self, node: Any, group: Any, goals: Callable[[], Iterable[bytes]],
+                 stop_goal: Callable[[bytes, Lapse], None], inputs: Iterable[str] = (),
+                 hold: Optional[Callable[[Lapse], None]] = None) -> None:
+        self.node = node
+        self.leases = PendantLeases()
+        self._goals = goals
+        self._stop_goal = stop_goal
+        self._inputs = set(inputs)
+        self._hold = hold
+        self._stopped: set = set()
+        self._refused = set()
+        self._subscription = node.create_subscription(
+            Pendant, PENDANT_TOPIC, self._on_heartbeat, PENDANT_QOS, callback_group=group)
+        self._timer = node.create_timer(CHECK_PERIOD, self._check, callback_group=group)
+
+    def destroy(self) -> None:
+        """Release the subscription and the timer."""
+        self.node.destroy_timer(self._timer)
+        self.node.destroy_subscription(self._subscription)
+
+    def _on_heartbeat(self, msg: Pendant) -> None:
+        try:
+            self.leases.heartbeat(msg.client, msg.lease, (bytes(g.uuid) for g in msg.goals),
+                                  msg.follow, time.monotonic())
+        except PendantError as error:
+            if msg.client not in self._refused:   # said once per client, not ten times a second
+                self._refused.add(msg.client)
+                self.node.get_logger().warning(f'{error}: its motions are not watched')
+
+    def _check(self) -> None:
+        now = time.monotonic()
+        running = set(self._goals())
+        self._stopped &= running
+        for goal in running - self._stopped:
+            lapse = self.leases.goal_lapse(goal, now)
+            if lapse is not None:
+                self._stopped.add(goal)
+                self.node.get_logger().warning(f'stopping a goal: {lapse.describe()}')
+                self._stop_goal(goal, lapse)
+        if self._inputs and self._hold is not None:
+            for lapse in self.leases.stream_lapses(self.node.get_name(), self._inputs, now):
+                self.node.get_logger().warning(f'holding where a brake ends: '
+                                               f'{lapse.describe()}')
+                self._hold(lapse)
