@@ -1,8 +1,10 @@
 """An X server of the tests' own: a free display number, its life, its window manager."""
 
+import contextlib
 import os
 import shutil
 import subprocess
+from typing import Iterator
 
 
 def free_display() -> int:
@@ -57,3 +59,80 @@ def start_window_manager(display: str, timeout: float = 30.0) -> subprocess.Pope
             return process
         time.sleep(0.2)
     raise RuntimeError(f'openbox did not manage {display} within {timeout:g} s')
+
+
+@contextlib.contextmanager
+def own_display(width: int, height: int) -> Iterator[str]:
+    """
+    Run an X server with a ``width`` x ``height`` screen and openbox on it; yield its name.
+
+    :raises RuntimeError: Xvfb, openbox or xdotool is missing.
+    """
+    if not (shutil.which('Xvfb') and shutil.which('openbox') and shutil.which('xdotool')):
+        raise RuntimeError('Xvfb, openbox and xdotool are needed (apt-get install xvfb '
+                           'openbox xdotool)')
+    import time
+    number = free_display()
+    name = f':{number}'
+    server = subprocess.Popen(
+        ['Xvfb', name, '-screen', '0', f'{width}x{height}x24', '-nolisten', 'tcp'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+    manager = None
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(f'/tmp/.X11-unix/X{number}'):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'Xvfb {name} did not start within 20 s')
+            time.sleep(0.05)
+        manager = start_window_manager(name)
+        yield name
+    finally:
+        for process in (manager, server):
+            if process is not None:
+                process.terminate()
+                process.wait(10)
+
+
+def close_window(display: str, window: int) -> None:
+    """
+    Ask ``window`` to close as a window manager's close button does (WM_DELETE_WINDOW).
+
+    The window manager sends the window a WM_PROTOCOLS client message; so does this, through
+    libX11 (ctypes), to exactly that window whatever has the focus (Alt+F4 closes the focused
+    window, which may be a dialog beside it).
+    """
+    import ctypes
+
+    class ClientMessage(ctypes.Structure):
+        _fields_ = [('type', ctypes.c_int), ('serial', ctypes.c_ulong),
+                    ('send_event', ctypes.c_int), ('display', ctypes.c_void_p),
+                    ('window', ctypes.c_ulong), ('message_type', ctypes.c_ulong),
+                    ('format', ctypes.c_int), ('data', ctypes.c_long * 5)]
+
+    class Event(ctypes.Union):
+        _fields_ = [('message', ClientMessage), ('pad', ctypes.c_long * 24)]
+
+    xlib = ctypes.CDLL('libX11.so.6')
+    xlib.XOpenDisplay.restype = ctypes.c_void_p
+    xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    xlib.XInternAtom.restype = ctypes.c_ulong
+    xlib.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    xlib.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long,
+                                ctypes.POINTER(Event)]
+    xlib.XFlush.argtypes = [ctypes.c_void_p]
+    xlib.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    connection = xlib.XOpenDisplay(display.encode())
+    if not connection:
+        raise RuntimeError(f'cannot open display {display}')
+    try:
+        event = Event()
+        event.message.type = 33                                   # ClientMessage
+        event.message.window = window
+        event.message.message_type = xlib.XInternAtom(connection, b'WM_PROTOCOLS', 0)
+        event.message.format = 32
+        event.message.data[0] = xlib.XInternAtom(connection, b'WM_DELETE_WINDOW', 0)
+        event.message.data[1] = 0                                 # CurrentTime
+        xlib.XSendEvent(connection, window, 0, 0, ctypes.byref(event))
+        xlib.XFlush(connection)
+    finally:
+        xlib.XCloseDisplay(connection)

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 import gc
 import math
 import os
-import subprocess
 import sys
 import time
 from typing import List, NamedTuple, Optional
 
-from sweetie_motion.command_line import CommandParser, namespace, positive_number, positive_seconds
+from sweetie_motion.command_line import (
+    CommandParser, namespace, positive_number, positive_seconds, start_own_bringup,
+)
 from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
 from sweetie_motion.editor.workspace import BackupFolder, UnsavedBackups
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
@@ -200,9 +201,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     robot = None
     if args.with_robot:
         os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        robot = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
-                                  '--config', settings.config, '--namespace',
-                                  settings.namespace])
+        robot = start_own_bringup(['--config', settings.config, '--namespace',
+                                   settings.namespace])
     try:
         return run(settings, ros_args, args.program, args.screenshot, args.quit_after)
     except SweetieMotionError as error:
@@ -218,7 +218,8 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    from sweetie_motion.editor.widgets import close_after, close_on_interrupt
+    from sweetie_motion.editor.stop_first import release_window
+    from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()
@@ -237,9 +238,10 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         # stream's thread would feel as a stall
         gc.collect()
         gc.freeze()
-        close_on_interrupt(window)
+        window.stops.handle_signals()
         print('sweetie-motion console: the window is open; Ctrl+C here closes it as its close '
-              'button does', flush=True)
+              'button does (stopping the robot first); STOP, Esc or F12 in the window stop the '
+              'robot', flush=True)
         if quit_after is not None:
             close_after(window, quit_after, screenshot)
         return app.exec_()
@@ -247,6 +249,8 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         if console is not None:
             console.close()
         ros.close()
+        if console is not None:
+            release_window(console.window)
 
 
 if __name__ == '__main__':

@@ -67,8 +67,11 @@ class ConsoleBridge(BridgeBase):
         self.model = model
         self.chain = chain
         self.planner = planner
+        from sweetie_motion.ros.pendant import client_name, Pendant
+        #: should the console die (kill -9, a crash), the motion process stops what it started
+        self.pendant = Pendant(node, namespace, client_name('sweetie-motion console'))
         self.arm = ArmClient(namespace, model, chain, cartesian, gripper, node=node,
-                             timeout=timeout, controller=controller)
+                             timeout=timeout, controller=controller, pendant=self.pendant)
         self.ns = self.arm.ns
         self._JointState = JointState
         self.set_topic = f'{self.ns}/joint_states_set'
@@ -99,6 +102,7 @@ class ConsoleBridge(BridgeBase):
             self._stop(active[0])
         for thread in self._threads:
             thread.join(5.0)  # a job waiting on a motion process that died is left behind
+        self.pendant.destroy()
 
     # --- incoming ------------------------------------------------------------------------------
 
@@ -164,6 +168,8 @@ class ConsoleBridge(BridgeBase):
             raise TypeError(f'the console bridge does not handle {type(request).__name__}')
 
     def _set_stream(self, request: StreamJoints) -> None:
+        # should the console die while the sliders move the arm, FollowJointState holds
+        self.pendant.follow([self.set_topic])
         with self._lock:
             stream = self._stream
             if stream is None or stream[0] != request.stream_id:

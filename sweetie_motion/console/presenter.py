@@ -504,6 +504,11 @@ class ConsolePresenter:
         """Return whether a job runs on the robot."""
         return self.job is not None
 
+    @property
+    def moving(self) -> bool:
+        """Return whether something the console started moves (a job, until its end; sliders)."""
+        return self.job is not None or self.manual is not None
+
     def positions(self, joints: Sequence[str]) -> Optional[np.ndarray]:
         """Return the newest positions of ``joints`` [rad or m] (None: not all known)."""
         if not all(j in self.pose for j in joints):

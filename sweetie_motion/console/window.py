@@ -14,7 +14,7 @@ import numpy as np
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QFontDatabase, QKeySequence
 from PyQt5.QtWidgets import (
-    QFileDialog, QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
+    QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow,
     QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSplitter, QTableWidget,
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
@@ -23,6 +23,7 @@ from sweetie_motion.console.target import picked_target, target_text
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D, TargetPanel,
 )
+from sweetie_motion.editor.stop_first import StopActions, StopFirst
 from sweetie_motion.editor.widgets import (
     ask_about_unsaved, fitting_size, MessageArea, offer_backup, push_button, with_timeline,
 )
@@ -51,6 +52,11 @@ class ConsoleWindow(QMainWindow):
         self._shown_chain = ''
         self._show_title()
         self._build()
+        #: every stop a person has, whatever the window shows (a question, a close)
+        self.stops = StopFirst(self, StopActions(
+            stop=presenter.stop, moving=lambda: presenter.moving,
+            keep_work=presenter.closing, message=lambda: presenter.message.text,
+            say=presenter.say), [self.stop_button], 'sweetie-motion console')
         presenter.subscribe(self._changed)
         self._timer = QTimer(self)
         self._timer.timeout.connect(self.pump)
@@ -70,11 +76,11 @@ class ConsoleWindow(QMainWindow):
         p = self.presenter
         turns = p.jog_turns(axis, direction)
         if turns:
-            answer = QMessageBox.question(
-                self, 'A large joint turn',
+            answer = self.stops.question(
+                'A large joint turn',
                 f'This small step of the tool turns {describe_turns(p.model, turns)} (the '
                 'arm is near a singularity: the wrist swings). Move?',
-                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel, name='jog_question')
             if answer != QMessageBox.Yes:
                 p.say('jog not made: nothing moved')
                 return
@@ -82,7 +88,7 @@ class ConsoleWindow(QMainWindow):
 
     def offer_backup(self) -> None:
         """Offer the backup a console with unsaved edits left behind (at the start)."""
-        offer_backup(self, 'The console', self.presenter)
+        offer_backup(self.stops, 'The console', self.presenter)
 
     # --- construction --------------------------------------------------------------------------
 
@@ -103,11 +109,12 @@ class ConsoleWindow(QMainWindow):
             label.setWordWrap(True)
             label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)
             top.addWidget(label, stretch)
-        self.stop_button = push_button('STOP', 'stop_button', 'stop every motion (Esc)')
+        self.stop_button = push_button('STOP', 'stop_button', 'stop every motion (Esc while '
+                                       'something moves, F12 at any time, also while a '
+                                       'question is open)')
         self.stop_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
                                        'font-weight: bold; padding: 4px 18px; }')
         self.stop_button.clicked.connect(p.stop)
-        QShortcut(QKeySequence(Qt.Key_Escape), self, p.stop)
         top.addWidget(self.stop_button)
         layout.addLayout(top)
 
@@ -275,9 +282,8 @@ class ConsoleWindow(QMainWindow):
         """Ask for a program file and read it (after asking about unsaved edits)."""
         if not self._keep_or_give_up_edits('open another program'):
             return
-        path, _ = QFileDialog.getOpenFileName(self, 'Open a motion program',
-                                              self.presenter.source,
-                                              'motion programs (*.txt *.prg);;all files (*)')
+        path = self.stops.ask_file('Open a motion program', self.presenter.source,
+                                   'motion programs (*.txt *.prg);;all files (*)')
         if path:
             self.presenter.load_file(path)
 
@@ -289,9 +295,9 @@ class ConsoleWindow(QMainWindow):
 
     def save_program_as(self) -> bool:
         """Ask for a file name and write the program; return success."""
-        path, _ = QFileDialog.getSaveFileName(self, 'Save the motion program',
-                                              self.presenter.source,
-                                              'motion programs (*.txt *.prg);;all files (*)')
+        path = self.stops.ask_file('Save the motion program', self.presenter.source,
+                                   'motion programs (*.txt *.prg);;all files (*)', save=True,
+                                   suffix='txt')
         return bool(path) and self.presenter.save_file(path)
 
     def run_command(self) -> None:
@@ -312,14 +318,19 @@ class ConsoleWindow(QMainWindow):
         if not p.modified:
             return True
         name = os.path.basename(p.source) if p.source else 'The untitled program'
-        answer = ask_about_unsaved(self, name, f'Save them before you {what}?')
+        answer = ask_about_unsaved(self.stops, name, f'Save them before you {what}?')
         if answer == QMessageBox.Save:
             return self.save_program()
         return answer == QMessageBox.Discard
 
     def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
-        """Ask about unsaved edits; stop what moves, then close (the robot holds there)."""
-        if not self._keep_or_give_up_edits('close'):
+        """Stop what moves first (the robot holds there); then ask about unsaved edits; close."""
+        if self.stops.leaving:          # SIGTERM: the work is backed up, nothing is asked
+            self._timer.stop()
+            self._view_timer.stop()
+            super().closeEvent(event)
+            return
+        if not self.stops.may_close() or not self._keep_or_give_up_edits('close'):
             event.ignore()
             return
         if self.presenter.modified:   # Discard: given up on purpose, not to be offered again

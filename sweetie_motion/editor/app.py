@@ -9,7 +9,6 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 """
 
 import os
-import subprocess
 import sys
 from typing import List, NamedTuple, Optional
 
@@ -30,7 +29,9 @@ def load_poses(path: Optional[str] = None) -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the editor until its window closes."""
-    from sweetie_motion.command_line import CommandParser, fail, namespace, positive_seconds
+    from sweetie_motion.command_line import (
+        CommandParser, fail, namespace, positive_seconds, start_own_bringup,
+    )
     from sweetie_motion.errors import SweetieMotionError
     from sweetie_motion.nodes.background import split_ros_args
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
@@ -53,8 +54,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     robot = None
     if args.with_robot:
         os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        robot = subprocess.Popen([sys.executable, '-m', 'sweetie_motion.cli', 'bringup',
-                                  '--namespace', args.namespace])
+        robot = start_own_bringup(['--namespace', args.namespace])
     try:
         return run(['trajectory_editor', *(ros_args or ['--ros-args']), '-p',
                     f'namespace:={args.namespace}'], args.screenshot, args.quit_after)
@@ -116,7 +116,8 @@ def load_model(description: str):
 def run(ros_args: List[str], screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the editor; run the Qt loop."""
-    from sweetie_motion.editor.widgets import close_after, close_on_interrupt
+    from sweetie_motion.editor.stop_first import release_window
+    from sweetie_motion.editor.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()
@@ -128,14 +129,17 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
         editor = build_editor(ros.node)
         window = editor.window
         window.show()
-        close_on_interrupt(window)
+        window.stops.handle_signals()
         print('trajectory editor: the window is open; Ctrl+C here closes it as its close button '
-              'does', flush=True)
+              'does (stopping the robot first); STOP, Esc or F12 in the window stop the robot',
+              flush=True)
         if quit_after is not None:
             close_after(window, quit_after, screenshot)
         return app.exec_()
     finally:
         ros.close(editor.bridge.close if editor is not None else None)
+        if editor is not None:
+            release_window(editor.window)
 
 
 if __name__ == '__main__':

@@ -23,10 +23,10 @@ from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.requests import (
-    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, ListTrajectories,
-    LoadTrajectory, LOST, MoveByHand, PublishMarker, PublishSupport, RecordingFinished,
-    SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording, STOPPED, StopRecording,
-    SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, HoldPose,
+    ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseHeld, PublishMarker, PublishSupport,
+    RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
+    STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.ros.storage_client import StorageError, TrajectoryStorageClient
@@ -67,6 +67,8 @@ class EditorBridge(BridgeBase):
                       'legs.'),
         ParameterSpec('joint_states_topic', 'joint_states', 'Where poses are taken from.'),
         ParameterSpec('set_topic', 'joint_states_set', 'Set robot pose (FollowJointState).'),
+        ParameterSpec('follow_joint_state', 'follow_joint_state', 'The FollowJointState node '
+                      'that follows set_topic (its ~/hold stops a pose on its way).'),
         ParameterSpec('marker_topic', 'joint_states_marker_set', 'The selected row.'),
         ParameterSpec('support_topic', 'support_state_override', 'Support legs (SupportState).'),
         ParameterSpec('torque_service', 'set_torque_off', 'The TorqueMainSwitch service.'),
@@ -94,7 +96,7 @@ class EditorBridge(BridgeBase):
         from diagnostic_msgs.msg import DiagnosticArray
         from sweetie_motion.ros.action_client import ActionClient
         from sensor_msgs.msg import JointState
-        from std_srvs.srv import SetBool
+        from std_srvs.srv import SetBool, Trigger
         from sweetie_motion.nodes.params import declare_table, read_table
         from sweetie_motion_msgs.msg import SupportState
         from sweetie_motion_msgs.srv import SetChainsTorque
@@ -113,6 +115,7 @@ class EditorBridge(BridgeBase):
         #: the presenter's requests and who carries out each
         self._requests = EventHandlers('the editor bridge')
         self._requests.register(SetPose, self._do_set_pose)
+        self._requests.register(HoldPose, self._do_hold_pose)
         self._requests.register(MoveByHand, self._do_move_by_hand)
         self._requests.register(PublishMarker, self._do_publish_marker)
         self._requests.register(PublishSupport, self._do_publish_support)
@@ -141,10 +144,17 @@ class EditorBridge(BridgeBase):
         self._support_pub = node.create_publisher(SupportState,
                                                   self.name(values['support_topic']), 10)
         self._torque_client = node.create_client(SetBool, self.name(values['torque_service']))
+        self._hold_client = node.create_client(
+            Trigger, self.name(f'{values["follow_joint_state"]}/hold'))
+        self._Trigger = Trigger
         self._chains_torque_client = node.create_client(
             SetChainsTorque, self.name(values['chains_torque_service']))
+        from sweetie_motion.ros.pendant import client_name, Pendant
+        #: should the editor die (kill -9, a crash), the motion process stops what it started:
+        #: Execute's goal, and a pose of Set robot pose still on its way
+        self.pendant = Pendant(node, self.name(''), client_name('trajectory editor'))
         self._action = ActionClient(node, FollowJointTrajectory, self.name(
-            f'{values["controller"]}/follow_joint_trajectory'))
+            f'{values["controller"]}/follow_joint_trajectory'), pendant=self.pendant)
         self.storage = TrajectoryStorageClient(node, self.name(values['storage_node']),
                                                values['trajectory_storage'], self.timeout)
 
@@ -156,6 +166,7 @@ class EditorBridge(BridgeBase):
     def close(self) -> None:
         """Release the clients (the node's owner destroys the node)."""
         self._action.destroy()
+        self.pendant.destroy()
 
     # --- incoming ------------------------------------------------------------------------------
 
@@ -267,7 +278,19 @@ class EditorBridge(BridgeBase):
         return msg
 
     def _do_set_pose(self, request: SetPose) -> None:
+        self.pendant.follow([self.set_topic])
         self._set_pub.publish(self._joint_state(request.names, request.positions))
+
+    def _do_hold_pose(self, request: HoldPose) -> None:
+        if not self._hold_client.service_is_ready():
+            self._put(PoseHeld(f'{self._hold_client.srv_name} is not available'))
+            return
+
+        def done(future) -> None:
+            response = future.result()
+            self._put(PoseHeld('' if response is not None and response.success else
+                               (response.message if response is not None else 'no answer')))
+        self._hold_client.call_async(self._Trigger.Request()).add_done_callback(done)
 
     def _do_move_by_hand(self, request: MoveByHand) -> None:
         self._hand_pub.publish(self._joint_state(request.names, request.positions))

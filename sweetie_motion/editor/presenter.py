@@ -38,9 +38,9 @@ from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.messages import EditorError, Message, MessageBoard, rows_text
 from sweetie_motion.editor.requests import (
-    CancelGoal, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, LOST, MoveByHand,
-    PublishSupport, RecordingFinished, ServoState, SetPose, SetTorqueOff, STOPPED, SUCCEEDED,
-    TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+    CancelGoal, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, LOST,
+    MoveByHand, PoseHeld, PublishSupport, RecordingFinished, ServoState, SetPose, SetTorqueOff,
+    STOPPED, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.editor.table_commands import real_joints, TableCommands
 from sweetie_motion.editor.teaching import Teaching
@@ -59,6 +59,12 @@ PART_NAMES = {'controller': 'trajectory controller', 'follow_joint_state': 'Foll
 RESULT_MARGIN = 10.0
 #: how often the support legs are published while "Publish contact list" is on [s]
 SUPPORT_PERIOD = 0.5
+#: a joint this close to the pose Set robot pose (or a slider) asked for is there [rad]
+POSE_REACHED = 0.01
+#: a pose not reached this long after it was asked for is not waited for any more [s]
+POSE_PATIENCE = 10.0
+#: how long FollowJointState's answer to a hold is waited for [s]
+HOLD_PATIENCE = 3.0
 
 _POINT = re.compile(r'\bpoint (\d+)\b')
 
@@ -151,6 +157,7 @@ class EditorPresenter:
         self._handlers.register(TrajectoryLoaded, self.files.loaded)
         self._handlers.register(TrajectorySaved, self.files.saved)
         self._handlers.register(RecordingFinished, self.teaching.finished)
+        self._handlers.register(PoseHeld, self._on_pose_held)
         self.links: Dict[str, bool] = dict.fromkeys(PARTS, False)
         self.virtual_robot = False
         self.execution: Optional[Execution] = None
@@ -164,6 +171,10 @@ class EditorPresenter:
         self.publish_support = False
         self._goal_ids = 0
         self._last_support = -math.inf
+        #: the pose asked of FollowJointState (joint -> position) and when, until reached
+        self._pose_asked: Optional[Tuple[Dict[str, float], float]] = None
+        #: when a hold of FollowJointState was asked for (None: no answer awaited)
+        self._hold_asked: Optional[float] = None
 
     # --- messages ------------------------------------------------------------------------------
 
@@ -219,9 +230,18 @@ class EditorPresenter:
         if row is None:
             return self.board.refused(EditorError('select a row first'))
         pose = real_joints(self.document.waypoints.pose(row))
-        self.send(SetPose(tuple(pose), tuple(pose.values())))
+        self._ask_pose(pose)
         self.say(f'robot pose set to row {row + 1}')
         return True
+
+    def _ask_pose(self, pose: Mapping[str, float]) -> None:
+        """Send a pose to FollowJointState; it moves until reached (or stopped)."""
+        now = self.clock()
+        asked = self._pose_asked
+        wanted = dict(asked[0]) if asked is not None and now - asked[1] < POSE_PATIENCE else {}
+        wanted.update({j: float(v) for j, v in pose.items()})
+        self._pose_asked = (wanted, now)
+        self.send(SetPose(tuple(pose), tuple(float(v) for v in pose.values())))
 
     def move_joint(self, joint: str, value: float) -> bool:
         """
@@ -239,7 +259,7 @@ class EditorPresenter:
                                                       'hand'))
             self.send(MoveByHand((joint,), (float(value),)))
         else:
-            self.send(SetPose((joint,), (float(value),)))
+            self._ask_pose({joint: float(value)})
         return True
 
     def joint_is_free(self, joint: str) -> bool:
@@ -302,6 +322,69 @@ class EditorPresenter:
         self.say('stopping...')
         self.board.notify('execution')
         return True
+
+    @property
+    def moving(self) -> bool:
+        """
+        Return whether something the editor started moves now.
+
+        Execute's goal (until its end is confirmed), a recording (until its samples came), a
+        pose sent to FollowJointState (until the robot is there, or held).
+        """
+        return self.execution is not None or self.teaching.active or \
+            self._holding() or self._pose_on_its_way()
+
+    def _holding(self) -> bool:
+        if self._hold_asked is not None and self.clock() - self._hold_asked > HOLD_PATIENCE:
+            self._hold_asked = None
+            self.say(f'FollowJointState did not answer the hold within {HOLD_PATIENCE:g} s',
+                     'warning')
+        return self._hold_asked is not None
+
+    def _pose_on_its_way(self) -> bool:
+        asked = self._pose_asked
+        if asked is None:
+            return False
+        pose, when = asked
+        current = self.current_pose
+        if self.clock() - when > POSE_PATIENCE or all(
+                abs(current.get(j, math.inf) - v) <= POSE_REACHED for j, v in pose.items()):
+            self._pose_asked = None
+        return self._pose_asked is not None
+
+    def stop_motion(self) -> bool:
+        """
+        Stop everything the editor started that moves (STOP, Esc, F12, Ctrl+C, a close).
+
+        Execute's goal is cancelled (it decelerates and holds), a recording ends (its servos
+        hold; its keyframes wait for Accept), FollowJointState holds where a brake ends. What
+        was stopped is said when the motion process confirms it.
+
+        :return: whether anything was moving.
+        """
+        moving = False
+        if self.execution is not None:
+            moving = True
+            if not self.execution.stopping:
+                self.stop()
+        if self.teaching.active:
+            moving = True
+            self.teaching.stop()
+        if self._pose_on_its_way():
+            moving = True
+            self._pose_asked = None
+            self._hold_asked = self.clock()
+            self.send(HoldPose())
+        if not moving and self._hold_asked is None:
+            self.say('nothing moves')
+        return moving
+
+    def _on_pose_held(self, event: PoseHeld) -> None:
+        self._hold_asked = None
+        if event.error:
+            self.say(f'FollowJointState did not hold: {event.error}', 'error')
+        else:
+            self.say('stopped: the robot holds where a brake within the limits ended')
 
     def set_servos_off(self, off: bool, chains: Sequence[str] = ()) -> None:
         """

@@ -44,6 +44,15 @@ class SetPose:
 
 
 @dataclass(frozen=True)
+class HoldPose:
+    """
+    Stop FollowJointState where a brake within the limits ends (its ``~/hold``).
+
+    The answer comes as :class:`PoseHeld`.
+    """
+
+
+@dataclass(frozen=True)
 class MoveByHand:
     """Move freed servos as a person's hand would (the virtual robot's ``~/move_by_hand``)."""
 
@@ -144,6 +153,13 @@ class GoalFinished:
     outcome: str
     code: int
     message: str
+
+
+@dataclass(frozen=True)
+class PoseHeld:
+    """FollowJointState's answer to :class:`HoldPose` (``error`` '' when it holds)."""
+
+    error: str = ''
 
 
 @dataclass(frozen=True)

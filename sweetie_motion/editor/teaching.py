@@ -56,6 +56,8 @@ class Recording:
     #: the recording (strictly increasing times [s], positions [rad]), once stopped
     times: Any = None
     positions: Any = None
+    #: Stop was asked for; the samples are on their way
+    stopping: bool = False
 
 
 def clean_recording(times: Sequence[float], positions: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -152,10 +154,18 @@ class Teaching:
         chains = {self.model.get_joint_chain(j) for j in joints} - {''}
         return tuple(c for c in self.model.list_chains() if c in chains)
 
+    @property
+    def active(self) -> bool:
+        """Return whether a recording runs (until its samples came back)."""
+        return self.recording is not None and self.recording.fit is None
+
     def stop(self) -> bool:
         """Stop recording; the keyframes are fitted and shown for accepting."""
         if self.recording is None or self.recording.fit is not None:
             return self.board.refused(EditorError('not recording'))
+        if self.recording.stopping:
+            return True   # the samples are on their way: asking twice would lose them
+        self.recording.stopping = True
         self.send(StopRecording())
         self.board.say('fitting keyframes...')
         return True

@@ -18,6 +18,7 @@ from PyQt5.QtWidgets import (
     QPushButton, QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.presenter import PART_NAMES, PARTS
+from sweetie_motion.editor.stop_first import StopFirst
 
 #: slider steps per radian
 STEPS = 1000
@@ -372,41 +373,19 @@ def close_after(window: QWidget, seconds: float, screenshot: Optional[str] = Non
     QTimer.singleShot(int(seconds * 1000), finish)
 
 
-def close_on_interrupt(window: QWidget) -> None:
-    """
-    Make Ctrl+C in the terminal close ``window`` as its close button does.
-
-    The window then asks about unsaved work as on any close, instead of Python's traceback and
-    an abort. Qt's loop runs no Python while it waits, so a timer wakes it now and then to let
-    the signal handler run.
-    """
-    import signal
-    import sys
-
-    def interrupted(*_) -> None:
-        if QApplication.activeModalWidget() is not None:
-            print('Ctrl+C: answer the question in the window first', file=sys.stderr)
-            return
-        print('Ctrl+C: closing the window', file=sys.stderr)
-        QTimer.singleShot(0, window.close)
-    signal.signal(signal.SIGINT, interrupted)
-    waker = QTimer(window)
-    waker.timeout.connect(lambda: None)
-    waker.start(200)
-
-
-def ask_about_unsaved(parent: QWidget, what: str, question: str) -> int:
+def ask_about_unsaved(stops: StopFirst, what: str, question: str) -> int:
     """
     Ask Save / Discard / Cancel about unsaved changes (Save is the default); return the answer.
 
+    :param stops: the window's guard (the question leaves the stop reachable).
     :param what: what has them ("The untitled program"); :param question: the line below.
     """
     box = QMessageBox(QMessageBox.Warning, 'Unsaved changes', f'{what} has unsaved changes.',
-                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, parent)
+                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, stops.window)
     box.setObjectName('close_question')
     box.setInformativeText(question)
     box.setDefaultButton(QMessageBox.Save)
-    return box.exec_()
+    return stops.ask(box)
 
 
 def fitting_size(width: int, height: int) -> Tuple[int, int]:
@@ -416,7 +395,6 @@ def fitting_size(width: int, height: int) -> Tuple[int, int]:
     A window opened larger than the screen (1366 x 768 on many laptops) has its edges, and
     what is there, off the screen.
     """
-    from PyQt5.QtWidgets import QApplication
     screen = QApplication.primaryScreen()
     if screen is None:
         return width, height
@@ -428,7 +406,6 @@ def fitting_size(width: int, height: int) -> Tuple[int, int]:
 @contextlib.contextmanager
 def busy_cursor() -> Iterator[None]:
     """Show the busy (wait) cursor over the application while the block runs."""
-    from PyQt5.QtWidgets import QApplication
     QApplication.setOverrideCursor(Qt.WaitCursor)
     try:
         yield
@@ -452,20 +429,22 @@ class RestorableWork(Protocol):
         """Do not offer the backup again."""
 
 
-def offer_backup(parent: QWidget, window: str, presenter: RestorableWork) -> None:
+def offer_backup(stops: StopFirst, window: str, presenter: RestorableWork) -> None:
     """
     Offer the backup an earlier session left with unsaved work, at a window's start.
 
+    :param stops: the window's guard (the question leaves the stop reachable).
     :param window: 'The editor', 'The console' (the question names it).
     """
     path = presenter.pending_backup()
     if path is None:
         return
-    answer = QMessageBox.question(
-        parent, 'Restore unsaved work?',
-        f'{window} ended with unsaved changes: restore the backup of '
-        f'{presenter.describe_backup(path)}?',
-        QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+    answer = stops.question(
+        'Restore unsaved work?', f'{window} ended with unsaved changes: restore the backup of '
+        f'{presenter.describe_backup(path)}?', QMessageBox.Yes | QMessageBox.No,
+        QMessageBox.Yes, name='restore_question')
+    if stops.leaving:
+        return              # the window leaves (SIGTERM): the backup is offered next time
     if answer == QMessageBox.Yes:
         presenter.restore_backup(path)
     else:

@@ -13,7 +13,7 @@ from typing import Callable, Dict, List, Mapping, Optional
 from PyQt5.QtCore import QEventLoop, QItemSelectionModel, Qt, QTimer
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAbstractItemView, QAction, QApplication, QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog,
+    QAbstractItemView, QAction, QApplication, QCheckBox, QComboBox, QDoubleSpinBox,
     QFormLayout, QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow,
     QMessageBox, QScrollArea, QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem,
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
@@ -23,6 +23,7 @@ from sweetie_motion.editor.messages import rows_count
 from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
 from sweetie_motion.editor.play_head import PlayHead
 from sweetie_motion.editor.presenter import EditorPresenter
+from sweetie_motion.editor.stop_first import StopActions, StopFirst
 from sweetie_motion.editor.table_checks import TableChecker
 from sweetie_motion.editor.table_commands import SPEED_RANGE
 from sweetie_motion.editor.teaching import RECORD_SMOOTHING
@@ -74,6 +75,11 @@ class EditorWindow(QMainWindow):
         self.table_checker = TableChecker(self.model) if self.model is not None else None
         self.setWindowTitle(presenter.title)
         self._build()
+        #: every stop a person has, whatever the window shows (a question, a close)
+        self.stops = StopFirst(self, StopActions(
+            stop=presenter.stop_motion, moving=lambda: presenter.moving,
+            keep_work=presenter.files.closing, message=lambda: presenter.message.text,
+            say=presenter.say), [self.stop_all_button], 'trajectory editor')
         self._wire()
         #: what each of the presenter's topics redraws (every topic has one)
         self._views: Dict[str, Callable[[], None]] = {
@@ -178,6 +184,13 @@ class EditorWindow(QMainWindow):
         self.modified_label.setObjectName('modified_label')
         top.addWidget(self.modified_label)
         top.addStretch(1)
+        self.stop_all_button = push_button(
+            'STOP', 'stop_all_button', 'stop everything the editor moves: Execute, a '
+            'recording, Set robot pose (Esc while something moves, F12 at any time, also '
+            'while a question is open)')
+        self.stop_all_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
+                                           'font-weight: bold; padding: 4px 18px; }')
+        top.addWidget(self.stop_all_button)
         return top
 
     def _build_menu(self) -> None:
@@ -479,6 +492,7 @@ class EditorWindow(QMainWindow):
             lambda: p.table.set_goal_time_tolerance(self.goal_time.value()))
         self.execute_button.clicked.connect(p.execute)
         self.stop_button.clicked.connect(p.stop)
+        self.stop_all_button.clicked.connect(p.stop_motion)
         self.backward_check.toggled.connect(p.set_backward)
         self.reverse_button.clicked.connect(p.table.reverse)
         self.speed_slider.valueChanged.connect(self._speed_changed)
@@ -504,6 +518,7 @@ class EditorWindow(QMainWindow):
                 self.presenter.handle(event)
         self.presenter.tick()
         self._take_checks()
+        self.trajectory_plot.take()
 
     # --- the motion checks ---------------------------------------------------------------------
 
@@ -574,17 +589,16 @@ class EditorWindow(QMainWindow):
             action()
 
     def views_pending(self) -> bool:
-        """Return whether the plot is still to be drawn after a change."""
-        return self._plot_due
+        """Return whether the plot is still to be drawn (or shown) after a change."""
+        return self._plot_due or self.trajectory_plot.drawing
 
     def draw_views(self) -> None:
-        """Draw the plot if a change asked for it (busy cursor meanwhile)."""
+        """Have the plot drawn if a change asked for it (in its worker: nothing waits)."""
         self._views_due.stop()
         if not self._plot_due:
             return
         self._plot_due = False
-        with busy_cursor():
-            self._draw_plot()
+        self._draw_plot()
 
     def _show_document(self) -> None:
         p = self.presenter
@@ -894,10 +908,22 @@ class EditorWindow(QMainWindow):
     def _ask_discard(self, what: str) -> bool:
         if not self.presenter.document.modified:
             return True
-        answer = QMessageBox.question(self, 'Unsaved changes',
-                                      f'The trajectory has unsaved changes. Discard them and '
-                                      f'{what}?', QMessageBox.Discard | QMessageBox.Cancel,
-                                      QMessageBox.Cancel)
+        answer = self.stops.question('Unsaved changes',
+                                     f'The trajectory has unsaved changes. Discard them and '
+                                     f'{what}?', QMessageBox.Discard | QMessageBox.Cancel,
+                                     QMessageBox.Cancel, name='discard_question')
+        return answer == QMessageBox.Discard
+
+    def _keep_or_give_up_recording(self) -> bool:
+        """Ask before recorded keyframes that wait for Accept are given up; return whether to."""
+        recording = self.presenter.teaching.recording
+        if recording is None or recording.waypoints is None:
+            return True
+        answer = self.stops.question(
+            'Recorded keyframes', f'The {len(recording.waypoints)} recorded keyframes are not '
+            'accepted into the table yet. Discard them and close? (Cancel, then Accept '
+            'keyframes in Record, keeps them.)', QMessageBox.Discard | QMessageBox.Cancel,
+            QMessageBox.Cancel, name='recording_question')
         return answer == QMessageBox.Discard
 
     def new_trajectory(self) -> None:
@@ -919,12 +945,12 @@ class EditorWindow(QMainWindow):
         name = self.name_combo.currentText().strip()
         overwrite = self.presenter.files.overwrites(name)
         if overwrite:
-            answer = QMessageBox.question(
-                self, 'Replace a stored trajectory',
+            answer = self.stops.question(
+                'Replace a stored trajectory',
                 f'A trajectory named {name!r} is stored already. Replace it with this table? '
                 f'(If {name!r} is a built-in animation, your copy hides it until '
                 f'`sweetie-motion delete {name}`.)', QMessageBox.Save | QMessageBox.Cancel,
-                QMessageBox.Cancel)
+                QMessageBox.Cancel, name='replace_question')
             if answer != QMessageBox.Save:
                 self.presenter.say(f'not saved: {name!r} kept as it was')
                 return
@@ -938,11 +964,12 @@ class EditorWindow(QMainWindow):
             recording = self.presenter.teaching.recording
             count = len(recording.waypoints) if recording is not None and \
                 recording.waypoints is not None else 0
-            answer = QMessageBox.question(
-                self, 'Replace the table',
+            answer = self.stops.question(
+                'Replace the table',
                 f'Accept replaces the {rows_count(rows)} of the table with the {count} '
                 'recorded keyframes (Undo brings the rows back). Replace them?',
-                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel,
+                name='replace_table_question')
             if answer != QMessageBox.Yes:
                 self.presenter.say('the recording is kept: Accept or Discard')
                 return
@@ -960,7 +987,8 @@ class EditorWindow(QMainWindow):
     def dump(self, path: Optional[str] = None) -> bool:
         """Write the whole table to a YAML file (asks for the name without ``path``)."""
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, 'Dump the table', '', 'YAML (*.yaml)')
+            path = self.stops.ask_file('Dump the table', '', 'YAML (*.yaml)', save=True,
+                                       suffix='yaml')
             if not path:
                 return False
         return self.presenter.files.dump(path)
@@ -970,7 +998,7 @@ class EditorWindow(QMainWindow):
         if not self._ask_discard('load a file'):
             return False
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, 'Load a table', '', 'YAML (*.yaml)')
+            path = self.stops.ask_file('Load a table', '', 'YAML (*.yaml)')
             if not path:
                 return False
         return self.presenter.files.load_file(path)
@@ -980,8 +1008,7 @@ class EditorWindow(QMainWindow):
         if path is None:
             directory = str(self.presenter.workspace.backup_dir) \
                 if self.presenter.workspace is not None else ''
-            path, _ = QFileDialog.getOpenFileName(self, 'Restore a backup', directory,
-                                                  'YAML (*.yaml)')
+            path = self.stops.ask_file('Restore a backup', directory, 'YAML (*.yaml)')
             if not path:
                 return False
         if not self._ask_discard('restore the backup'):
@@ -990,7 +1017,7 @@ class EditorWindow(QMainWindow):
 
     def offer_backup(self) -> None:
         """Offer the backup a session with unsaved changes left behind (at the start)."""
-        offer_backup(self, 'The editor', self.presenter.files)
+        offer_backup(self.stops, 'The editor', self.presenter.files)
 
     def _speed_changed(self, value: int) -> None:
         self.presenter.table.set_speed(value)
@@ -1022,13 +1049,19 @@ class EditorWindow(QMainWindow):
                                       self.record_smoothing.value())
 
     def closeEvent(self, event) -> None:  # noqa: N802 -- Qt API
-        """Ask Save / Discard / Cancel when there are unsaved changes."""
+        """Stop what moves first; then ask Save / Discard / Cancel about unsaved changes."""
         p = self.presenter
+        if self.stops.leaving:          # SIGTERM: the work is backed up, nothing is asked
+            event.accept()
+            return
+        if not self.stops.may_close() or not self._keep_or_give_up_recording():
+            event.ignore()
+            return
         if not p.document.modified:
             p.files.closing()
             event.accept()
             return
-        answer = ask_about_unsaved(self, p.document.name or 'The untitled trajectory',
+        answer = ask_about_unsaved(self.stops, p.document.name or 'The untitled trajectory',
                                    'Save them to the storage before closing?')
         if answer == QMessageBox.Discard:
             p.files.closing(discard=True)

@@ -155,7 +155,7 @@ def click(qtbot, widget) -> None:
 def answer(qtbot, button, action, timeout: float = 10.0,
            snapshot: Optional[Path] = None) -> str:
     """
-    Do ``action`` (which opens a modal message box) and click ``button`` in the box.
+    Do ``action`` (which opens a message box) and click ``button`` in the box.
 
     :param button: a QMessageBox.StandardButton.
     :param snapshot: save a picture of the screen under the box before clicking.
@@ -176,8 +176,11 @@ def answer(qtbot, button, action, timeout: float = 10.0,
         box.button(button).click()
 
     def look() -> None:
-        box = QApplication.activeModalWidget()
-        if isinstance(box, QMessageBox) and box.button(button) is not None:
+        # the windows' questions are not modal (the STOP button stays clickable beside them)
+        boxes = [w for w in QApplication.topLevelWidgets()
+                 if isinstance(w, QMessageBox) and w.isVisible()]
+        box = boxes[-1] if boxes else None
+        if box is not None and box.button(button) is not None:
             # a box just shown is not painted yet: look at it a moment later
             QTimer.singleShot(500 if snapshot is not None else 0, lambda: press(box))
         elif time.monotonic() < deadline:

@@ -417,7 +417,8 @@ def test_plots_show_the_trajectory_and_the_limits(qtbot, robot, editor):
     # order while values change; the title says how to choose
     def plotted():
         until(qtbot, lambda: not editor.window.views_pending(), 5, 'the plot drawn')
-        return [a.get_ylabel() for a in figure.axes if a.get_ylabel() in JOINTS]
+        return [a.get_ylabel() for a in editor.window.trajectory_plot.figure.axes
+                if a.get_ylabel() in JOINTS]
 
     table = editor.window.table
     index = table.model().index(0, FIXED + JOINTS.index('joint53'))

@@ -15,8 +15,7 @@ import sys
 
 import pytest
 from ros_util import ROOT
-from waiting import wait_for
-from x_display import die_with_parent, free_display, start_window_manager
+from x_display import own_display
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -31,21 +30,8 @@ def laptop_display():
     if not (shutil.which('Xvfb') and shutil.which('openbox') and shutil.which('xdotool')):
         pytest.skip('Xvfb, openbox and xdotool are needed (apt-get install xvfb openbox '
                     'xdotool)')
-    number = free_display()
-    name = f':{number}'
-    server = subprocess.Popen(
-        ['Xvfb', name, '-screen', '0', f'{LAPTOP[0]}x{LAPTOP[1]}x24', '-nolisten', 'tcp'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
-    manager = None
-    try:
-        wait_for(lambda: os.path.exists(f'/tmp/.X11-unix/X{number}'), 20, message='Xvfb')
-        manager = start_window_manager(name)
+    with own_display(*LAPTOP) as name:
         yield name
-    finally:
-        for process in (manager, server):
-            if process is not None:
-                process.terminate()
-                process.wait(10)
 
 
 def window_size_on_laptop(display: str, command: list, title: str, png: Path,

@@ -15,9 +15,10 @@ from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.presenter import EditorPresenter, PARTS, rows_named
 from sweetie_motion.editor.requests import (
-    ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, LOST, MoveByHand, PublishMarker,
-    RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
-    STOPPED, StopRecording, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+    ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, LOST, MoveByHand,
+    PoseHeld, PublishMarker, RecordingFinished, SaveTrajectory, ServoState, SetPose,
+    SetTorqueOff, StartRecording, STOPPED, StopRecording, TrajectoriesListed, TrajectoryLoaded,
+    TrajectorySaved,
 )
 from sweetie_motion.editor.teaching import clean_recording
 from sweetie_motion.editor.workspace import Workspace
@@ -516,3 +517,56 @@ def test_load_file_reads_an_old_robots_animation_as_rows(presenter):
     assert presenter.document.name == 'greeting' and len(waypoints) == 10
     assert 'joint11' in waypoints.joints and 'support/leg1' in waypoints.joints
     assert presenter.document.modified   # not in the storage yet
+
+
+# --- stop first (issue #33) -----------------------------------------------------------------
+
+
+def test_stop_motion_ends_a_recording_once_and_keeps_its_keyframes(presenter, sent):
+    # STOP, Esc, F12 and a close all stop a recording; pressed twice, the samples still come
+    presenter.handle(ServoState(False, 'on'))
+    assert presenter.teaching.start(['joint12', 'joint13'], 0.01)
+    assert presenter.moving
+    assert presenter.stop_motion() and presenter.stop_motion()
+    assert len(of(sent, StopRecording)) == 1
+    assert presenter.moving                   # until the samples came: not confirmed yet
+    t, y = recording()
+    presenter.handle(RecordingFinished(tuple(t), ('joint12', 'joint13'),
+                                       tuple(tuple(r) for r in y)))
+    assert not presenter.moving
+    assert presenter.teaching.recording.fit is not None          # kept for Accept
+    assert of(sent, SetTorqueOff)[-1] == SetTorqueOff(False, ('leg1',))   # the servos hold
+
+
+def test_stop_motion_holds_a_pose_on_its_way_and_says_when_it_holds(presenter, sent, clock):
+    assert presenter.move_joint('joint12', 0.8)              # a slider: FollowJointState
+    assert presenter.moving
+    pose(presenter, joint12=0.3)                             # under way
+    assert presenter.moving
+    assert presenter.stop_motion()
+    assert of(sent, HoldPose) == [HoldPose()]
+    assert presenter.moving                                  # the answer is awaited
+    presenter.handle(PoseHeld())
+    assert not presenter.moving and 'holds where a brake' in presenter.message.text
+    assert not presenter.stop_motion() and presenter.message.text == 'nothing moves'
+    assert len(of(sent, HoldPose)) == 1
+
+
+def test_a_pose_reached_or_long_asked_for_is_not_moving_any_more(presenter, clock):
+    assert presenter.move_joint('joint12', 0.8)
+    pose(presenter, joint12=0.795)                           # within 0.01 rad: there
+    assert not presenter.moving
+    assert presenter.move_joint('joint13', 0.5)
+    clock.now += 11.0                                        # never reached (a jammed joint)
+    assert not presenter.moving
+
+
+def test_stop_motion_cancels_execute_and_is_moving_until_its_end_is_confirmed(
+        presenter, sent):
+    with_rows(presenter)
+    assert presenter.execute()
+    goal_id = of(sent, ExecuteGoal)[-1].goal_id
+    assert presenter.moving and presenter.stop_motion()
+    assert presenter.moving
+    presenter.handle(GoalFinished(goal_id, STOPPED, 0, 'canceled'))
+    assert not presenter.moving
