@@ -175,7 +175,8 @@ class _BodyPlan:
                                autolimits='true')
         ElementTree.SubElement(root, 'option', timestep=_f(s.timestep),
                                integrator=s.integrator, cone=s.cone,
-                               iterations=str(s.iterations), tolerance=_f(s.tolerance))
+                               iterations=str(s.iterations), tolerance=_f(s.tolerance),
+                               impratio=_f(s.impratio))
         self.assets = ElementTree.SubElement(root, 'asset')
         world = ElementTree.SubElement(root, 'worldbody')
         ElementTree.SubElement(world, 'geom', name='floor', type='plane', size='0 0 1',

@@ -142,10 +142,11 @@ class PhysicsSimulation:
     def feet_on_floor(self) -> np.ndarray:
         """Return, per leg, whether its foot touches the floor (within the builder's FOOT_GAP)."""
         touching = np.zeros(len(self.physics.legs), dtype=bool)
-        contacts = self.data.contact[:self.data.ncon]
-        for first, second in zip(contacts.geom1, contacts.geom2):
-            if first == self._floor and self._foot_of_geom[second] >= 0:
-                touching[self._foot_of_geom[second]] = True
-            elif second == self._floor and self._foot_of_geom[first] >= 0:
-                touching[self._foot_of_geom[first]] = True
+        if self.data.ncon == 0:
+            return touching
+        pairs = self.data.contact.geom[:self.data.ncon]
+        other = np.where(pairs[:, 0] == self._floor, pairs[:, 1],
+                         np.where(pairs[:, 1] == self._floor, pairs[:, 0], -1))
+        feet = self._foot_of_geom[other[other >= 0]]
+        touching[feet[feet >= 0]] = True
         return touching
