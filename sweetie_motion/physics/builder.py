@@ -182,10 +182,13 @@ class _BodyPlan:
         ElementTree.SubElement(world, 'geom', name='floor', type='plane', size='0 0 1',
                                friction=f'{_f(s.floor_friction)} 0.005 0.0001', priority='1',
                                contype=str(FLOOR_BIT), conaffinity='0')
-        body = ElementTree.SubElement(world, 'body', name=self.tree.root)
-        if self.free_base:
-            ElementTree.SubElement(body, 'freejoint', name='base')
-        self._link(body, self.tree.root)
+        if self.tree.root == 'world' and not self.free_base:
+            self._link(world, 'world')   # the URDF's own name of the fixed frame
+        else:
+            body = ElementTree.SubElement(world, 'body', name=self.tree.root)
+            if self.free_base:
+                ElementTree.SubElement(body, 'freejoint', name='base')
+            self._link(body, self.tree.root)
         contact = ElementTree.SubElement(root, 'contact')
         for first, second in excluded:
             ElementTree.SubElement(contact, 'exclude', body1=first, body2=second)
