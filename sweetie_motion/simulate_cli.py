@@ -98,13 +98,17 @@ def _motions(args: argparse.Namespace) -> List[Tuple[str, TrajectoryGoal]]:
             names = client.names() if args.all else args.names
             return [(name, client.load(name)) for name in names]
     motions = []
-    for path in _files(args.files) if args.files else _store_files(args):
+    paths = _files(args.files) if args.files else _store_files(args)
+    stems = [path.stem for path in paths]
+    for path in paths:
         try:
             goal = load_ros1_json(path) if path.suffix == '.json' else load_goal_file(path)
         except (SweetieMotionError, OSError, ValueError) as error:
             print(f'sweetie-motion simulate: {path}: skipped: {error}', file=sys.stderr)
             continue
-        motions.append((path.stem, goal))
+        # two files of one name (ours and the old robot's greeting): say which
+        name = path.stem if stems.count(path.stem) == 1 else f'{path.parent.name}/{path.stem}'
+        motions.append((name, goal))
     return motions
 
 
@@ -149,7 +153,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         out = Path(args.png)
         out.mkdir(parents=True, exist_ok=True)
         for motion in results:
-            print(f'{motion.name} -> {plot_simulated(motion, out / f"{motion.name}.png")}')
+            file = out / f"{motion.name.replace('/', '_')}.png"
+            print(f'{motion.name} -> {plot_simulated(motion, file)}')
     print(f'\nphysics of {args.robot}: {simulator.physics.mass:.2f} kg, '
           f'{len(simulator.physics.actuators)} servos, step {settings.timestep * 1e3:g} ms, '
           f'floor friction {settings.floor_friction:g}; a fall: '
@@ -173,9 +178,11 @@ def simulation_table(results: list, refused: List[Tuple[str, str]]) -> str:
                      f'{s["peak"]:.2f} ({s["peak_servo"]})',
                      f'{s["slip"] * 1e3:.1f} ({s["slip_leg"]})' if motion.legs else '-',
                      f'{s["off_ground"]:.2f}' if motion.legs else '-'])
-    rows += [[name, '-', f'refused: {reason}', '', '', '', '', ''] for name, reason in refused]
-    return table(rows, ['motion', 'seconds', 'verdict', 'tilt [deg]', 'at stall [s]',
+    rows += [[name, '-', 'REFUSED by the controller', '', '', '', '', '']
+             for name, _ in refused]
+    text = table(rows, ['motion', 'seconds', 'verdict', 'tilt [deg]', 'at stall [s]',
                         'peak / stall', 'slip [mm]', 'off floor [s]'])
+    return text + ''.join(f'\n{name}: refused: {reason}' for name, reason in refused)
 
 
 def describe_motion(motion) -> str:

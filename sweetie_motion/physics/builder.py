@@ -242,17 +242,12 @@ class _BodyPlan:
             where = {'pos': _v(shape.xyz), 'quat': _v(rpy_quaternion(shape.rpy))}
             both = {'contype': str(LINK_BIT), 'conaffinity': str(LINK_BIT | FLOOR_BIT),
                     'friction': friction}
-            if shape.kind == 'box':
-                ElementTree.SubElement(body, 'geom', type='box',
-                                       size=_v(tuple(v / 2 for v in shape.size)),
-                                       **where, **both)
-            elif shape.kind == 'cylinder':
-                ElementTree.SubElement(body, 'geom', type='cylinder',
-                                       size=f'{_f(shape.size[0])} {_f(shape.size[1] / 2)}',
-                                       **where, **both)
-            elif shape.kind == 'sphere':
-                ElementTree.SubElement(body, 'geom', type='sphere', size=_f(shape.size[0]),
-                                       **where, **both)
+            sizes = {'box': _v(tuple(v / 2 for v in shape.size)),
+                     'cylinder': f'{_f(shape.size[0])} {_f(shape.size[-1] / 2)}',
+                     'sphere': _f(shape.size[0])}
+            if shape.kind in sizes:
+                ElementTree.SubElement(body, 'geom', {'type': shape.kind,
+                                                      'size': sizes[shape.kind], **where, **both})
             else:
                 path = self._mesh_path(link, shape.filename)
                 scale = float(np.mean(shape.size))
@@ -272,9 +267,9 @@ class _BodyPlan:
             links = LINK_BIT if mesh.solid_share > 0 else 0
             ElementTree.SubElement(self.assets, 'mesh', name=f'hull_{name}',
                                    vertex=' '.join(_f(v) for v in mesh.hull.ravel()))
-            ElementTree.SubElement(body, 'geom', type='mesh', mesh=f'hull_{name}',
-                                   friction=friction, contype=str(links),
-                                   conaffinity=str(links | FLOOR_BIT), **where)
+            ElementTree.SubElement(body, 'geom', {
+                'type': 'mesh', 'mesh': f'hull_{name}', 'friction': friction,
+                'contype': str(links), 'conaffinity': str(links | FLOOR_BIT), **where})
         for centre, half in mesh.boxes:
             ElementTree.SubElement(body, 'geom', type='box', size=_v(half),
                                    pos=_v(_placed(centre, xyz, rpy)), quat=where['quat'],

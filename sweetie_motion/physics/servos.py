@@ -24,7 +24,7 @@ names (an arm's) is a servo whose stall torque is its URDF effort, stiff enough 
 from dataclasses import dataclass
 import math
 import os
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from sweetie_motion.physics.settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
@@ -113,7 +113,7 @@ def servo_actuators(joints: Iterable[str], efforts: Mapping[str, float],
     return actuators
 
 
-def _servo_types(servos_file: str) -> Dict[str, object]:
+def _servo_types(servos_file: str) -> Dict[str, Any]:
     from sweetie_motion.servo.driver.config import load_bus_config_file
     from sweetie_motion.errors import SweetieMotionError
     try:

@@ -9,7 +9,7 @@ the key. Importing this module does not import MuJoCo.
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Union
 
 from sweetie_motion.errors import ModelError
 from sweetie_motion.paths import check_keys, config_number
@@ -109,7 +109,7 @@ class PhysicsSettings:
             raise PhysicsConfigError('physics', 'expected a mapping of settings')
         check_keys('physics', section, _READERS.keys() | {'fall', 'solver', 'floor'},
                    PhysicsConfigError)
-        values = {}
+        values: Dict[str, Any] = {}
         for key, read in _READERS.items():
             if key in section:
                 values[key] = read(f'physics.{key}', section[key], base_dir)

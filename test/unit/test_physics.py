@@ -177,8 +177,7 @@ def test_two_runs_of_a_motion_agree_exactly(simulator):
 
 
 def test_the_plan_played_is_the_controllers_approach_and_retiming(simulator):
-    goal = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.0, [-0.8]),
-                                         TrajectoryPoint(0.1, [0.0])])
+    goal = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.0, [-0.8]), TrajectoryPoint(0.1, [0.0])])
     plan = simulator.plan(goal)
     # the approach from the standing pose to -0.8 rad, then a swing retimed to the limits
     assert plan.duration > 1.0
@@ -216,7 +215,7 @@ def test_the_command_refuses_a_bad_physics_setting_in_one_line(tmp_path):
          '--files', str(CONFIG / 'trajectories' / 'nod.yaml')],
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr == ("sweetie-motion simulate: physics.timestep: expected a number > 0, "
+    assert result.stderr == ('sweetie-motion simulate: physics.timestep: expected a number > 0, '
                              "got 'fast'\n")
 
 
@@ -224,10 +223,11 @@ def test_the_command_prints_the_same_figures_twice_without_ros(tmp_path):
     files = [str(CONFIG / 'trajectories' / 'nod.yaml'), str(tmp_path / 'lean.yaml')]
     from sweetie_motion.trajectory.codec import dump_goal
     (tmp_path / 'lean.yaml').write_text(dump_goal(lean(0.9), 'lean'), encoding='utf-8')
-    runs = [subprocess.run([sys.executable, '-c', 'import sys; sys.modules["rclpy"] = None; '
-                            'from sweetie_motion.cli import main; sys.exit(main())',
-                            'simulate', '--files', *files, '--png', str(tmp_path / 'png')],
-                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    hide_ros = ("import sys; sys.modules['rclpy'] = None; "
+                'from sweetie_motion.cli import main; sys.exit(main())')
+    command = [sys.executable, '-c', hide_ros, 'simulate', '--files', *files, '--png',
+               str(tmp_path / 'png')]
+    runs = [subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
             for _ in range(2)]
     assert runs[0].returncode == 1, runs[0].stderr   # the lean falls
     assert runs[0].stdout == runs[1].stdout
