@@ -19,7 +19,7 @@ from pathlib import Path
 import sys
 from typing import List, Tuple
 
-from sweetie_motion.command_line import non_negative_number, positive_number
+from sweetie_motion.command_line import non_negative_number, notice, positive_number
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import MAX_SPEED, MIN_SPEED, TrajectoryGoal
 
@@ -32,7 +32,7 @@ def add_simulate_command(commands, add_connection_options) -> None:
     simulate = commands.add_parser(
         'simulate', help='play stored motions on the robot on a floor in physics: does it '
                          'fall, which servo holds its stall torque, which hoof slips',
-        description=__doc__.split('\n\n', 1)[1].replace('\n', ' '))
+        description=__doc__.split('\n\n', 1)[1].replace('\n', ' ').replace('``', ''))
     add_connection_options(simulate, 'sweetie_bot')
     simulate.add_argument('names', nargs='*', default=[], metavar='NAME',
                           help='stored motions (of the trajectory store)')
@@ -133,7 +133,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     motions = _motions(args)
     simulator = MotionSimulator(robot, build_physics(robot, settings), args.interpolation)
     results, refused = [], []
-    for name, goal in motions:
+    for number, (name, goal) in enumerate(motions, 1):
+        # a motion takes a second or two: say which, on standard error (the table is output)
+        notice(f'simulating {name} ({number}/{len(motions)})')
         if not goal.points:
             print(f'sweetie-motion simulate: {name}: skipped: no points', file=sys.stderr)
             continue
