@@ -204,6 +204,7 @@ def test_a_bad_physics_setting_is_one_line_naming_the_key(section, message):
     assert caught.value.key == message.split(':')[0]
 
 
+@pytest.mark.slow   # a process of its own: make test runs it, make test-fast does not
 def test_the_command_refuses_a_bad_physics_setting_in_one_line(tmp_path):
     text = (CONFIG / 'sweetie_bot.yaml').read_text(encoding='utf-8')
     bad = tmp_path / 'bad.yaml'
@@ -219,6 +220,7 @@ def test_the_command_refuses_a_bad_physics_setting_in_one_line(tmp_path):
                              "got 'fast'\n")
 
 
+@pytest.mark.slow   # two processes, 8 s
 def test_the_command_prints_the_same_figures_twice_without_ros(tmp_path):
     files = [str(CONFIG / 'trajectories' / 'nod.yaml'), str(tmp_path / 'lean.yaml')]
     from sweetie_motion.trajectory.codec import dump_goal
