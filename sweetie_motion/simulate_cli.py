@@ -157,11 +157,12 @@ def run_simulate(args: argparse.Namespace) -> int:
         for motion in results:
             file = out / f"{motion.name.replace('/', '_')}.png"
             print(f'{motion.name} -> {plot_simulated(motion, file)}')
-    print(f'\nphysics of {args.robot}: {simulator.physics.mass:.2f} kg, '
-          f'{len(simulator.physics.actuators)} servos, step {settings.timestep * 1e3:g} ms, '
-          f'floor friction {settings.floor_friction:g}; a fall: '
-          f'{settings.fall_tilt:g} rad beyond the planned stance or {settings.fall_height:g} m '
-          f'below it for {settings.fall_time:g} s; overload after '
+    from sweetie_motion.physics.servos import describe_actuators
+    print(f'\nphysics of {args.robot}: {simulator.physics.mass:.2f} kg, step '
+          f'{settings.timestep * 1e3:g} ms, floor friction {settings.floor_friction:g}; '
+          + describe_actuators(simulator.physics.actuators).replace('\n', '; '))
+    print(f'a fall: {settings.fall_tilt:g} rad beyond the planned stance or '
+          f'{settings.fall_height:g} m below it for {settings.fall_time:g} s; overload after '
           f'{simulator.overload_time:g} s at stall')
     return 1 if any(m.findings() for m in results) else 0
 
