@@ -183,12 +183,14 @@ class MotionSimulator:
                                                            np.zeros_like(pose)), speed)
 
     def simulate(self, name: str, goal: Any, speed: float = 1.0,
-                 start: Optional[np.ndarray] = None, torque_off: Tuple[str, ...] = ()
-                 ) -> SimulatedMotion:
+                 start: Optional[np.ndarray] = None) -> SimulatedMotion:
         """
         Simulate a stored motion as played; return what happened.
 
-        :param torque_off: joints whose servos are off throughout (limp).
+        :param name: what to call it (in the findings and figures).
+        :param goal: the stored motion (a TrajectoryGoal).
+        :param speed: time scale (2: twice as fast).
+        :param start: the full pose it starts from [rad] (default: the standing pose).
         :raises GoalError: the controller would refuse the motion.
         """
         start_pose = self.standing_pose() if start is None else np.asarray(start, dtype=float)
@@ -200,8 +202,6 @@ class MotionSimulator:
         poses[:, plan.indices] = positions
         sim = PhysicsSimulation(self.physics)
         sim.reset(start_pose)
-        if torque_off:
-            sim.set_torque(False, torque_off)
         sim.hold(start_pose, self.settings.settle_time)
         record = _Recorder(count, len(self.physics.actuators), len(self.physics.legs))
         for k in range(count):

@@ -85,7 +85,7 @@ class PhysicsSimulation:
             lowest = min(lowest, float(heights.min()))
         return 0.0 if not np.isfinite(lowest) else lowest
 
-    def hold(self, pose: np.ndarray, duration: float, period: float = 0.01) -> None:
+    def hold(self, pose: np.ndarray, duration: float) -> None:
         """Drive the servos to ``pose`` and let ``duration`` [s] pass (settling)."""
         self.data.ctrl[:] = np.asarray(pose, dtype=float)[self.physics.actuated]
         self.advance(duration)
