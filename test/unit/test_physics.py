@@ -142,6 +142,43 @@ def test_a_small_lean_and_the_nod_stay_up(simulator):
     assert len(nod.times) == int(round((2.5 + 1.5) / 0.01)) + 1
 
 
+def test_a_diagonal_pair_lifted_is_a_rock_not_a_fall(simulator):
+    # a trot step: the front left and hind right hooves lifted together for 0.8 s
+    joints = ['joint12', 'joint13', 'joint14', 'joint42', 'joint43', 'joint44']
+    up = [0.5, -1.0, 0.5, -0.5, 1.0, -0.5]
+    goal = TrajectoryGoal(joints, [TrajectoryPoint(0.0, [0.0] * 6), TrajectoryPoint(0.8, up),
+                                   TrajectoryPoint(1.6, up), TrajectoryPoint(2.4, [0.0] * 6)])
+    motion = simulator.simulate('trot', goal)
+    assert motion.fall is None and math.degrees(motion.max_tilt()) < 5
+    # without flags one lifted leg is told from the plane of the others, two are not: the hind
+    # one counts as supporting, and is seen off the floor
+    assert motion.off_ground()[3] > 1.0 and motion.off_ground()[1:3].max() == 0.0
+
+
+def test_the_stances_of_a_pose_are_its_feets_faces_and_balanced_pairs():
+    from sweetie_motion.checks.balance import support_planes
+    square = np.array([[0.08, 0.04, -0.23], [0.08, -0.04, -0.23], [-0.08, 0.04, -0.23],
+                       [-0.08, -0.04, -0.23]])
+    lifted = square.copy()
+    lifted[[0, 3], 2] += 0.05              # a diagonal pair up
+    feet = np.stack([square, lifted])
+    com = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    origins, normals, usable = support_planes(feet, com, np.ones((2, 4), dtype=bool))
+    tilt = np.degrees(np.arccos(np.clip(normals[..., 2], -1, 1)))
+    # four feet on a plane: every face is level and usable
+    assert usable[0, :4].all() and np.allclose(tilt[0, :4], 0.0, atol=1e-6)
+    # a diagonal pair up: the faces on the low pair and one lifted hoof tilt (the body would
+    # rock onto it), those on both lifted hooves leave the low ones below: no stance; the plane
+    # balanced on the low diagonal (legs 2 and 3) is level
+    assert usable[1, :4].tolist() == [True, False, False, True]
+    assert tilt[1, [0, 3]].min() > 20
+    pair = 4 + [(a, b) for a in range(4) for b in range(a + 1, 4)].index((1, 2))
+    assert usable[1, pair] and tilt[1, pair] < 1e-6
+    # the pair 1-4 up in the air is no stance: the others would be below it
+    lifted_pair = 4 + [(a, b) for a in range(4) for b in range(a + 1, 4)].index((0, 3))
+    assert not usable[1, lifted_pair]
+
+
 def test_torque_off_drops_a_lifted_leg(pony):
     # the pony on a stand (its body held, no floor), a front leg lifted forward
     physics = build_physics(pony, PhysicsSettings.from_mapping(
