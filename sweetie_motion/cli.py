@@ -16,6 +16,7 @@ from sweetie_motion.command_line import (
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.report import table
 from sweetie_motion.ros.motion_client import UnknownTrajectoryError
+from sweetie_motion.simulate_cli import add_simulate_command
 
 
 def describe_robot(robot: str, png: Optional[str]) -> int:
@@ -331,6 +332,7 @@ def build_parser() -> CommandParser:
                           help='trajectories (default: all)')
     exporter.add_argument('--out', default='-', help='folder, or - for standard output')
     add_check_command(commands, add_connection_options)
+    add_simulate_command(commands, add_connection_options)
 
     passthrough(commands, 'editor', 'the trajectory editor (Qt)', _editor)
     passthrough(commands, 'servo', 'the HerkuleX servos of the motion process: status, scan, '

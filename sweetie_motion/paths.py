@@ -157,3 +157,25 @@ def check_keys(where: str, section: Mapping, known: Iterable[str],
         key = sorted(unknown)[0]
         raise error(f'{where}.{key}', f'unknown key{did_you_mean(key, known)} (known: '
                                       f'{", ".join(sorted(known))})')
+
+
+def config_number(key: str, value: Any, error: Callable[[str], Exception], low: float = 0.0,
+                  high: float = float('inf'), above: bool = False) -> float:
+    """
+    Return a config value as a finite float within its range, or refuse it in one line.
+
+    :param key: where the value is (e.g. 'checks.balance.margin').
+    :param error: the exception class of the caller's layer (it takes the message).
+    :param low: the smallest value allowed (``above``: values must be greater).
+    :param high: the largest value allowed.
+    :raises Exception: ``error('KEY: expected a number >= LOW, got VALUE')`` (with the upper
+        bound when it is finite).
+    """
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        (value > low if above else value >= low) and value <= high
+    if not ok:
+        bound = f'{">" if above else ">="} {low:g}'
+        if high != float('inf'):
+            bound += f' and <= {high:g}'
+        raise error(f'{key}: expected a number {bound}, got {value!r}')
+    return float(value)

@@ -285,3 +285,50 @@ def support_columns(legs: Sequence[str], flags: dict, times: np.ndarray,
         index = np.clip(np.searchsorted(keys, times, side='right') - 1, 0, len(keys) - 1)
         support[:, column] = values[index] > 0.5
     return support
+
+
+def support_planes(feet: np.ndarray, com: np.ndarray, candidates: np.ndarray,
+                   tolerance: float = 1e-3) -> 'tuple[np.ndarray, np.ndarray, np.ndarray]':
+    """
+    Return the planes a free body can stand on in each pose: where its feet meet the floor.
+
+    A plane through three candidate feet that leaves none of them below it (a face of the
+    feet's hull the floor can touch: the body rests or rocks on it), or a plane through two
+    candidate feet, turned so that the centre of mass is straight above their line, that
+    leaves none below and has the centre of mass between the two feet (the body balances on
+    them: a trot on a diagonal pair). A pose can stand on any of them; one with fewer than
+    two candidates has none.
+
+    :param feet: (n, k, 3) contact points in the body's frame [m].
+    :param com: (n, 3) the centre of mass in the same frame [m].
+    :param candidates: (n, k) the feet that may carry the body (the supporting ones).
+    :param tolerance: a foot this far below a plane still leaves it standable [m].
+    :return: origins (n, m, 3), unit normals towards the body (n, m, 3), and which of the m
+        planes each pose can stand on (n, m).
+    """
+    n, k = feet.shape[:2]
+    origins, normals, usable = [], [], []
+    for trio in combinations(range(k), 3):
+        o, nrm = _plane(feet[:, list(trio)], com)
+        origins.append(o)
+        normals.append(nrm)
+        usable.append(candidates[:, list(trio)].all(axis=1) & _nothing_below(
+            feet, o, nrm, candidates, tolerance))
+    for a, b in combinations(range(k), 2):
+        line = feet[:, b] - feet[:, a]
+        length = np.maximum(np.linalg.norm(line, axis=1), 1e-12)
+        unit = line / length[:, None]
+        along = np.einsum('ni,ni->n', com - feet[:, a], unit)
+        across = com - feet[:, a] - along[:, None] * unit
+        nrm = across / np.maximum(np.linalg.norm(across, axis=1), 1e-12)[:, None]
+        origins.append(feet[:, a])
+        normals.append(nrm)
+        usable.append(candidates[:, a] & candidates[:, b] & (along >= 0) & (along <= length)
+                      & _nothing_below(feet, feet[:, a], nrm, candidates, tolerance))
+    return np.stack(origins, axis=1), np.stack(normals, axis=1), np.stack(usable, axis=1)
+
+
+def _nothing_below(feet: np.ndarray, origin: np.ndarray, normal: np.ndarray,
+                   candidates: np.ndarray, tolerance: float) -> np.ndarray:
+    heights = np.einsum('nki,ni->nk', feet - origin[:, None, :], normal)
+    return ~((heights < -tolerance) & candidates).any(axis=1)

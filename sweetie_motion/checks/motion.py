@@ -17,6 +17,7 @@ from sweetie_motion.checks.collision import CollisionModel, Obstacle, PairApproa
 from sweetie_motion.checks.load import JointLoad, LoadModel
 from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.errors import ModelError
+from sweetie_motion.paths import config_number
 
 MODES = ('off', 'warn', 'refuse')
 #: the most poses a motion is checked at: a longer motion is sampled less often (12 000 poses
@@ -109,9 +110,7 @@ class CheckSettings:
 
 
 def _non_negative(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ModelError(f'{key}: expected a number >= 0, got {value!r}')
-    return float(value)
+    return config_number(key, value, ModelError)
 
 
 @dataclass

@@ -18,7 +18,9 @@ from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.trajectory.analysis import goal_motion
 from sweetie_motion.trajectory.arrays import TrajectoryArrays
-from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
+from sweetie_motion.trajectory.goal import (
+    approached, MAX_SPEED, MIN_SPEED, SUPPORT_PREFIX, TrajectoryGoal,
+)
 from sweetie_motion.trajectory.spline import build_spline, JointSpline
 from sweetie_motion.trajectory.timing import (
     describe_retiming, join_splines, limit_excess, plan_approach, planning_limits, policy_problem,
@@ -239,3 +241,30 @@ class ExecutingGoal:
             if self.plan.notes:
                 message = f'{message}; {"; ".join(self.plan.notes)}'
             self.outcome = Outcome(status, int(code), message)
+
+
+def plan_played(planner: GoalPlanner, goal: TrajectoryGoal, pose: JointVector,
+                speed: float = 1.0, backward: bool = False) -> GoalPlan:
+    """
+    Return the plan a trajectory controller plays for a stored motion started at ``pose``.
+
+    What ``play_trajectory`` does (:mod:`sweetie_motion.nodes.stored_motions`), without ROS:
+    the goal backward if asked, ``speed`` times as fast, shifted for the approach from the
+    pose (:func:`~sweetie_motion.trajectory.goal.approached`), then validated, retimed to the
+    limits and given its approach by ``planner`` (:meth:`GoalPlanner.plan`) with ``pose`` as
+    the reference and the measured pose. The simulation plays this plan; so can any check
+    that must judge what is played.
+
+    :param pose: the full pose the robot is in (canonical order) [rad, rad/s].
+    :param speed: time scale (2: twice as fast), within ``MIN_SPEED`` .. ``MAX_SPEED``.
+    :raises GoalError: as the controller refuses the goal (its code and message).
+    """
+    if not MIN_SPEED <= speed <= MAX_SPEED:
+        raise GoalError(ResultCode.INVALID_GOAL, f'speed_scale {speed} is outside {MIN_SPEED}..'
+                                                 f'{MAX_SPEED}')
+    played = (goal.backward() if backward else goal).scaled(speed)
+    view = planner.model
+    names = view.list_all_joints()
+    goal = approached(played, dict(zip(names, pose.position)),
+                      dict(zip(names, view.velocity_limits())))
+    return planner.plan(goal, lambda: (pose, pose))

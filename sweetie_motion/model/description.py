@@ -7,6 +7,7 @@ from sweetie_motion.checks.motion import CheckSettings
 from sweetie_motion.errors import ModelError
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.paths import config_path, load_yaml
+from sweetie_motion.physics.settings import PhysicsSettings
 
 
 def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path]
@@ -14,10 +15,11 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     """
     Create (not configure) a RobotModel from a ``robot:`` mapping.
 
-    :param robot: ``{urdf: path, chains: {...}, groups: {...}, limits: {...}, checks: {...}}``;
+    :param robot: ``{urdf: path, chains, groups, limits, checks, physics}``;
         a relative urdf (srdf, servo config) path is relative to ``base_dir``; ``urdf_xml``
         may give the URDF text instead; ``limits`` gives acceleration and jerk limits (see
-        :class:`RobotModel`); ``checks`` the motion checks (:class:`CheckSettings`).
+        :class:`RobotModel`); ``checks`` the motion checks (:class:`CheckSettings`);
+        ``physics`` the robot on a floor (:class:`PhysicsSettings`).
     :raises ModelError: the mapping lacks the URDF or has no chains.
     """
     if not isinstance(robot, Mapping):
@@ -31,6 +33,7 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     if not chains and not groups:
         raise ModelError('robot description declares no chains and no groups')
     checks = CheckSettings.from_mapping(robot.get('checks'), base_dir)
+    physics = PhysicsSettings.from_mapping(robot.get('physics'), base_dir)
     if robot.get('urdf_xml'):
         model = RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups, limits=limits)
     else:
@@ -41,6 +44,7 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
             urdf = Path(base_dir) / urdf
         model = RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
     model.check_settings = checks
+    model.physics_settings = physics
     return model
 
 

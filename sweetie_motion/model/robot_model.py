@@ -26,6 +26,7 @@ from sweetie_motion.errors import (
     UnknownChainError, UnknownGroupError, UnknownJointError, UnknownLinkError, UrdfError,
 )
 from sweetie_motion.model.urdf import ACTUATED_TYPES, parse_urdf, UrdfTree
+from sweetie_motion.physics.settings import PhysicsSettings
 
 if TYPE_CHECKING:
     from sweetie_motion.model.kinematics import ChainKinematics
@@ -403,6 +404,8 @@ class RobotModel(RobotModelView):
         self._local = threading.local()
         #: what the motion checks ask for (the description's ``checks:``; R-SYS-9)
         self.check_settings = CheckSettings()
+        #: how the robot is put on a floor (the description's ``physics:``; R-SYS-11)
+        self.physics_settings = PhysicsSettings()
 
     # --- lifecycle -----------------------------------------------------------------------------
 

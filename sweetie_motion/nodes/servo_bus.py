@@ -120,7 +120,7 @@ class ServoBusNode(ComponentNode):
             args += ['--latency', str(values['sim.latency'])]
         params = {}
         if values['sim.models']:
-            from sweetie_motion.nodes.servo_ident import load_servo_models
+            from sweetie_motion.servo.model_files import load_servo_models
             path = config_path(values['sim.models'])
             if not path.exists():
                 raise ParameterError(f'sim.models: {path} does not exist')

@@ -20,8 +20,6 @@ The models the identification starts from are ``models_file`` where it exists, e
 defaults of each servo's type in ``servos`` (the servo configuration of the bus).
 """
 
-import os
-
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
 from sweetie_motion.errors import SweetieMotionError
@@ -29,49 +27,13 @@ from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
-from sweetie_motion.paths import config_path, load_yaml
 from sweetie_motion.servo.components import ServoIdentComponent, ServoIdentSpec
-from sweetie_motion.storage.files import write_atomically
+from sweetie_motion.servo.model_files import load_servo_models, save_servo_models
 from sweetie_motion_msgs.msg import ServoModel, ServoModels
 from sweetie_motion_msgs.srv import ServoIdentification
 
 #: where identified models go by default (and where the next start takes them from)
 DEFAULT_MODELS_FILE = '~/.local/share/sweetie_motion/servo_models.yaml'
-
-
-def load_servo_models(models_file: str, servos_file: str) -> list:
-    """
-    Return the servo models to start from: ``models_file`` if it exists, else type defaults.
-
-    :raises ParameterError: a file that cannot be read or a malformed entry.
-    """
-    from sweetie_motion.servo.servo_model import default_params, ServoModelParams
-    path = os.path.expanduser(models_file)
-    if models_file and os.path.exists(path):
-        document = load_yaml(path, ParameterError)
-        entries = (document or {}).get('servo_models') if isinstance(document, dict) else None
-        if not isinstance(entries, list):
-            raise ParameterError(f'models_file: {path} has no servo_models list')
-        try:
-            return [ServoModelParams.from_fields(entry) for entry in entries]
-        except (SweetieMotionError, TypeError, KeyError, ValueError) as error:
-            raise ParameterError(f'models_file {path}: {error}') from None
-    servos = load_yaml(config_path(servos_file), ParameterError)
-    buses = ((servos or {}).get('servo_bus') or {}).get('buses') or {}
-    return [default_params(servo.get('model', 'DRS-0101'), servo['joint'])
-            for bus in buses.values() for servo in bus.get('servos', [])]
-
-
-def save_servo_models(path: str, models: list) -> str:
-    """Write ``models`` (ServoModelParams) as a models file; return the path written."""
-    import yaml
-    path = os.path.expanduser(path)
-    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
-    entries = [{k: (list(v) if isinstance(v, tuple) else v)
-                for k, v in model.to_fields().items()} for model in models]
-    write_atomically(path, '# Servo models identified by sweetie_motion servo_ident (R-SERVO-3)\n'
-                     + yaml.safe_dump({'servo_models': entries}, sort_keys=False))
-    return path
 
 
 class ServoIdentNode(ComponentNode):

@@ -13,12 +13,9 @@ from typing import Any
 from sweetie_motion.errors import did_you_mean
 from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
-from sweetie_motion.trajectory.goal import approach_time, TrajectoryGoal
+from sweetie_motion.trajectory.goal import approached, MAX_SPEED, MIN_SPEED, TrajectoryGoal
 from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
-
-#: the speed scales a stored trajectory may be played at (0 means 1)
-MIN_SPEED, MAX_SPEED = 0.05, 20.0
 
 
 class StoredMotions:
@@ -91,18 +88,10 @@ class StoredMotions:
 
     def approach(self, goal: TrajectoryGoal) -> TrajectoryGoal:
         """Shift a goal so that it starts with a smooth approach from the current pose."""
-        if not goal.points:
-            return goal
         view = self.node.process.view
         names = view.list_all_joints()
-        current = dict(zip(names, self.node.poses().reference.position))
-        limits = dict(zip(names, view.velocity_limits()))
-        duration = approach_time(goal.first_pose(), current, limits)
-        if duration == 0.0:
-            return goal
-        # the first keyframe moves to t = approach; the controller interpolates from the
-        # current pose, which it puts at t = 0
-        return goal.shifted(duration - goal.points[0].time)
+        return approached(goal, dict(zip(names, self.node.poses().reference.position)),
+                          dict(zip(names, view.velocity_limits())))
 
     async def play(self, goal_handle):
         """Execute a PlayTrajectory goal (the action's execute callback)."""

@@ -162,3 +162,27 @@ def approach_time(target: Mapping[str, float], current: Mapping[str, float],
             speed = APPROACH_SPEED * (limit if math.isfinite(limit) and limit > 0 else 1.0)
             duration = max(duration, 1.5 * distance / speed)
     return max(duration, APPROACH_MINIMUM) if duration > 0 else 0.0
+
+
+#: the speed scales a stored trajectory may be played at (0 means 1)
+MIN_SPEED, MAX_SPEED = 0.05, 20.0
+
+
+def approached(goal: TrajectoryGoal, current: Mapping[str, float],
+               velocity_limits: Mapping[str, float]) -> TrajectoryGoal:
+    """
+    Return a stored goal shifted so that it starts with a smooth approach from ``current``.
+
+    What ``play_trajectory`` sends its controller: the first keyframe moves to the
+    :func:`approach_time` from the current pose (the controller interpolates from the
+    current pose, which it puts at t = 0); a goal already there is unchanged.
+
+    :param current: joint -> position of the robot's reference pose [rad].
+    :param velocity_limits: joint -> velocity limit [rad/s].
+    """
+    if not goal.points:
+        return goal
+    duration = approach_time(goal.first_pose(), current, velocity_limits)
+    if duration == 0.0:
+        return goal
+    return goal.shifted(duration - goal.points[0].time)
