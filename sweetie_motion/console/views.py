@@ -97,6 +97,9 @@ class RobotView3D(QWidget):
         self.picked: Optional[Callable[[np.ndarray], None]] = None
         self._reach = np.array(list(model.link_positions({}).values()))
         self._links = model.link_positions({})
+        #: where the robot's base is in the world (rotation 3x3, position [m]): the physics
+        #: has it on a floor at z = 0; None: the base at the origin (the kinematic robot)
+        self.base: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     def set_pose(self, pose: Mapping[str, float], tool: Optional[np.ndarray] = None,
                  title: str = '') -> None:
@@ -104,6 +107,20 @@ class RobotView3D(QWidget):
         self.pose = dict(pose)
         self.tool = None if tool is None else np.asarray(tool, dtype=float)
         self.title = title
+
+    def set_base(self, base: Optional[Tuple[np.ndarray, np.ndarray]]) -> None:
+        """
+        Take where the base is (rotation 3x3, position [m]; None: at the origin), drawn at redraw.
+
+        A robot on the physics engine's floor is drawn where the simulation has it: tilted,
+        fallen, its hooves on the floor grid (z = 0). The checks' marks, computed for the body
+        standing, are not drawn meanwhile.
+        """
+        if base is None and self.base is None:
+            return
+        self.base = None if base is None else (np.asarray(base[0], dtype=float),
+                                               np.asarray(base[1], dtype=float))
+        self._path_revision += 1   # repaint at the next redraw
 
     def set_ghost(self, pose: Optional[Mapping[str, float]]) -> None:
         """Take a pose to draw faintly beside the robot's (None: none) [rad or m]."""
@@ -144,7 +161,11 @@ class RobotView3D(QWidget):
         """Repaint if the pose or the path changed; return whether it did."""
         if not self._changed():
             return False
-        self._links = self.model.link_positions(self.pose)
+        links = self.model.link_positions(self.pose)
+        if self.base is not None:
+            rotation, position = self.base
+            links = {name: rotation @ point + position for name, point in links.items()}
+        self._links = links
         self._drawn = (dict(self.pose), self._path_revision)
         self.update()
         return True
@@ -239,7 +260,8 @@ class RobotView3D(QWidget):
                 painter.setPen(pen)
                 self._polyline(painter, np.array([ghost[parent], ghost[child]]))
         links = self._links
-        touching = self.marks.touching if self.marks is not None else frozenset()
+        touching = self.marks.touching if self.marks is not None and self.base is None \
+            else frozenset()
         for parent, child, color, width, dotted in self.segments:
             if parent not in links or child not in links:
                 continue
@@ -269,7 +291,7 @@ class RobotView3D(QWidget):
 
     def _paint_balance(self, painter: QPainter) -> None:
         marks = self.marks
-        if marks is None or marks.com is None:
+        if marks is None or marks.com is None or self.base is not None:
             return
         color = QColor('#2ca02c' if marks.balanced else '#e00000')
         if marks.support is not None and len(marks.support):

@@ -21,10 +21,11 @@ from PyQt5.QtWidgets import (
 from sweetie_motion.console.views import RobotView3D
 from sweetie_motion.editor.messages import rows_count
 from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
-from sweetie_motion.editor.play_head import PlayHead
+from sweetie_motion.editor.physics_line import PhysicsLine
+from sweetie_motion.editor.play_head import PlayHead, table_key
 from sweetie_motion.editor.presenter import EditorPresenter
 from sweetie_motion.editor.stop_first import StopActions, StopFirst
-from sweetie_motion.editor.table_checks import TableChecker
+from sweetie_motion.editor.table_checks import RowFinding, TableChecker
 from sweetie_motion.editor.table_commands import SPEED_RANGE
 from sweetie_motion.editor.teaching import RECORD_SMOOTHING
 from sweetie_motion.editor.views import CheckLine, TrajectoryPlot
@@ -142,8 +143,14 @@ class EditorWindow(QMainWindow):
         timeline_layout.setContentsMargins(0, 0, 0, 0)
         timeline_layout.addWidget(self._build_play_head(), 1)
         self.check_line = CheckLine()
-        self.check_line.show_button.clicked.connect(self.show_next_finding)
+        self.check_line.show_button.clicked.connect(lambda: self.show_next_finding())
         timeline_layout.addWidget(self.check_line)
+        #: Simulate: the table on the robot in the physics engine (no model: none)
+        self.physics_line = PhysicsLine(self.model) if self.model is not None else None
+        if self.physics_line is not None:
+            self.physics_line.simulate_button.toggled.connect(self._simulate_toggled)
+            self.physics_line.show_button.clicked.connect(self.show_next_physics_finding)
+            timeline_layout.addWidget(self.physics_line)
         views.addWidget(timeline)
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
@@ -518,40 +525,74 @@ class EditorWindow(QMainWindow):
                 self.presenter.handle(event)
         self.presenter.tick()
         self._take_checks()
+        if self.physics_line is not None and self.physics_line.take() is not None:
+            self._show_findings()
         self.trajectory_plot.take()
 
     # --- the motion checks ---------------------------------------------------------------------
 
     def _request_checks(self) -> None:
+        p = self.presenter
         if self.table_checker is not None and self.table_checker.request(
-                self.presenter.waypoints, self.presenter.interpolation):
+                p.waypoints, p.interpolation):
             self.check_line.checking()
+        if self.physics_line is not None and self.physics_line.on:
+            self.physics_line.request(p.waypoints, p.interpolation, p.document.name)
+
+    def _simulate_toggled(self, on: bool) -> None:
+        if on:
+            self._request_checks()
 
     def _take_checks(self) -> None:
         result = self.table_checker.poll() if self.table_checker is not None else None
         if result is None:
             return
         self.check_line.show_result(result)
+        self._show_findings()
+
+    def _findings(self) -> List[RowFinding]:
+        """Return the findings of the checks and of the simulation of the table shown."""
+        checked = self.table_checker.result if self.table_checker is not None else None
+        key = table_key(self.presenter.waypoints, self.presenter.interpolation)
+        found = list(checked.findings) if checked is not None and checked.key == key else []
+        if self.physics_line is not None:
+            found += self.physics_line.findings(key)
+        return found
+
+    def _show_findings(self) -> None:
+        """Flag the rows of the findings and mark their times on the plot."""
         flagged = {}
-        for row, findings in result.rows().items():
+        rows: Dict[int, List[RowFinding]] = {}
+        for finding in self._findings():
+            rows.setdefault(finding.row, []).append(finding)
+        for row, findings in rows.items():
             severity = 'refuse' if any(f.finding.severity == 'refuse' for f in findings) \
                 else 'warn'
             flagged[row] = (severity, '\n'.join(f.describe() for f in findings))
         self.table_model.set_flagged(flagged)
         self.trajectory_plot.set_findings([(f.time, f.finding.severity)
-                                           for f in result.findings])
+                                           for f in self._findings()])
         self._show_robot(force=True)
 
-    def show_next_finding(self) -> None:
-        """Move the play head to the next finding of the checks (after the play head's time)."""
-        result = self.table_checker.result if self.table_checker is not None else None
+    def show_next_finding(self, check: Optional[str] = None) -> None:
+        """
+        Move the play head to the next finding after it (of the checks, or only of ``check``).
+
+        :param check: 'physics' for the simulation's findings; None: the motion checks'.
+        """
+        found = [f for f in self._findings()
+                 if (f.finding.check == 'physics') == (check == 'physics')]
         span = self._play_head.span(self.presenter.waypoints)
-        if result is None or not result.findings or span is None:
+        if not found or span is None:
             return
-        times = sorted({f.time for f in result.findings})
+        times = sorted({f.time for f in found})
         now = self.play_head_time
         later = [t for t in times if now is None or t > now + 1e-3]
         self.show_time(later[0] if later else times[0])
+
+    def show_next_physics_finding(self) -> None:
+        """Move the play head to the next finding of the simulation (the fall, a stall)."""
+        self.show_next_finding('physics')
 
     def show_time(self, time: float) -> None:
         """Put the play head at table time ``time`` [s] (clipped to the active rows' span)."""
@@ -744,6 +785,10 @@ class EditorWindow(QMainWindow):
             checked = self.table_checker.result if self.table_checker is not None else None
             self.robot_view.set_marks(checked.marks_at(moment) if checked is not None and
                                       moment is not None else None)
+            # after Simulate, a moment of the table shows the pony where the physics had it
+            self.robot_view.set_base(self.physics_line.base_at(
+                table_key(p.waypoints, p.interpolation), moment)
+                if self.physics_line is not None and moment is not None else None)
             self.robot_view.redraw()
 
     def _show_pose(self) -> None:

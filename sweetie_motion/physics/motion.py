@@ -55,6 +55,23 @@ class SimulatedMotion:
     settings: Any                      #: the PhysicsSettings used
     overload_time: float               #: how long a servo may hold its stall [s]
     notes: List[str] = field(default_factory=list)
+    #: (n, 7) the base's position [m] and orientation (w, x, y, z) in the world (the floor at
+    #: z = 0); None: not recorded
+    base: Optional[np.ndarray] = None
+    #: (n, joints) the full pose the servos were sent [rad]
+    poses: Optional[np.ndarray] = None
+
+    def base_at(self, time: float) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Return the base's (rotation 3x3, position [m]) at ``time`` [s] (None: unknown)."""
+        if self.base is None or not len(self.times):
+            return None
+        k = int(np.clip(np.searchsorted(self.times, time), 0, len(self.times) - 1))
+        w, x, y, z = self.base[k, 3:]
+        rotation = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        return rotation, self.base[k, :3].copy()
 
     @property
     def fall(self) -> Optional[float]:
@@ -231,7 +248,7 @@ class MotionSimulator:
             name, plan.duration, times, tilt, deviation, record.height.copy(), planned_height,
             [a.joint for a in physics.actuators], record.torque, physics.stall,
             list(physics.legs), support, record.on_floor, record.feet, self.settings,
-            self.overload_time, list(plan.notes))
+            self.overload_time, list(plan.notes), record.base, poses)
 
     def _planned(self, plan: Any, times: np.ndarray, poses: np.ndarray
                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -268,12 +285,15 @@ class _Recorder:
         self.torque = np.zeros((count, servos))
         self.on_floor = np.zeros((count, legs), dtype=bool)
         self.feet = np.zeros((count, legs, 3))
+        self.base = np.zeros((count, 7))
 
     def take(self, row: int, sim: PhysicsSimulation) -> None:
         """Record the simulation's state as row ``row``."""
         # columns: the body's axes in the world; rows: the world's axes in the body's frame
         self.rotation[row] = sim.base_rotation()
-        self.height[row] = sim.base_pose()[2]
+        base = sim.base_pose()
+        self.base[row] = base
+        self.height[row] = base[2]
         self.torque[row] = sim.servo_torques()
         self.on_floor[row] = sim.feet_on_floor()
         self.feet[row] = sim.contact_points()

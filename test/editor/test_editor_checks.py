@@ -62,3 +62,59 @@ def test_crossing_legs_are_flagged_on_their_row_and_shown_in_the_3d_view(
     assert not any(model.headerData(k, Qt.Vertical).endswith('!')
                    for k in range(model.rowCount()))
     assert window.trajectory_plot.findings == []
+
+
+def test_simulate_shows_the_fall_on_its_row_and_the_pony_fallen_in_the_3d_view(
+        qtbot, robot, editor, tmp_path, artifacts_dir):
+    # issue #34 item 4: every leg swung back 0.9 rad, hooves flat: the body leans past its
+    # front hooves and falls, which the physics says and the 3D view shows
+    import math
+    import numpy as np
+    from sweetie_motion.trajectory.codec import dump_goal
+    from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
+    window = editor.window
+    joints = ['joint12', 'joint22', 'joint32', 'joint42', 'joint14', 'joint24', 'joint34',
+              'joint44']
+    pose = [-0.9] * 4 + [0.9] * 4
+    lean = TrajectoryGoal(joints, [TrajectoryPoint(0.0, [0.0] * 8),
+                                   TrajectoryPoint(2.0, pose), TrajectoryPoint(3.0, pose)])
+    path = tmp_path / 'lean.yaml'
+    path.write_text(dump_goal(lean, 'lean'), encoding='utf-8')
+    assert window.load_file(str(path))
+    line = window.physics_line
+    click(qtbot, line.simulate_button)
+    until(qtbot, lambda: 'FALLS' in line.label.text() and 'simulating' not in
+          line.label.text(), 60, 'the simulation says the lean falls')
+    result = line.simulator.result
+    fall = next(f for f in result.findings if 'falls' in f.finding.message)
+    assert fall.finding.severity == 'refuse' and fall.finding.check == 'physics'
+    times = [w.time for w in editor.presenter.waypoints.waypoints]
+    assert times[0] < fall.time <= times[-1] + 2.0
+    model = window.table_model
+    assert model.headerData(fall.row, Qt.Vertical).endswith('!')
+    assert 'falls' in model.headerData(fall.row, Qt.Vertical, Qt.ToolTipRole)
+    until(qtbot, lambda: any(abs(t - fall.time) < 1e-6
+                             for t, _ in window.trajectory_plot.findings), 5, 'the plot mark')
+    # Show steps through the simulation's findings in time: the fall is one of them
+    shown = []
+    for _ in result.findings:
+        click(qtbot, line.show_button)
+        shown.append(window.play_head_time)
+        if window.play_head_time == pytest.approx(min(fall.time, times[-1]), abs=1e-6):
+            break
+    assert shown[-1] == pytest.approx(min(fall.time, times[-1]), abs=1e-6), shown
+    # the pony drawn where the physics has it: tilted well past a rock
+    rotation, position = window.robot_view.base
+    assert math.degrees(math.acos(np.clip(rotation[2, 2], -1, 1))) > 20
+    window.robot_view.redraw()
+    screenshot(editor, Path(artifacts_dir) / 'editor_physics_fall.png')
+    # the first row: standing on the floor, upright
+    window.show_time(times[0])
+    rotation, position = window.robot_view.base
+    assert rotation[2, 2] > math.cos(math.radians(5)) and position[2] > 0.1
+    # an edit while Simulate is on simulates the new table; a small lean stays up
+    for column in range(FIXED, FIXED + 8):
+        edit_cell(qtbot, editor, 1, column, f'{-0.2 if column < FIXED + 4 else 0.2}')
+        edit_cell(qtbot, editor, 2, column, f'{-0.2 if column < FIXED + 4 else 0.2}')
+    until(qtbot, lambda: 'stays up' in line.label.text() and 'simulating' not in
+          line.label.text(), 90, 'the simulation of the edited table')
