@@ -44,6 +44,7 @@ class PendantWatch:
         self._hold = hold
         self._stopped: set = set()
         self._refused = set()
+        self._last_check = time.monotonic()
         self._subscription = node.create_subscription(
             Pendant, PENDANT_TOPIC, self._on_heartbeat, PENDANT_QOS, callback_group=group)
         self._timer = node.create_timer(CHECK_PERIOD, self._check, callback_group=group)
@@ -64,6 +65,12 @@ class PendantWatch:
 
     def _check(self) -> None:
         now = time.monotonic()
+        late = now - self._last_check - CHECK_PERIOD
+        self._last_check = now
+        if late > CHECK_PERIOD:
+            # this node was held up (a stalled executor, a starved process): heartbeats that
+            # came meanwhile may still wait in its queue; judge at the next check, after them
+            return
         running = set(self._goals())
         self._stopped &= running
         for goal in running - self._stopped:

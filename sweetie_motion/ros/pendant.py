@@ -9,9 +9,10 @@ motion process stops those goals and holds those controllers
 (:mod:`sweetie_motion.controllers.pendants`). A client that publishes no pendant (``ros2
 action send_goal``, MoveIt) is not watched.
 
-The heartbeat is published from the node's executor (a timer), not from a GUI thread, so a
-window busy drawing for a while does not stop its own motion; a goal is named the moment it is
-sent (:meth:`Pendant.hold`), before the server can accept it.
+The heartbeat is published from a thread of its own, neither a GUI thread nor the node's
+executor (which may be busy with a backlog of joint_states), so a window busy drawing does not
+stop its own motion; a goal is named the moment it is sent (:meth:`Pendant.hold`), before the
+server can accept it.
 """
 
 import itertools
@@ -19,6 +20,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from typing import Any, Iterable, Set
 
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -74,7 +76,17 @@ class Pendant:
         self._publisher = node.create_publisher(
             PendantMsg, f'/{space}/{PENDANT_TOPIC}' if space else f'/{PENDANT_TOPIC}',
             PENDANT_QOS)
-        self._timer = node.create_timer(PERIOD, self.beat)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat_on, name='pendant', daemon=True)
+        self._thread.start()
+
+    def _beat_on(self) -> None:
+        # absolute deadlines: a late beat does not delay the ones after it
+        deadline = time.monotonic()
+        while not self._stop.is_set():
+            self.beat()
+            deadline = max(deadline + PERIOD, time.monotonic())
+            self._stop.wait(max(0.0, deadline - time.monotonic()))
 
     def hold(self, goal_id: bytes) -> None:
         """Name a goal (its 16-byte id) in the heartbeats from now on; beat at once."""
@@ -115,5 +127,6 @@ class Pendant:
 
     def destroy(self) -> None:
         """Stop the heartbeat (the motion process then stops what is still named)."""
-        self.node.destroy_timer(self._timer)
+        self._stop.set()
+        self._thread.join(2.0)
         self.node.destroy_publisher(self._publisher)
