@@ -35,8 +35,16 @@ demo: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
 
 # Every dependency is required here: a missing one fails instead of skipping its tests.
+# Two at a time (pytest-xdist, each worker its own ROS domains and X displays, a file stays on
+# its worker), then the tests that measure time (marked serial) with nothing beside them.
+TEST_ENV := QT_QPA_PLATFORM=offscreen SWEETIE_MOTION_TEST_STRICT=1
+TEST_WORKERS ?= 2
 test: setup
-	QT_QPA_PLATFORM=offscreen SWEETIE_MOTION_TEST_STRICT=1 $(PY) -m pytest test
+	@status=0; \
+	$(TEST_ENV) $(PY) -m pytest test -n $(TEST_WORKERS) --dist loadfile -m "not serial" \
+		|| status=$$?; \
+	$(TEST_ENV) $(PY) -m pytest test -m serial || status=$$?; \
+	exit $$status
 
 # The unit layer as it runs where ROS and Qt are not installed (they are hidden from it).
 test-fast: setup

@@ -8,12 +8,19 @@ from typing import Iterator
 
 
 def free_display() -> int:
-    """Return the number of an X display no server uses."""
-    for number in range(90, 200):
+    """
+    Return the number of an X display no server uses.
+
+    pytest-xdist's workers look in ranges of their own (gw0 from 90, gw1 from 130, ...), so that
+    two of them starting an X server at once do not pick the same number.
+    """
+    worker = os.environ.get('PYTEST_XDIST_WORKER', '')
+    first = 90 + 40 * int(worker[2:]) if worker.startswith('gw') else 90
+    for number in range(first, first + 40):
         if not os.path.exists(f'/tmp/.X11-unix/X{number}') and \
                 not os.path.exists(f'/tmp/.X{number}-lock'):
             return number
-    raise RuntimeError('no free X display number in 90..199')
+    raise RuntimeError(f'no free X display number in {first}..{first + 39}')
 
 
 def die_with_parent() -> None:

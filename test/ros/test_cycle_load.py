@@ -33,7 +33,7 @@ from floor import (  # noqa: E402, I100
     explained_by_floor, explained_lateness, FloorProbe, gap_in_a_stall,
 )
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 NS = 'pony_load'
 PERIOD = 0.01

@@ -257,27 +257,6 @@ def test_ctrl_c_stops_the_excitation_and_aborts_the_identification(pony):
             servo_cli('identify', '--abort')
 
 
-def test_a_killed_identify_stops_the_excitation_within_half_a_second(pony):
-    # kill -9: the command's pendant falls silent and the controller stops the excitation;
-    # the identification itself runs on until someone aborts it (the way out a user has)
-    killed = identify_process('--joints', 'joint11', '--png', '')
-    try:
-        wait_for(lambda: '(5%)' in killed.output() or '(6%)' in killed.output(),
-                 EXCITATION_STARTS_WITHIN, period=0.1, message='the excitation under way')
-        from stopping import judge_stop
-        from sweetie_motion.model import load_robot_description
-        model = load_robot_description('sweetie_bot.yaml')
-        model.configure()
-        acted = time.time()
-        killed.popen.send_signal(signal.SIGKILL)
-        assert killed.popen.wait(10) == -signal.SIGKILL
-        figures = judge_stop(pony, model, ['joint11'], acted, 0.5)
-        assert figures.within(0.5), figures
-    finally:
-        killed.stop(signal.SIGKILL)
-        servo_cli('identify', '--abort')
-
-
 @pytest.mark.timeout(480)
 def test_identification_finds_the_simulated_servos_models(pony):
     models = []
@@ -313,3 +292,24 @@ def test_identification_finds_the_simulated_servos_models(pony):
     assert 'identified' in done.stdout and 'prediction error' in done.stdout
     saved = yaml.safe_load((pony.tmp / 'identified.yaml').read_text())
     assert {m['name'] for m in saved['servo_models']} >= set(truth)
+
+
+def test_a_killed_identify_stops_the_excitation_within_half_a_second(pony):
+    # kill -9: the command's pendant falls silent and the controller stops the excitation;
+    # the identification itself runs on until someone aborts it (the way out a user has)
+    killed = identify_process('--joints', 'joint11', '--png', '')
+    try:
+        wait_for(lambda: '(5%)' in killed.output() or '(6%)' in killed.output(),
+                 EXCITATION_STARTS_WITHIN, period=0.1, message='the excitation under way')
+        from stopping import judge_stop
+        from sweetie_motion.model import load_robot_description
+        model = load_robot_description('sweetie_bot.yaml')
+        model.configure()
+        acted = time.time()
+        killed.popen.send_signal(signal.SIGKILL)
+        assert killed.popen.wait(10) == -signal.SIGKILL
+        figures = judge_stop(pony, model, ['joint11'], acted, 0.5)
+        assert figures.within(0.5), figures
+    finally:
+        killed.stop(signal.SIGKILL)
+        servo_cli('identify', '--abort')

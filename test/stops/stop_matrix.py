@@ -1,9 +1,10 @@
 """
-Every way a person stops the robot, in every state of both windows (issue #33).
+Every way a person stops the robot, in every state of a window (issue #33): the tests.
 
-Each test runs for the operator console (beside the winding arm's bringup) and for the
-trajectory editor (beside the pony's): see conftest.py for the windows, the screen and how the
-stops are judged, windows.py for each window's motions and questions.
+test_console_stops.py runs them for the operator console (beside the winding arm's bringup),
+test_editor_stops.py for the trajectory editor (beside the pony's), each naming its window in
+``WINDOW`` (two modules: they run side by side). See conftest.py for the windows, the screen
+and how the stops are judged, windows.py for each window's motions and questions.
 """
 
 import os
@@ -15,8 +16,6 @@ from stopping import wait_at_rest
 from waiting import stays
 from windows import ARM, ConsoleStates, EditorStates, HEAD
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
-
 #: per window: its states, the robot's process config and description, what it moves
 WINDOWS = {
     'console': (ConsoleStates, 'winding_arm_motion.yaml', 'winding_arm.yaml', ARM,
@@ -26,13 +25,13 @@ WINDOWS = {
 QUESTIONS = ('dialog: unsaved changes', 'dialog: replace', 'dialog: file dialog')
 
 
-@pytest.fixture(scope='module', params=list(WINDOWS))
+@pytest.fixture(scope='module')
 def states(request, laptop, tmp_path_factory):
-    """Run the window's robot apart from it; yield the window's states on their bench."""
+    """Run the robot of the module's WINDOW apart from it; yield the window's states."""
     from domains import own_domain
     from motion_process import motion_process, MotionClient
     from sweetie_motion.model import load_robot_description
-    kind = request.param
+    kind = request.module.WINDOW
     cls, config, robot, joints, args = WINDOWS[kind]
     model = load_robot_description(robot)
     model.configure()

@@ -476,6 +476,7 @@ def test_the_led_shows_the_state_and_a_written_led_stays(rig):
     assert bus.read_register('j1', 'led_control').result(2) == BLUE | RED
 
 
+@pytest.mark.serial
 def test_measurements_stay_fresh_on_a_noisy_line(rig):
     bus = rig.start([(1, 0.0), (2, 0.0), (3, 0.0)])
     for fault in ('corrupt-reply=0.05', 'drop=0.01'):
