@@ -46,11 +46,15 @@ class PhysicsSimulation:
         """Return the simulated time [s]."""
         return float(self.data.time)
 
-    def reset(self, pose: np.ndarray) -> None:
+    def reset(self, pose: np.ndarray, place: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
         """
         Put the robot still in ``pose`` (a full pose [rad]), a free one just above the floor.
 
-        The servos' set-points are the pose; the time restarts at 0.
+        The servos' set-points are the pose; the time restarts at 0; servos switched off stay
+        off (:meth:`set_torque`).
+
+        :param place: where a free robot stands: x, y [m] on the floor, heading [rad] about
+            the vertical; upright.
         """
         mujoco = self._mujoco
         mujoco.mj_resetData(self.model, self.data)
@@ -59,8 +63,9 @@ class PhysicsSimulation:
         self.data.qpos[self.physics.qpos[placed]] = pose[placed]
         self.data.ctrl[:] = pose[self.physics.actuated]
         if self.physics.free_base:
-            self.data.qpos[0:3] = (0.0, 0.0, 0.0)
-            self.data.qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
+            x, y, heading = (float(v) for v in place)
+            self.data.qpos[0:3] = (x, y, 0.0)
+            self.data.qpos[3:7] = (np.cos(heading / 2), 0.0, 0.0, np.sin(heading / 2))
             mujoco.mj_kinematics(self.model, self.data)
             self.data.qpos[2] = DROP - self._lowest_floor_point()
         mujoco.mj_forward(self.model, self.data)
@@ -121,6 +126,18 @@ class PhysicsSimulation:
         pose[placed] = self.data.qpos[self.physics.qpos[placed]]
         return pose
 
+    def velocities(self) -> np.ndarray:
+        """Return the full pose's velocities [rad/s] (fixed joints at 0)."""
+        velocity = np.zeros(len(self.physics.joints))
+        placed = self.physics.dof >= 0
+        velocity[placed] = self.data.qvel[self.physics.dof[placed]]
+        return velocity
+
+    def heading(self) -> float:
+        """Return the root's heading: the angle of its x axis about the vertical [rad]."""
+        axis = self.data.xmat[1].reshape(3, 3)[:, 0]
+        return float(np.arctan2(axis[1], axis[0]))
+
     def servo_torques(self) -> np.ndarray:
         """Return each servo's torque on its joint [N*m], in actuator order."""
         return self.data.actuator_force.copy()
@@ -150,3 +167,27 @@ class PhysicsSimulation:
         feet = self._foot_of_geom[other[other >= 0]]
         touching[feet[feet >= 0]] = True
         return touching
+
+    def foot_forces(self) -> np.ndarray:
+        """
+        Return, per leg, the force the floor exerts on its foot, in the world (legs, 3) [N].
+
+        The sum over every contact of the foot's shapes with the floor (zero off the floor; a
+        foot within the contact margin but not pressed has zero force).
+        """
+        forces = np.zeros((len(self.physics.legs), 3))
+        wrench = np.zeros(6)
+        for index in range(self.data.ncon):
+            contact = self.data.contact[index]
+            first, second = contact.geom
+            if self._floor not in (first, second):
+                continue
+            leg = self._foot_of_geom[second if first == self._floor else first]
+            if leg < 0:
+                continue
+            self._mujoco.mj_contactForce(self.model, self.data, index, wrench)
+            # the contact frame's normal points from the first shape to the second; its force
+            # pushes the second away from the first
+            force = contact.frame.reshape(3, 3).T @ wrench[:3]
+            forces[leg] += force if first == self._floor else -force
+        return forces

@@ -200,3 +200,38 @@ def pose_to_msg(pose):
     (msg.orientation.x, msg.orientation.y, msg.orientation.z,
      msg.orientation.w) = rotation_to_quaternion(pose.rotation)
     return msg
+
+
+def physics_messages(state, stamp: Time, world_frame: str, base_frame: str):
+    """
+    Return the messages of a physics robot's state: its base on /tf, as a pose, its feet.
+
+    :param state: a :class:`~sweetie_motion.physics.bus.PhysicsState`.
+    :param stamp: the time of its tick on the ROS clock.
+    :param world_frame: the fixed frame ('odom'); :param base_frame: the root link's frame.
+    :return: (tf2_msgs/TFMessage with world -> base, geometry_msgs/PoseStamped of the base in
+        the world, sweetie_motion_msgs/FootContacts in the world).
+    """
+    from geometry_msgs.msg import Point, PoseStamped, TransformStamped, Vector3
+    from sweetie_motion_msgs.msg import FootContacts
+    from tf2_msgs.msg import TFMessage
+    x, y, z = (float(v) for v in state.position)
+    qw, qx, qy, qz = (float(v) for v in state.orientation)
+    transform = TransformStamped()
+    transform.header.stamp, transform.header.frame_id = stamp, world_frame
+    transform.child_frame_id = base_frame
+    t = transform.transform
+    t.translation.x, t.translation.y, t.translation.z = x, y, z
+    t.rotation.w, t.rotation.x, t.rotation.y, t.rotation.z = qw, qx, qy, qz
+    pose = PoseStamped()
+    pose.header.stamp, pose.header.frame_id = stamp, world_frame
+    pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = x, y, z
+    o = pose.pose.orientation
+    o.w, o.x, o.y, o.z = qw, qx, qy, qz
+    contacts = FootContacts(
+        name=list(state.legs), in_contact=[bool(v) for v in state.on_floor],
+        position=[Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                  for p in state.contact_points],
+        force=[Vector3(x=float(f[0]), y=float(f[1]), z=float(f[2])) for f in state.forces])
+    contacts.header.stamp, contacts.header.frame_id = stamp, world_frame
+    return TFMessage(transforms=[transform]), pose, contacts
