@@ -87,8 +87,7 @@ class ProcessConfig:
 
     def select_bus(self, bus: str, servos: Optional[str] = None) -> None:
         """
-        Make the servo bus ``bus``: the bus component becomes a virtual robot (kinematic or
-        with physics) or a serial bus.
+        Make the servo bus ``bus``: a virtual robot (kinematic or with physics) or a serial bus.
 
         A serial bus (real or simulated) also gets a ``servo_ident`` component if the
         configuration has none. A bus component of the configuration keeps its place and, when

@@ -199,7 +199,7 @@ class PhysicsServoBus(ServoBus):
             return self._torque.copy()
 
     def status(self) -> List[ServoStatus]:
-        """Return each servo's status ('at stall' while it delivers its stall torque)."""
+        """Return each servo's status: 'at stall' while it delivers its stall torque."""
         with self._lock:
             stall = self.physics.stall[self._servo]
             effort = self._effort

@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from ros_util import call_idempotent, ROOT, wait_for, wait_future
+from sweetie_motion.nodes.physics_robot import PhysicsRobotNode
+from sweetie_motion.parameters import ParameterError
 from sweetie_motion.ros.action_client import ActionClient
 from sweetie_motion_msgs.msg import FootContacts
 from sweetie_motion_msgs.srv import SetChainsTorque
@@ -218,3 +220,16 @@ def test_torque_off_drops_a_lifted_leg_and_reset_stands_the_pony_up(pony):
     wait_for(pony.standing, 10, message=lambda: f'standing after reset (height '
              f'{pony.height():.3f} m, tilt {math.degrees(pony.tilt()):.1f} deg, contacts '
              f'{list(pony.contacts.in_contact)})')
+
+
+@pytest.mark.parametrize('name, value, message', [
+    ('world_frame', '', 'world_frame: must not be empty'),
+    ('base_frame', '/base_link', 'base_frame: '),
+    ('max_catch_up', 0, 'max_catch_up: must be >= 1'),
+    ('publish_rate', 'fast', 'publish_rate: expected float'),
+])
+def test_a_bad_parameter_of_the_physics_robot_is_one_line_naming_it(name, value, message):
+    spec = next(s for s in PhysicsRobotNode.PARAMETERS if s.name == name)
+    with pytest.raises(ParameterError) as error:
+        spec.validate(value)
+    assert str(error.value).startswith(message) and '\n' not in str(error.value)
