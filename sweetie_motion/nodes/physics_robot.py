@@ -23,7 +23,7 @@ from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.physics.robot import PhysicsRobotComponent, PhysicsRobotSpec
-from sweetie_motion.ros.conversions import physics_messages
+from sweetie_motion.ros.conversions import PhysicsMessages
 
 #: /tf as tf2_ros's TransformBroadcaster has it (DynamicBroadcasterQoS)
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -127,8 +127,8 @@ class PhysicsRobotNode(ComponentNode):
     def _publish_loop(self) -> None:
         """Publish the base pose, /tf and the contacts at publish_rate until stopped."""
         interval = 1.0 / self.values['publish_rate']
-        world, base = self.values['world_frame'], self.values['base_frame']
         component = self._component()
+        messages: Optional[PhysicsMessages] = None
         clock = self.get_clock()
         deadline = time.monotonic()
         while not self._stop.is_set():
@@ -146,12 +146,15 @@ class PhysicsRobotNode(ComponentNode):
             age = max(0.0, time.monotonic() - state.stamp)
             stamp = Time(nanoseconds=ros_now.nanoseconds - int(age * 1e9),
                          clock_type=ros_now.clock_type).to_msg()
-            tf, pose, contacts = physics_messages(state, stamp, world, base)
+            if messages is None:
+                messages = PhysicsMessages(self.values['world_frame'],
+                                           self.values['base_frame'], state.legs)
+            messages.fill(state, stamp)
             try:
                 if self._tf is not None:
-                    self._tf.publish(tf)
-                self._pose.publish(pose)
-                self._contacts.publish(contacts)
+                    self._tf.publish(messages.tf)
+                self._pose.publish(messages.pose)
+                self._contacts.publish(messages.contacts)
             except Exception as error:  # noqa: B902 -- e.g. the context shutting down
                 if not self.context.ok():
                     return

@@ -176,18 +176,35 @@ class PhysicsSimulation:
         foot within the contact margin but not pressed has zero force).
         """
         forces = np.zeros((len(self.physics.legs), 3))
-        wrench = np.zeros(6)
-        for index in range(self.data.ncon):
-            contact = self.data.contact[index]
-            first, second = contact.geom
-            if self._floor not in (first, second):
-                continue
-            leg = self._foot_of_geom[second if first == self._floor else first]
-            if leg < 0:
-                continue
-            self._mujoco.mj_contactForce(self.model, self.data, index, wrench)
-            # the contact frame's normal points from the first shape to the second; its force
-            # pushes the second away from the first
-            force = contact.frame.reshape(3, 3).T @ wrench[:3]
-            forces[leg] += force if first == self._floor else -force
+        data = self.data
+        if data.ncon == 0:
+            return forces
+        contacts = data.contact
+        pairs = contacts.geom[:data.ncon]
+        floor_first = pairs[:, 0] == self._floor
+        other = np.where(floor_first, pairs[:, 1],
+                         np.where(pairs[:, 1] == self._floor, pairs[:, 0], -1))
+        legs = np.where(other >= 0, self._foot_of_geom[other], -1)
+        chosen = np.flatnonzero((legs >= 0) & (contacts.efc_address[:data.ncon] >= 0))
+        if not chosen.size:
+            return forces
+        local = np.zeros((chosen.size, 3))
+        if self.model.opt.cone == self._mujoco.mjtCone.mjCONE_ELLIPTIC:
+            # an elliptic cone's constraint forces are the contact frame's components: normal,
+            # then the two tangents (as many as the contact has dimensions, up to three here)
+            addresses, dims = contacts.efc_address[chosen], contacts.dim[chosen]
+            for axis in range(3):
+                present = dims > axis
+                local[present, axis] = data.efc_force[addresses[present] + axis]
+        else:
+            wrench = np.zeros(6)
+            for row, index in enumerate(chosen):
+                self._mujoco.mj_contactForce(self.model, data, int(index), wrench)
+                local[row] = wrench[:3]
+        # the contact frame's rows: its normal, pointing from the first shape to the second,
+        # and two tangents; its force pushes the second shape away from the first
+        frames = contacts.frame[chosen].reshape(-1, 3, 3)
+        world = np.einsum('nij,ni->nj', frames, local)
+        world[~floor_first[chosen]] *= -1.0
+        np.add.at(forces, legs[chosen], world)
         return forces
