@@ -43,8 +43,9 @@ def physics_line(result):
     p = result['physics']
     return (f'  physics: {p["simulated"]:.3f} s simulated over {p["followed"]:.3f} s of ticks '
             f'(real-time factor {p["real_time_factor"]:.4f}; wall {p["wall"]:.2f} s), steps '
-            f'{p["step_mean"] * 1e3:.3f} ms CPU per tick (mean; longest since start {p["step_max"] * 1e3:.2f} ms), dropped '
-            f'{p["dropped"] * 1e3:.0f} ms in {p["drops"]} tick(s)')
+            f'{p["step_mean"] * 1e3:.3f} ms CPU per tick (mean; longest since start '
+            f'{p["step_max"] * 1e3:.2f} ms), dropped {p["dropped"] * 1e3:.0f} ms in '
+            f'{p["drops"]} tick(s)')
 
 
 def compare(label, seconds, targets, load):
