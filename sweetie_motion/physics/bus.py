@@ -61,7 +61,7 @@ class PhysicsState:
 @dataclass(frozen=True)
 class PhysicsStatistics:
     """
-    How the simulation kept up with the cycle since it was created (or since the last reset).
+    How the simulation kept up with the cycle since it was created.
 
     :param simulated: simulated time [s].
     :param elapsed: cycle time the bus was asked to follow (its ticks' times) [s].
@@ -86,6 +86,20 @@ class PhysicsStatistics:
     def real_time_factor(self) -> float:
         """Return simulated time over the time followed (1.0: it kept up) [-]."""
         return self.simulated / self.elapsed if self.elapsed > 0 else 1.0
+
+
+@dataclass
+class _Tally:
+    """What :class:`PhysicsStatistics` sums up, as the cycle thread counts it."""
+
+    simulated: float = 0.0
+    elapsed: float = 0.0
+    dropped: float = 0.0
+    drops: int = 0
+    ticks: int = 0
+    spent: float = 0.0
+    longest: float = 0.0
+    resets: int = 0
 
 
 class PhysicsServoBus(ServoBus):
@@ -124,7 +138,7 @@ class PhysicsServoBus(ServoBus):
         self._carry = 0.0
         self._stamp = 0.0
         self._effort = np.zeros(len(self.joints))
-        self._stats = [0.0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0]
+        self._tally = _Tally()
         zero = np.zeros(len(physics.joints))
         self.sim.reset(zero)
         if settle > 0:
@@ -152,14 +166,14 @@ class PhysicsServoBus(ServoBus):
             return BusState(position, velocity, self._effort.copy(), now)
 
     def _advance(self, elapsed: float) -> None:
-        stats = self._stats
-        stats[1] += elapsed
+        tally = self._tally
+        tally.elapsed += elapsed
         wanted = elapsed + self._carry
         if wanted > self.max_catch_up:
             # a stalled machine: the time beyond the bound is not simulated (the robot lags
             # the wall clock by it) rather than a tick spending ever longer catching up
-            stats[2] += wanted - self.max_catch_up
-            stats[3] += 1
+            tally.dropped += wanted - self.max_catch_up
+            tally.drops += 1
             wanted = self.max_catch_up
         steps = int(wanted / self.timestep + 1e-9)
         self._carry = wanted - steps * self.timestep
@@ -168,10 +182,10 @@ class PhysicsServoBus(ServoBus):
         start = time.thread_time()
         self.sim.advance(steps * self.timestep)
         spent = time.thread_time() - start
-        stats[0] += steps * self.timestep
-        stats[4] += 1
-        stats[5] += spent
-        stats[6] = max(stats[6], spent)
+        tally.simulated += steps * self.timestep
+        tally.ticks += 1
+        tally.spent += spent
+        tally.longest = max(tally.longest, spent)
 
     # --- torque, status ------------------------------------------------------------------------
 
@@ -224,7 +238,7 @@ class PhysicsServoBus(ServoBus):
             pose[self.physics.actuated] = sim.data.ctrl
             x, y = (float(v) for v in sim.base_pose()[:2])
             sim.reset(pose, (x, y, sim.heading()))
-            self._stats[7] += 1
+            self._tally.resets += 1
             off = int(np.count_nonzero(~self._torque))
         limp = f'; {off} servo(s) are off: the robot sags again' if off else ''
         return f'stood up at x {x:.3f} m, y {y:.3f} m{limp}'
@@ -241,6 +255,7 @@ class PhysicsServoBus(ServoBus):
     def statistics(self) -> PhysicsStatistics:
         """Return how the simulation kept up with the cycle."""
         with self._lock:
-            simulated, elapsed, dropped, drops, ticks, spent, longest, resets = self._stats
-        return PhysicsStatistics(simulated, elapsed, dropped, int(drops), int(ticks),
-                                 spent / ticks if ticks else 0.0, longest, int(resets))
+            t = self._tally
+            return PhysicsStatistics(t.simulated, t.elapsed, t.dropped, t.drops, t.ticks,
+                                     t.spent / t.ticks if t.ticks else 0.0, t.longest,
+                                     t.resets)
