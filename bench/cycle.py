@@ -211,15 +211,19 @@ def settle(host, quiet=1.0, longest=15.0):
     return {'seconds': time.monotonic() - start, 'corrected': last}
 
 
-def run_sweetie_motion(period, seconds, isolated=True, load=False):
+def run_sweetie_motion(period, seconds, isolated=True, load=False, bus='virtual'):
     """
     Run the real motion process with three controllers; return its cycle statistics.
 
     :param isolated: the cycle in a child process of its own (the default of the package).
     :param load: also run a joint_trajectory controller and the load clients.
+    :param bus: 'virtual' (the kinematic virtual robot) or 'physics' (the robot on a floor:
+        the result then has 'physics', the simulation's statistics over the run).
     """
-    namespace = f'bench_{"iso" if isolated else "inp"}_{int(1 / period)}{"_load" * load}'
-    components = [{'name': 'virtual_robot', 'type': 'virtual_robot'}] + [
+    namespace = (f'bench_{"iso" if isolated else "inp"}_{int(1 / period)}{"_load" * load}'
+                 f'{"_" + bus if bus != "virtual" else ""}')
+    robot = {'virtual': 'virtual_robot', 'physics': 'physics_robot'}[bus]
+    components = [{'name': robot, 'type': robot}] + [
         {'name': name, 'type': 'follow_joint_state',
          'parameters': {'controlled_chains': chains, 'activation_delay': 0.0,
                         'stay_operational': True, 'smoothing': smoothing}}
@@ -256,6 +260,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
         # 1.5 ms: longer than anything of ours can keep a CPU (a tick, the spin before it)
         probe = FloorProbe(period, max(0.0015, period / 2))
         host.cycle().statistics(reset=True)
+        physics0 = physics_statistics(host, bus)
         others = [host.pid, host.info['publisher_pid']] if host.isolated else []
         steal0 = steal_seconds()
         cpu0, wall0 = time.process_time(), time.monotonic()
@@ -268,6 +273,7 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                  '--every', '2'], ['storm', '--count', '2000'])]
         time.sleep(seconds)
         snapshot = host.cycle().statistics()
+        physics1 = physics_statistics(host, bus)
         floor = probe.stop()
         stats = snapshot.summary()
         wall = time.monotonic() - wall0
@@ -289,6 +295,8 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
                   'cpu_ros': cpu, 'cpu_cycle': child, 'steal': steal,
                   'scheduling': snapshot.scheduling, 'floor': floor,
                   'explained': explained_by_floor(snapshot.late_ticks, floor, period)}
+        if physics0 is not None:
+            result['physics'] = physics_window(physics0, physics1, wall)
         if load:
             result['watch'] = json.loads(watcher.communicate(timeout=60)[0].splitlines()[-1])
             result['clients'] = []
@@ -309,6 +317,32 @@ def run_sweetie_motion(period, seconds, isolated=True, load=False):
     finally:
         rclpy.try_shutdown(context=context)
         os.unlink(stream.name)
+
+
+def physics_statistics(host, bus):
+    """Return the physics robot's statistics now (None on another bus)."""
+    if bus != 'physics':
+        return None
+    from sweetie_motion.physics.robot import PhysicsRobotComponent
+    return host.component(PhysicsRobotComponent, 'physics_robot').statistics()
+
+
+def physics_window(before, after, wall):
+    """
+    Return what the simulation did between two statistics, over ``wall`` seconds.
+
+    The real-time factor is the simulated time over the time of the ticks it followed (the
+    cycle's deadlines follow the wall clock; a tick's time is its deadline): the wall time of
+    the window itself is read a statistics call apart from its ticks.
+    """
+    ticks = max(after.ticks - before.ticks, 1)
+    followed = after.elapsed - before.elapsed
+    return {'simulated': after.simulated - before.simulated, 'wall': wall,
+            'followed': followed,
+            'real_time_factor': (after.simulated - before.simulated) / max(followed, 1e-9),
+            'dropped': after.dropped - before.dropped, 'drops': after.drops - before.drops,
+            'step_mean': (after.step_mean * after.ticks - before.step_mean * before.ticks)
+            / ticks, 'step_max': after.step_max, 'ticks': ticks}
 
 
 def run_baseline(period, seconds):

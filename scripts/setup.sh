@@ -168,9 +168,9 @@ build_interface() {
   stamp_set "iface-$pkg" "$h"
   say "$pkg: built ($(elapsed) so far)"
 }
-# control_msgs and controller_manager_msgs only where the environment has none of its own (the
-# wheels have none; a sourced ROS 2 install does, and then ours must not shadow it).
-for pkg in control_msgs controller_manager_msgs; do
+# control_msgs, controller_manager_msgs and tf2_msgs only where the environment has none of its
+# own (the wheels have none; a sourced ROS 2 install does, and then ours must not shadow it).
+for pkg in control_msgs controller_manager_msgs tf2_msgs; do
   origin=$("$VENV/bin/python" -c "import $pkg, os; print(os.path.dirname($pkg.__file__))" 2>/dev/null || true)
   if [ -n "$origin" ] && [[ "$origin" != "$VENV"* ]]; then
     say "$pkg: using the installed one ($origin)"

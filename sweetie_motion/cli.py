@@ -248,6 +248,23 @@ def export_trajectories(args: argparse.Namespace) -> int:
     return 0
 
 
+def reset_robot(args: argparse.Namespace) -> int:
+    """Stand the physics robot up again (its ``~/reset`` service); print what was done."""
+    from std_srvs.srv import Trigger
+    from sweetie_motion.ros.motion_client import MotionClient
+    with MotionClient(args.namespace, timeout=args.timeout, notice=notice,
+                      pendant=False) as client:
+        service = f'{client.ns}/{args.node}/reset'
+        response = client.call_service(
+            Trigger, service, what=f'physics robot (service {service}: a bringup with --bus '
+            'physics)')
+    if not response.success:
+        print(f'sweetie-motion reset: {response.message}', file=sys.stderr)
+        return 1
+    print(response.message)
+    return 0
+
+
 def build_parser() -> CommandParser:
     """Return the argument parser of `sweetie-motion`."""
     parser = CommandParser(
@@ -331,6 +348,9 @@ def build_parser() -> CommandParser:
     exporter.add_argument('names', nargs='*', default=[],
                           help='trajectories (default: all)')
     exporter.add_argument('--out', default='-', help='folder, or - for standard output')
+    reset = motion_command('reset', 'stand the physics robot (bringup --bus physics) up again '
+                           'where it is', reset_robot)
+    reset.add_argument('--node', default='physics_robot', help='the physics robot node')
     add_check_command(commands, add_connection_options)
     add_simulate_command(commands, add_connection_options)
 

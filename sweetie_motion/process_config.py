@@ -7,7 +7,8 @@ sweetie_motion:
   robot: sweetie_bot.yaml         # robot description (URDF + chains + groups)
   robot_description: file         # the URDF: file (robot's) | parameter | topic (as
                                   # robot_state_publisher has it); chains etc. from robot
-  bus: virtual                    # the servos: virtual (in-process) | sim-serial | serial
+  bus: virtual                    # the servos: virtual (in-process) | physics (the robot on a
+                                  # floor, MuJoCo) | sim-serial | serial
   servos: sweetie_bot_servos.yaml # servo config of sim-serial and serial (ports, IDs)
   period: 0.01                    # sync cycle period [s]
   isolated_cycle: true            # the cycle in a child process of its own (default)
@@ -36,7 +37,11 @@ _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
 #: where the URDF may come from (``robot_description`` of the process config)
 DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
 #: the servo buses (``bus`` of the process config, ``bringup --bus``)
-BUS_CHOICES = ('virtual', 'sim-serial', 'serial')
+BUS_CHOICES = ('virtual', 'physics', 'sim-serial', 'serial')
+#: the component type of each in-process bus (the serial buses: herkulex_bus)
+BUS_COMPONENTS = {'virtual': 'virtual_robot', 'physics': 'physics_robot'}
+#: every component type that installs the servo bus
+BUS_TYPES = ('virtual_robot', 'physics_robot', 'herkulex_bus')
 #: the keys of the ``sweetie_motion`` section
 SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'period',
                 'isolated_cycle', 'autostart', 'motion', 'components')
@@ -75,19 +80,20 @@ class ProcessConfig:
     #: where the URDF comes from: 'file' (the robot description's), 'parameter' (the
     #: bringup's robot_description parameter) or 'topic' (the latched robot_description topic)
     robot_description: str = 'file'
-    #: the servo bus: None = as the components say, else 'virtual', 'sim-serial' or 'serial'
+    #: the servo bus: None = as the components say, else one of :data:`BUS_CHOICES`
     bus: Optional[str] = None
     #: the servo configuration of the serial buses
     servos: str = 'sweetie_bot_servos.yaml'
 
     def select_bus(self, bus: str, servos: Optional[str] = None) -> None:
         """
-        Make the servo bus ``bus``: the bus component becomes a virtual robot or a serial bus.
+        Make the servo bus ``bus``: a virtual robot (kinematic or with physics) or a serial bus.
 
         A serial bus (real or simulated) also gets a ``servo_ident`` component if the
-        configuration has none.
+        configuration has none. A bus component of the configuration keeps its place and, when
+        it is already of the wanted type, its name and parameters.
 
-        :param bus: 'virtual', 'sim-serial' or 'serial'.
+        :param bus: one of :data:`BUS_CHOICES`.
         :param servos: the servo configuration file of the serial buses (default: servos).
         :raises ConfigError: an unknown bus.
         """
@@ -96,16 +102,17 @@ class ProcessConfig:
                               f'got {bus!r}')
         self.bus = bus
         self.servos = servos or self.servos
-        wanted = (ComponentConfig('virtual_robot', 'virtual_robot') if bus == 'virtual' else
-                  ComponentConfig('servo_bus', 'herkulex_bus',
-                                  {'mode': bus, 'config': self.servos}))
-        if bus != 'virtual' and not any(c.type_name == 'servo_ident' for c in self.components):
+        serial = bus not in BUS_COMPONENTS
+        wanted = (ComponentConfig('servo_bus', 'herkulex_bus',
+                                  {'mode': bus, 'config': self.servos}) if serial else
+                  ComponentConfig(BUS_COMPONENTS[bus], BUS_COMPONENTS[bus]))
+        if serial and not any(c.type_name == 'servo_ident' for c in self.components):
             # real (or simulated) HerkuleX servos: their identification comes with them
             self.components.append(ComponentConfig('servo_ident', 'servo_ident',
                                                    {'servos': self.servos}))
         for index, component in enumerate(self.components):
-            if component.type_name in ('virtual_robot', 'herkulex_bus'):
-                if component.type_name != wanted.type_name or bus != 'virtual':
+            if component.type_name in BUS_TYPES:
+                if component.type_name != wanted.type_name or serial:
                     self.components[index] = wanted
                 return
         self.components.insert(0, wanted)

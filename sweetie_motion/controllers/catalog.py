@@ -25,6 +25,7 @@ CONTROLLER_TYPES: Dict[str, str] = {
 #: the ros2_control hardware plugin of each servo bus type of a process config
 HARDWARE_TYPES: Dict[str, str] = {
     'virtual_robot': 'sweetie_motion/VirtualServoBus',
+    'physics_robot': 'sweetie_motion/PhysicsServoBus',
     'herkulex_bus': 'sweetie_motion/HerkulexServoBus',
 }
 #: what every controller type derives from, in ros2_control's words

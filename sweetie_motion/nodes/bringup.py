@@ -31,6 +31,7 @@ from sweetie_motion.nodes.executor import MotionExecutor
 from sweetie_motion.nodes.gripper import GripperNode
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
+from sweetie_motion.nodes.physics_robot import PhysicsRobotNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.servo_bus import ServoBusNode
 from sweetie_motion.nodes.servo_ident import ServoIdentNode
@@ -38,13 +39,14 @@ from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
 from sweetie_motion.process_config import (
-    BUS_CHOICES, check_namespace, check_period, DESCRIPTION_SOURCES, load_process_config,
-    node_type, ProcessConfig,
+    BUS_CHOICES, BUS_TYPES, check_namespace, check_period, DESCRIPTION_SOURCES,
+    load_process_config, node_type, ProcessConfig,
 )
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
     'virtual_robot': VirtualRobotNode,
+    'physics_robot': PhysicsRobotNode,
     'follow_joint_state': FollowJointStateNode,
     'torque_main_switch': TorqueMainSwitchNode,
     'joint_trajectory': JointTrajectoryNode,
@@ -59,8 +61,8 @@ COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
 #: process) must not wait that long for the GIL behind a busy callback [s]
 SWITCH_INTERVAL = 0.0005
 
-#: components whose type installs the servo bus are configured and activated first
-BUS_TYPES = ('virtual_robot', 'herkulex_bus')
+#: components whose type installs the servo bus (process_config.BUS_TYPES) are configured and
+#: activated first
 #: how long a bringup whose cycle process ended goes on answering the goals it ran [s]
 ANSWER_TIMEOUT = 3.0
 #: spinning after the last goal's result: the result replies leave the process [s]
@@ -198,9 +200,10 @@ def build_parser() -> CommandParser:
     parser.add_argument('--threads', type=positive_count, default=4,
                         help='threads of the MultiThreadedExecutor')
     parser.add_argument('--bus', choices=BUS_CHOICES,
-                        help='the servos: virtual (the in-process virtual robot), sim-serial '
-                        '(HerkuleX bus simulators on pseudo-terminals, through the real '
-                        'driver) or serial (the ports of --servos); default: the config')
+                        help='the servos: virtual (the kinematic virtual robot), physics (the '
+                        'robot on a floor in a physics engine: it can tip, slip and strain), '
+                        'sim-serial (HerkuleX bus simulators on pseudo-terminals, through the '
+                        'real driver) or serial (the ports of --servos); default: the config')
     parser.add_argument('--servos', help='servo config of sim-serial and serial (default '
                         'sweetie_bot_servos.yaml: ports, baud rates, IDs, joints)')
     parser.add_argument('--robot-description', choices=DESCRIPTION_SOURCES,

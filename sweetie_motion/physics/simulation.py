@@ -46,11 +46,15 @@ class PhysicsSimulation:
         """Return the simulated time [s]."""
         return float(self.data.time)
 
-    def reset(self, pose: np.ndarray) -> None:
+    def reset(self, pose: np.ndarray, place: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
         """
         Put the robot still in ``pose`` (a full pose [rad]), a free one just above the floor.
 
-        The servos' set-points are the pose; the time restarts at 0.
+        The servos' set-points are the pose; the time restarts at 0; servos switched off stay
+        off (:meth:`set_torque`).
+
+        :param place: where a free robot stands: x, y [m] on the floor, heading [rad] about
+            the vertical; upright.
         """
         mujoco = self._mujoco
         mujoco.mj_resetData(self.model, self.data)
@@ -59,8 +63,9 @@ class PhysicsSimulation:
         self.data.qpos[self.physics.qpos[placed]] = pose[placed]
         self.data.ctrl[:] = pose[self.physics.actuated]
         if self.physics.free_base:
-            self.data.qpos[0:3] = (0.0, 0.0, 0.0)
-            self.data.qpos[3:7] = (1.0, 0.0, 0.0, 0.0)
+            x, y, heading = (float(v) for v in place)
+            self.data.qpos[0:3] = (x, y, 0.0)
+            self.data.qpos[3:7] = (np.cos(heading / 2), 0.0, 0.0, np.sin(heading / 2))
             mujoco.mj_kinematics(self.model, self.data)
             self.data.qpos[2] = DROP - self._lowest_floor_point()
         mujoco.mj_forward(self.model, self.data)
@@ -121,6 +126,18 @@ class PhysicsSimulation:
         pose[placed] = self.data.qpos[self.physics.qpos[placed]]
         return pose
 
+    def velocities(self) -> np.ndarray:
+        """Return the full pose's velocities [rad/s] (fixed joints at 0)."""
+        velocity = np.zeros(len(self.physics.joints))
+        placed = self.physics.dof >= 0
+        velocity[placed] = self.data.qvel[self.physics.dof[placed]]
+        return velocity
+
+    def heading(self) -> float:
+        """Return the root's heading: the angle of its x axis about the vertical [rad]."""
+        axis = self.data.xmat[1].reshape(3, 3)[:, 0]
+        return float(np.arctan2(axis[1], axis[0]))
+
     def servo_torques(self) -> np.ndarray:
         """Return each servo's torque on its joint [N*m], in actuator order."""
         return self.data.actuator_force.copy()
@@ -150,3 +167,44 @@ class PhysicsSimulation:
         feet = self._foot_of_geom[other[other >= 0]]
         touching[feet[feet >= 0]] = True
         return touching
+
+    def foot_forces(self) -> np.ndarray:
+        """
+        Return, per leg, the force the floor exerts on its foot, in the world (legs, 3) [N].
+
+        The sum over every contact of the foot's shapes with the floor (zero off the floor; a
+        foot within the contact margin but not pressed has zero force).
+        """
+        forces = np.zeros((len(self.physics.legs), 3))
+        data = self.data
+        if data.ncon == 0:
+            return forces
+        contacts = data.contact
+        pairs = contacts.geom[:data.ncon]
+        floor_first = pairs[:, 0] == self._floor
+        other = np.where(floor_first, pairs[:, 1],
+                         np.where(pairs[:, 1] == self._floor, pairs[:, 0], -1))
+        legs = np.where(other >= 0, self._foot_of_geom[other], -1)
+        chosen = np.flatnonzero((legs >= 0) & (contacts.efc_address[:data.ncon] >= 0))
+        if not chosen.size:
+            return forces
+        local = np.zeros((chosen.size, 3))
+        if self.model.opt.cone == self._mujoco.mjtCone.mjCONE_ELLIPTIC:
+            # an elliptic cone's constraint forces are the contact frame's components: normal,
+            # then the two tangents (as many as the contact has dimensions, up to three here)
+            addresses, dims = contacts.efc_address[chosen], contacts.dim[chosen]
+            for axis in range(3):
+                present = dims > axis
+                local[present, axis] = data.efc_force[addresses[present] + axis]
+        else:
+            wrench = np.zeros(6)
+            for row, index in enumerate(chosen):
+                self._mujoco.mj_contactForce(self.model, data, int(index), wrench)
+                local[row] = wrench[:3]
+        # the contact frame's rows: its normal, pointing from the first shape to the second,
+        # and two tangents; its force pushes the second shape away from the first
+        frames = contacts.frame[chosen].reshape(-1, 3, 3)
+        world = np.einsum('nij,ni->nj', frames, local)
+        world[~floor_first[chosen]] *= -1.0
+        np.add.at(forces, legs[chosen], world)
+        return forces

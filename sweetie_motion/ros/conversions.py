@@ -200,3 +200,53 @@ def pose_to_msg(pose):
     (msg.orientation.x, msg.orientation.y, msg.orientation.z,
      msg.orientation.w) = rotation_to_quaternion(pose.rotation)
     return msg
+
+
+class PhysicsMessages:
+    """
+    The messages of a physics robot's state, built once and refilled for each publication.
+
+    Its base on /tf (tf2_msgs/TFMessage, world -> base), as a pose (geometry_msgs/PoseStamped)
+    and its feet (sweetie_motion_msgs/FootContacts), all in the world frame. Refilling costs a
+    tenth of building them anew (rclpy checks every field set on a new message).
+
+    :param world_frame: the fixed frame ('odom'); :param base_frame: the root link's frame.
+    :param legs: the legs, in the order of the states to come.
+    """
+
+    def __init__(self, world_frame: str, base_frame: str, legs: Sequence[str]) -> None:
+        from geometry_msgs.msg import Point, PoseStamped, TransformStamped, Vector3
+        from sweetie_motion_msgs.msg import FootContacts
+        from tf2_msgs.msg import TFMessage
+        self.transform = TransformStamped(child_frame_id=base_frame)
+        self.transform.header.frame_id = world_frame
+        self.tf = TFMessage(transforms=[self.transform])
+        self.pose = PoseStamped()
+        self.pose.header.frame_id = world_frame
+        self.contacts = FootContacts(name=list(legs), in_contact=[False] * len(legs),
+                                     position=[Point() for _ in legs],
+                                     force=[Vector3() for _ in legs])
+        self.contacts.header.frame_id = world_frame
+
+    def fill(self, state, stamp: Time) -> None:
+        """
+        Put a state into the messages.
+
+        :param state: a :class:`~sweetie_motion.physics.bus.PhysicsState` of these legs.
+        :param stamp: the time of its tick on the ROS clock.
+        """
+        x, y, z = state.position.tolist()
+        qw, qx, qy, qz = state.orientation.tolist()
+        self.transform.header.stamp = self.pose.header.stamp = stamp
+        self.contacts.header.stamp = stamp
+        t = self.transform.transform
+        t.translation.x, t.translation.y, t.translation.z = x, y, z
+        t.rotation.w, t.rotation.x, t.rotation.y, t.rotation.z = qw, qx, qy, qz
+        p = self.pose.pose
+        p.position.x, p.position.y, p.position.z = x, y, z
+        p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z = qw, qx, qy, qz
+        self.contacts.in_contact = state.on_floor.tolist()
+        for point, xyz in zip(self.contacts.position, state.contact_points.tolist()):
+            point.x, point.y, point.z = xyz
+        for force, xyz in zip(self.contacts.force, state.forces.tolist()):
+            force.x, force.y, force.z = xyz

@@ -144,3 +144,59 @@ def test_controller_manager_msgs_are_upstream_jazzys_on_the_wire(name):
     assert described['type_hashes'][0]['type_name'] == f'controller_manager_msgs/{name}'
     assert described['type_hashes'][0]['hash_string'] == \
         f'RIHS01_{CONTROLLER_MANAGER_HASHES[name]}'
+
+
+def _rihs01(description, referenced) -> str:
+    """Return the RIHS01 hash of a type description (REP 2011: its fields, no default values)."""
+    import hashlib
+    import json
+
+    def hashable(td):
+        return {'type_name': td['type_name'],
+                'fields': [{'name': f['name'], 'type': f['type']} for f in td['fields']]}
+    document = {'type_description': hashable(description),
+                'referenced_type_descriptions': [hashable(r) for r in sorted(
+                    referenced, key=lambda r: r['type_name'])]}
+    text = json.dumps(document, separators=(', ', ': '))
+    return 'RIHS01_' + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_tf2_msgs_tfmessage_is_upstream_jazzys_on_the_wire():
+    # upstream geometry2 (jazzy, 0.36.x) tf2_msgs/msg/TFMessage.msg is one field,
+    # `geometry_msgs/TransformStamped[] transforms`; its hash is computed here from that
+    # definition and geometry_msgs' own description (the wheel's, built upstream), and must be
+    # the hash of the tf2_msgs the setup built
+    import json
+    import os
+    from ament_index_python.packages import get_package_share_directory
+    from tf2_msgs.msg import TFMessage
+    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
+    assert TFMessage.get_fields_and_field_types() == {
+        'transforms': 'sequence<geometry_msgs/TransformStamped>'}
+
+    def described(package, name):
+        path = os.path.join(get_package_share_directory(package), 'msg', f'{name}.json')
+        with open(path, encoding='utf-8') as stream:
+            return json.load(stream)
+    stamped = described('geometry_msgs', 'TransformStamped')
+    inner = stamped['type_description_msg']
+    # the method reproduces the wheel's own hash of TransformStamped
+    assert _rihs01(inner['type_description'], inner['referenced_type_descriptions']) == \
+        stamped['type_hashes'][0]['hash_string']
+    upstream = {'type_name': 'tf2_msgs/msg/TFMessage', 'fields': [{'name': 'transforms', 'type': {
+        'type_id': 145,   # a nested type (1) in an unbounded sequence (+144)
+        'capacity': 0, 'string_capacity': 0,
+        'nested_type_name': 'geometry_msgs/msg/TransformStamped'}}]}
+    expected = _rihs01(upstream, [inner['type_description']] +
+                       inner['referenced_type_descriptions'])
+    ours = described('tf2_msgs', 'TFMessage')['type_hashes'][0]
+    assert ours == {'type_name': 'tf2_msgs/msg/TFMessage', 'hash_string': expected}
+    assert expected == 'RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087'
+
+
+def test_foot_contacts_has_its_fields():
+    from sweetie_motion_msgs.msg import FootContacts
+    assert FootContacts.get_fields_and_field_types() == {
+        'header': 'std_msgs/Header', 'name': 'sequence<string>',
+        'in_contact': 'sequence<boolean>', 'position': 'sequence<geometry_msgs/Point>',
+        'force': 'sequence<geometry_msgs/Vector3>'}
