@@ -108,6 +108,10 @@ class RobotView3D(QWidget):
         self.tool = None if tool is None else np.asarray(tool, dtype=float)
         self.title = title
 
+    def link_position(self, link: str) -> np.ndarray:
+        """Return where a link was drawn at the last redraw [m] (the base's pose applied)."""
+        return np.array(self._links[link])
+
     def set_base(self, base: Optional[Tuple[np.ndarray, np.ndarray]]) -> None:
         """
         Take where the base is (rotation 3x3, position [m]; None: at the origin), drawn at redraw.

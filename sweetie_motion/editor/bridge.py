@@ -23,7 +23,8 @@ from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.requests import (
-    CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback, GoalFinished, HoldPose,
+    BasePoseReceived, CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback,
+    GoalFinished, HoldPose,
     ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseHeld, PublishMarker, PublishSupport,
     RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
     STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
@@ -78,6 +79,10 @@ class EditorBridge(BridgeBase):
                       'uses.'),
         ParameterSpec('virtual_robot', 'virtual_robot', 'The virtual robot node, whose '
                       '~/move_by_hand the sliders use while the servos are off.'),
+        ParameterSpec('base_pose_topic', 'physics_robot/base_pose', 'Where the robot on the '
+                      "physics engine's floor has its base (geometry_msgs/PoseStamped): the 3D "
+                      'view draws the robot there (a fall is seen); no such topic: at the '
+                      'origin.'),
         ParameterSpec('robot_description', 'sweetie_bot.yaml',
                       'Robot description: limits, sliders, plots, Fit to limits.'),
         ParameterSpec('workspace_dir', '~/.local/share/sweetie_motion/editor',
@@ -94,6 +99,7 @@ class EditorBridge(BridgeBase):
     def __init__(self, node) -> None:
         from control_msgs.action import FollowJointTrajectory
         from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import PoseStamped
         from sweetie_motion.ros.action_client import ActionClient
         from sensor_msgs.msg import JointState
         from std_srvs.srv import SetBool, Trigger
@@ -134,7 +140,10 @@ class EditorBridge(BridgeBase):
             node.create_subscription(JointState, self.name(values['joint_states_topic']),
                                      self._on_joint_states, 50),
             node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
-                                     10)]
+                                     10),
+            node.create_subscription(PoseStamped, self.name(values['base_pose_topic']),
+                                     self._on_base_pose, 10)]
+        self._base_pose: Optional[BasePoseReceived] = None
         self.set_topic = self.name(values['set_topic'])
         self.hand_topic = self.name(f'{values["virtual_robot"]}/move_by_hand')
         self._set_pub = node.create_publisher(JointState, self.set_topic, 10)
@@ -191,6 +200,17 @@ class EditorBridge(BridgeBase):
         times.append(stamp)
         rows.append([positions[c] for c in columns])
 
+    def _on_base_pose(self, msg) -> None:
+        from sweetie_motion.ros.conversions import pose_from_msg
+        try:
+            pose = pose_from_msg(msg.pose)
+        except ValueError:
+            return      # a broken pose is not drawn; the next one is
+        event = BasePoseReceived(tuple(tuple(float(v) for v in row) for row in pose.rotation),
+                                 tuple(float(v) for v in pose.position))
+        with self._lock:
+            self._base_pose = event
+
     def _on_diagnostics(self, msg) -> None:
         namespace = self.values['namespace'].strip('/')
         for status in msg.status:
@@ -216,6 +236,10 @@ class EditorBridge(BridgeBase):
                 DIAGNOSTICS_STALE else None
         if pose is not None:
             events.append(PoseReceived(*pose))
+        with self._lock:
+            base, self._base_pose = self._base_pose, None
+        if base is not None:
+            events.append(base)
         self._refresh_links(now, fresh, events)
         self._deadlines(now, fresh)
         if diagnostics is not None and self._torque is None:

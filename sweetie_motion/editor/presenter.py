@@ -38,9 +38,9 @@ from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
 from sweetie_motion.editor.messages import EditorError, Message, MessageBoard, rows_text
 from sweetie_motion.editor.requests import (
-    CancelGoal, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, LOST,
-    MoveByHand, PoseHeld, PublishSupport, RecordingFinished, ServoState, SetPose, SetTorqueOff,
-    STOPPED, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+    BasePoseReceived, CancelGoal, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished,
+    HoldPose, LOST, MoveByHand, PoseHeld, PublishSupport, RecordingFinished, ServoState, SetPose,
+    SetTorqueOff, STOPPED, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.editor.table_commands import real_joints, TableCommands
 from sweetie_motion.editor.teaching import Teaching
@@ -65,6 +65,8 @@ POSE_REACHED = 0.01
 POSE_PATIENCE = 10.0
 #: how long FollowJointState's answer to a hold is waited for [s]
 HOLD_PATIENCE = 3.0
+#: a physics robot's base pose older than this is not drawn (it went away) [s]
+BASE_POSE_STALE = 1.0
 
 _POINT = re.compile(r'\bpoint (\d+)\b')
 
@@ -158,6 +160,7 @@ class EditorPresenter:
         self._handlers.register(TrajectorySaved, self.files.saved)
         self._handlers.register(RecordingFinished, self.teaching.finished)
         self._handlers.register(PoseHeld, self._on_pose_held)
+        self._handlers.register(BasePoseReceived, self._on_base_pose)
         self.links: Dict[str, bool] = dict.fromkeys(PARTS, False)
         self.virtual_robot = False
         self.execution: Optional[Execution] = None
@@ -175,6 +178,8 @@ class EditorPresenter:
         self._pose_asked: Optional[Tuple[Dict[str, float], float]] = None
         #: when a hold of FollowJointState was asked for (None: no answer awaited)
         self._hold_asked: Optional[float] = None
+        #: the physics robot's base (rotation, position [m]) and when it came (None: none)
+        self._base: Optional[Tuple[Any, Any, float]] = None
 
     # --- messages ------------------------------------------------------------------------------
 
@@ -378,6 +383,18 @@ class EditorPresenter:
         if not moving and self._hold_asked is None:
             self.say('nothing moves')
         return moving
+
+    @property
+    def base_pose(self) -> Optional[Tuple[Any, Any]]:
+        """Return where the physics robot's base is now (rotation, position [m]), None: none."""
+        base = self._base
+        if base is None or self.clock() - base[2] > BASE_POSE_STALE:
+            return None
+        return base[0], base[1]
+
+    def _on_base_pose(self, event: BasePoseReceived) -> None:
+        self._base = (tuple(event.rotation), tuple(event.position), self.clock())
+        self.board.notify('pose')
 
     def _on_pose_held(self, event: PoseHeld) -> None:
         self._hold_asked = None

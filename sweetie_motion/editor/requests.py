@@ -156,6 +156,19 @@ class GoalFinished:
 
 
 @dataclass(frozen=True)
+class BasePoseReceived:
+    """
+    Where the physics robot's base is (its ``base_pose``): the 3D view draws the robot there.
+
+    :param rotation: the base's orientation, a 3x3 matrix row by row.
+    :param position: [m], the floor at z = 0.
+    """
+
+    rotation: Tuple[Tuple[float, float, float], ...]
+    position: Tuple[float, float, float]
+
+
+@dataclass(frozen=True)
 class PoseHeld:
     """FollowJointState's answer to :class:`HoldPose` (``error`` '' when it holds)."""
 

@@ -785,10 +785,14 @@ class EditorWindow(QMainWindow):
             checked = self.table_checker.result if self.table_checker is not None else None
             self.robot_view.set_marks(checked.marks_at(moment) if checked is not None and
                                       moment is not None else None)
-            # after Simulate, a moment of the table shows the pony where the physics had it
-            self.robot_view.set_base(self.physics_line.base_at(
-                table_key(p.waypoints, p.interpolation), moment)
-                if self.physics_line is not None and moment is not None else None)
+            # after Simulate, a moment of the table shows the pony where the physics had it;
+            # the robot itself is drawn where the physics robot has it (tilted, fallen)
+            if moment is not None:
+                self.robot_view.set_base(self.physics_line.base_at(
+                    table_key(p.waypoints, p.interpolation), moment)
+                    if self.physics_line is not None else None)
+            else:
+                self.robot_view.set_base(p.base_pose)
             self.robot_view.redraw()
 
     def _show_pose(self) -> None:

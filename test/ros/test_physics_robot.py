@@ -222,6 +222,36 @@ def test_torque_off_drops_a_lifted_leg_and_reset_stands_the_pony_up(pony):
              f'{list(pony.contacts.in_contact)})')
 
 
+def test_the_editor_draws_the_pony_where_the_physics_has_it(pony, qtbot, tmp_path):
+    # #34 item 4: the editor's 3D view takes the physics robot's base pose (standing on the
+    # floor, upright), and draws the hooves on the floor grid (z = 0)
+    from sweetie_motion.editor.app import build_editor
+    from sweetie_motion.nodes.background import BackgroundNode
+    ros = BackgroundNode('editor_on_physics', ['editor_on_physics', '--ros-args', '-p',
+                                               f'namespace:={NS}', '-p',
+                                               f'workspace_dir:={tmp_path}'])
+    editor = None
+    try:
+        editor = build_editor(ros.node, poses={})
+        window = editor.window
+        qtbot.addWidget(window)
+        window.show()
+
+        def drawn_standing() -> bool:
+            base = window.robot_view.base
+            return base is not None and abs(base[1][2] - STANDING) < 0.01 and \
+                base[0][2][2] > math.cos(math.radians(3))
+        qtbot.waitUntil(drawn_standing, timeout=30000)
+        window.robot_view.redraw()
+        hooves = [window.robot_view.link_position(f'hoof{k}')[2] for k in range(1, 5)]
+        assert max(abs(z) for z in hooves) < 0.02, hooves      # on the floor
+    finally:
+        if editor is not None:
+            editor.window.stops.leaving = True
+            editor.window.close()
+        ros.close(editor.bridge.close if editor is not None else None)
+
+
 @pytest.mark.parametrize('name, value, message', [
     ('world_frame', '', 'world_frame: must not be empty'),
     ('base_frame', '/base_link', 'base_frame: '),
