@@ -290,8 +290,10 @@ class MotionChecker:
             valid = None
         else:
             rest = standing.rest
-            torques = self.load.torques(samples.positions, samples.times, rest.touching,
-                                        rest.normal, rest.contacts)
+            # the servos give centimetres under the body's weight: a hoof a little above the
+            # floor (one the body can rock onto) carries its share too
+            torques = self.load.torques(samples.positions, samples.times,
+                                        rest.rock.any(axis=2), rest.normal, rest.contacts)
             valid = standing.stands
         report.load = self.load.heaviest(torques, samples.times, settings.stall_share, valid)
         report.findings += load_findings(report.load, settings)

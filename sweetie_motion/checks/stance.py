@@ -364,7 +364,7 @@ class Footing:
 
 
 def sole_points(robot, legs: dict, meshes: dict, radius: float,
-                rim: float = 0.002) -> dict:
+                rim: float = 0.01) -> dict:
     """
     Return leg -> its sole's points (m, 3) in the frame of its contact link's joint [m].
 
