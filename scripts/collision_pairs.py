@@ -53,7 +53,7 @@ class Pairs:
         model = load_robot_description(robot_file)
         model.configure()
         self.settings = model.check_settings
-        joints = [n for n in model.list_all_joints()]
+        joints = list(model.list_all_joints())
         self.robot = CheckRobot(model.urdf_document(), joints)
         pin = self.robot.model
         meshes = folder_meshes(self.settings.meshes, [f.name for f in pin.frames]) \
@@ -73,8 +73,7 @@ class Pairs:
         return out
 
     def path(self, pair: int) -> list:
-        """Return the pinocchio joints (revolute, one coordinate) that move one link of a pair
-        against the other."""
+        """Return the pinocchio joints that move one link of a pair against the other."""
         a, b = (int(k) for k in self.collision.pairs[pair])
         ja = int(self.collision.geometry.geometryObjects[a].parentJoint)
         jb = int(self.collision.geometry.geometryObjects[b].parentJoint)
@@ -216,8 +215,8 @@ def main() -> int:
     robot = pairs.robot.model.name
     text = '\n'.join([
         '<?xml version="1.0"?>',
-        f'<!-- {robot}: the link pairs that cannot meet, left out of sweetie_motion\'s',
-        '     collision check (and MoveIt\'s, given the same collision meshes). Computed by',
+        f"<!-- {robot}: the link pairs that cannot meet, left out of sweetie_motion's",
+        "     collision check (and MoveIt's, given the same collision meshes). Computed by",
         '     scripts/collision_pairs.py from the collision meshes of the robot description:',
         f'     {summary}. -->',
         f'<robot name="{robot}">'] + disabled + ['</robot>']) + '\n'

@@ -234,7 +234,7 @@ class BalanceModel:
 
 
 def fit_plane(points: np.ndarray, above: np.ndarray,
-           weights: Optional[np.ndarray] = None) -> 'tuple[np.ndarray, np.ndarray]':
+              weights: Optional[np.ndarray] = None) -> 'tuple[np.ndarray, np.ndarray]':
     """
     Return a plane (origin (n, 3), unit normal (n, 3)) through points (n, k, 3).
 

@@ -193,7 +193,7 @@ class CollisionModel:
         model = self.robot.model
         self._deviation: Dict[str, float] = {}
         #: shape index -> its mesh, for the meshed links
-        self._meshes: Dict[int, _MeshParts] = {}
+        self._meshes: Dict[int, _Capsule] = {}
         if not meshes:
             return urdf
         geometry = pinocchio.GeometryModel()
@@ -401,11 +401,11 @@ def segment_distance(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
     e = np.maximum(np.einsum('ni,ni->n', d2, d2), 1e-18)
     b, c, f = (np.einsum('ni,ni->n', x, y) for x, y in ((d1, d2), (d1, r), (d2, r)))
     denominator = a * e - b * b
-    s = np.where(denominator > 1e-18, np.clip((b * f - c * e) /
-                                                np.maximum(denominator, 1e-18), 0.0, 1.0), 0.0)
+    free = np.clip((b * f - c * e) / np.maximum(denominator, 1e-18), 0.0, 1.0)
+    s = np.where(denominator > 1e-18, free, 0.0)
     t = (b * s + f) / e
-    s = np.where(t < 0.0, np.clip(-c / a, 0.0, 1.0), np.where(t > 1.0, np.clip((b - c) / a,
-                                                                                0.0, 1.0), s))
+    below, beyond = np.clip(-c / a, 0.0, 1.0), np.clip((b - c) / a, 0.0, 1.0)
+    s = np.where(t < 0.0, below, np.where(t > 1.0, beyond, s))
     t = np.clip(t, 0.0, 1.0)
     return np.linalg.norm(p1 + s[:, None] * d1 - p2 - t[:, None] * d2, axis=1)
 

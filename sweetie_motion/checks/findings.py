@@ -60,13 +60,17 @@ def balance_findings(standing: Standing, legs: Sequence[str], settings: Any) -> 
     need = max(1, int(round(LASTING / step))) if step > 0 else 1
     if standing.fall is not None:
         began, down = standing.fall
+        # the figures of the tip: the least margins from its start on (the spare included)
+        zmp = float(standing.rocking[began:].min()) - settings.balance_margin
+        com = float(standing.com_margin[began:].min())
+        after = ' (after the motion, in its last pose)' if down > times[-1] else ''
         found.append(Finding('balance', settings.balance, float(times[began]), (
-            f'tips over from t = {times[began]:.2f} s: the zero-moment point leaves the support '
-            f'of {_legs(legs, standing.rest.touching[began])} by '
-            f'{-standing.zmp_margin[began:down + 1].min() * 1e3:.1f} mm (the centre of mass by '
-            f'{max(0.0, -standing.com_margin[began:down + 1].min()) * 1e3:.1f} mm); the body '
-            f'has turned {np.degrees(settings.tilt):.0f} deg about its edge by t = '
-            f'{times[down]:.2f} s')))
+            f'tips over from t = {times[began]:.2f} s: the zero-moment point comes within '
+            f'{settings.balance_margin * 1e3:.0f} mm of the edge of the hooves it stands or '
+            f'can rock on ({_legs(legs, standing.rest.touching[began])}) or beyond, by '
+            f'{-zmp * 1e3:.1f} mm (the centre of mass {com * 1e3:.1f} mm inside); the body has '
+            f'turned {np.degrees(settings.tilt):.0f} deg about that edge by t = {down:.2f} s'
+            f'{after}')))
     off_plan = _first_run(standing.planned > settings.tilt, need)
     if off_plan is not None:
         found.append(Finding('balance', settings.balance, float(times[off_plan]), (
@@ -74,7 +78,7 @@ def balance_findings(standing: Standing, legs: Sequence[str], settings: Any) -> 
             f'{_legs(legs, standing.rest.touching[off_plan])}, tilted '
             f'{np.degrees(standing.planned[off_plan]):.0f} deg from the stance of the legs it '
             'flags supporting')))
-    lifted = _first_run(standing.lifted.any(axis=1), need)
+    lifted = _first_run(np.asarray(standing.lifted.any(axis=1)), need)
     if lifted is not None and off_plan is None:
         found.append(Finding('balance', 'warn', float(times[lifted]), (
             f'rocks onto {_legs(legs, standing.lifted[lifted])} (flagged lifted) at t = '
@@ -190,7 +194,7 @@ def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
         direction /= max(float(np.linalg.norm(direction)), 1e-12)
         held, pull, joint = end.strained(leg, direction)
         what = (f'the hoof of {legs[leg]} comes down at t = {times[start]:.2f} s and is '
-                f'dragged {worst * 1e3:.0f} mm along the floor (against {legs[other]}\'s) to '
+                f"dragged {worst * 1e3:.0f} mm along the floor (against {legs[other]}'s) to "
                 'the end')
         if held > pull:
             found.append(Finding('load', settings.load, float(times[start]), (

@@ -16,9 +16,7 @@ import numpy as np
 
 from sweetie_motion.checks.motion import CheckReport, MotionChecker, PoseSamples
 from sweetie_motion.model.report import table
-from sweetie_motion.trajectory.analysis import goal_motion
-from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
-from sweetie_motion.trajectory.validation import as_arrays, GoalLike
+from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
 @dataclass
@@ -60,13 +58,13 @@ def motion_planner(model: Any, interpolation: str = 'akima', policy: str = 'reti
                        policy)
 
 
-def played_samples(checker: MotionChecker, planner: Any, goal: GoalLike,
+def played_samples(checker: MotionChecker, planner: Any, goal: TrajectoryGoal,
                    pose: Optional[np.ndarray] = None, speed: float = 1.0,
                    backward: bool = False) -> Tuple[PoseSamples, Any]:
     """
     Return a stored motion sampled as the controller plays it, and the controller's plan.
 
-    :param planner: a :class:`~sweetie_motion.controllers.goals.GoalPlanner` (:func:`motion_planner`).
+    :param planner: the controller's planner (:func:`motion_planner`).
     :param pose: the full pose it starts from [rad] (default: the standing pose, all zero).
     :param speed: time scale (2: twice as fast); :param backward: played backward.
     :raises GoalError: the controller refuses it (its code and message).
@@ -83,7 +81,7 @@ def played_samples(checker: MotionChecker, planner: Any, goal: GoalLike,
     return samples, plan
 
 
-def check_motion(checker: MotionChecker, name: str, goal: GoalLike, planner: Any,
+def check_motion(checker: MotionChecker, name: str, goal: TrajectoryGoal, planner: Any,
                  speed: float = 1.0) -> CheckedMotion:
     """Check one stored motion as the controller plays it (from the standing pose)."""
     from sweetie_motion.trajectory.validation import GoalError

@@ -138,7 +138,10 @@ class LoadModel:
         moment = np.einsum('jb,nbi->nji', self._beyond, np.cross(bodies, demand)) - \
             np.cross(origins, force)
         torques = np.einsum('nji,nji->nj', axes, moment)
-        self.last_forces = self.last_lever = None
+        #: the feet's forces (poses, legs, 3) [N] and their levers on the joints (poses,
+        #: joints, legs, 3) [m] of the last call (None: no feet carried)
+        self.last_forces: Optional[np.ndarray] = None
+        self.last_lever: Optional[np.ndarray] = None
         if len(self._feet.joints) and support is not None:
             feet = self._feet.place(rotation, translation) if contacts is None else contacts
             # a foot's force turns joint j by F . (axis_j x (foot - origin_j)) if beyond it

@@ -13,10 +13,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, Stance, support_columns
+from sweetie_motion.checks.collision import CollisionModel, Obstacle, PairApproach
 from sweetie_motion.checks.findings import (
     balance_findings, balance_margins, drag_findings, EndPose, Finding, load_findings,
 )
-from sweetie_motion.checks.collision import CollisionModel, Obstacle, PairApproach
 from sweetie_motion.checks.load import JointLoad, LoadModel
 from sweetie_motion.checks.meshes import folder_meshes, LinkMesh
 from sweetie_motion.checks.robot import CheckRobot
@@ -268,12 +268,11 @@ class MotionChecker:
         report.collision = self.collision.closest(samples.positions, samples.times,
                                                   settings.collision_margin)
         # links that touch collide (the check's mode); closer than the margin, a warning
-        for severity, near in ((settings.collision, [a for a in report.collision
-                                                      if a.distance <= 0.0]),
-                               ('warn', [a for a in report.collision
-                                         if 0.0 < a.distance < settings.collision_margin])):
+        touching = [a for a in report.collision if a.distance <= 0.0]
+        close = [a for a in report.collision if 0.0 < a.distance < settings.collision_margin]
+        for severity, near in ((settings.collision, touching), ('warn', close)):
             if near:
-                first = min(near, key=lambda a: a.time)
+                first = near[0]   # the deepest (the list is closest first)
                 report.findings.append(Finding(
                     'collision', severity, first.time,
                     f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
@@ -281,7 +280,7 @@ class MotionChecker:
 
     def _load(self, samples: PoseSamples, standing: Optional[Standing],
               report: CheckReport) -> None:
-        """The joint torques of the poses that stand, from the feet they stand on."""
+        """Find the loads of the poses that stand, carried by the feet they stand on."""
         settings = self.settings
         assert self.load is not None
         if standing is None or standing.held:
@@ -292,13 +291,16 @@ class MotionChecker:
             rest = standing.rest
             # the servos give centimetres under the body's weight: a hoof a little above the
             # floor (one the body can rock onto) carries its share too
-            torques = self.load.torques(samples.positions, samples.times,
-                                        rest.rock.any(axis=2), rest.normal, rest.contacts)
+            carrying = np.asarray(rest.rock.any(axis=2))
+            torques = self.load.torques(samples.positions, samples.times, carrying,
+                                        rest.normal, rest.contacts)
             valid = standing.stands
         report.load = self.load.heaviest(torques, samples.times, settings.stall_share, valid)
         report.findings += load_findings(report.load, settings)
-        if standing is not None and not standing.held and self.load.last_forces is not None:
-            end = EndPose(self.load.last_lever[-1], self.load.last_forces[-1], torques[-1],
+        forces, lever = self.load.last_forces, self.load.last_lever
+        if standing is not None and not standing.held and forces is not None \
+                and lever is not None:
+            end = EndPose(lever[-1], forces[-1], torques[-1],
                           self.load.stall, standing.rest.normal[-1], settings.friction,
                           self.load.joints)
             report.findings += drag_findings(standing, self.legs, settings, end)

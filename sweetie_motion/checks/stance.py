@@ -81,13 +81,11 @@ def rest_stance(soles: np.ndarray, com: np.ndarray, candidates: np.ndarray,
     vertical = up / np.linalg.norm(up, axis=1, keepdims=True)
     combos = [list(c) for c in combinations(range(legs), 3)] + \
         [list(c) for c in combinations(range(legs), 2)]
-    origins, normals, usable = [], [], []
-    for combo in combos:
-        origin, normal, ok = _face(soles, com, combo, vertical, passes)
-        origins.append(origin)
-        normals.append(normal)
-        usable.append(ok & candidates[:, combo].all(axis=1))
-    origins, normals, usable = np.stack(origins, 1), np.stack(normals, 1), np.stack(usable, 1)
+    faces = [_face(soles, com, combo, vertical, passes) for combo in combos]
+    origins = np.stack([face[0] for face in faces], axis=1)
+    normals = np.stack([face[1] for face in faces], axis=1)
+    usable = np.stack([face[2] & candidates[:, combo].all(axis=1)
+                       for face, combo in zip(faces, combos)], axis=1)
     # nothing of any candidate sole below the face
     flat = soles.reshape(n, -1, 3)
     above = (np.matmul(normals, flat.transpose(0, 2, 1)) - np.einsum(
@@ -119,9 +117,11 @@ def rest_stance(soles: np.ndarray, com: np.ndarray, candidates: np.ndarray,
 def _continuous(normals: np.ndarray, holds: np.ndarray, usable: np.ndarray,
                 start: np.ndarray) -> np.ndarray:
     """
-    Return the face each pose rests on (n,): of those that hold it, the one nearest the face
-    of the pose before (a body stays on the face it stands on while that holds it); where
-    none holds it, the usable face nearest (the one it tips from).
+    Return the face each pose rests on (n,).
+
+    Of those that hold it, the one nearest the face of the pose before (a body stays on the
+    face it stands on while that holds it); where none holds it, the usable face nearest (the
+    one it tips from).
     """
     best = np.empty(len(normals), dtype=int)
     previous = start
@@ -190,8 +190,8 @@ def support_depth(soles: np.ndarray, point: np.ndarray, normal: np.ndarray,
     return reach.max(axis=1).min(axis=1)
 
 
-def tip_over(margin: np.ndarray, height: np.ndarray, times: np.ndarray,
-             tilt: float) -> Tuple[np.ndarray, Optional[Tuple[int, int]]]:
+def tip_over(margin: np.ndarray, height: np.ndarray, times: np.ndarray, tilt: float,
+             after: float = 1.5) -> Tuple[np.ndarray, Optional[Tuple[int, float]]]:
     """
     Return the body's rotation about its support's edge (n,) [rad], and where it tips over.
 
@@ -199,38 +199,40 @@ def tip_over(margin: np.ndarray, height: np.ndarray, times: np.ndarray,
     centre of mass's height h: theta'' = g (e + h theta) / h^2, with e how far the point is
     beyond the edge (-margin); at rest (theta 0) it stays while the point is inside, and it
     settles back when the edge's moment turns. A rock onto a fourth hoof is a new face, not
-    an excursion; a short excursion turns the body a little and it lands again.
+    an excursion; a short excursion turns the body a little and it lands again. The last pose
+    is held ``after`` seconds more (the robot holds it after the motion).
 
     :param margin: (n,) the zero-moment point's margin inside the stance [m].
-    :param rocking: (n,) the zero-moment point's margin inside the feet the body can rock
-        onto: what it must tip beyond to fall [m].
     :param height: (n,) the centre of mass above the floor [m].
     :param times: (n,) uniformly sampled [s].
     :param tilt: the rotation that is a fall [rad].
-    :return: the rotation, and (first row of the excursion that ends in a fall, row where
-        the rotation passes ``tilt``), None if the body stays up.
+    :return: the rotation, and (first row of the excursion that ends in a fall, the time the
+        rotation passes ``tilt`` [s]), None if the body stays up.
     """
     n = len(times)
-    step = float(times[1] - times[0]) if n > 1 else 0.0
+    step = float(times[1] - times[0]) if n > 1 else 0.01
+    extra = int(np.ceil(after / step))
     theta = np.zeros(n)
     angle = rate = 0.0
     began = -1
-    for row in range(n):
-        h = max(float(height[row]), 1e-3)
-        push = -float(margin[row]) + h * angle
+    for row in range(n + extra):
+        k = min(row, n - 1)
+        h = max(float(height[k]), 1e-3)
+        push = -float(margin[k]) + h * angle
         if angle <= 0.0 and push <= 0.0:
             angle = rate = 0.0
             began = -1
         else:
             if began < 0:
-                began = row
+                began = k
             rate += GRAVITY * push / (h * h) * step
             angle = max(angle + rate * step, 0.0)
             if angle == 0.0:
                 rate = 0.0
-        theta[row] = angle
+        if row < n:
+            theta[row] = angle
         if angle > tilt:
-            return theta, (began, row)
+            return theta, (began, float(times[0]) + row * step)
     return theta, None
 
 
@@ -248,7 +250,7 @@ class Standing:
         onto: what it must tip beyond to fall [m].
     :param height: (n,) the centre of mass above the floor [m].
     :param theta: (n,) the body's rotation about the edge it tips over [rad] (0: at rest).
-    :param fall: (row the tip began, row it passed the fall's tilt), None: it stays up.
+    :param fall: (row the tip began, when it passed the fall's tilt [s]), None: it stays up.
     :param lifted: (n, legs) feet on the floor that the motion's flags lift.
     :param planned: (n,) the angle between the face it rests on and the one its flags plan
         [rad] (0 without flags).
@@ -266,7 +268,7 @@ class Standing:
     rocking: np.ndarray
     height: np.ndarray
     theta: np.ndarray
-    fall: Optional[Tuple[int, int]]
+    fall: Optional[Tuple[int, float]]
     lifted: np.ndarray
     planned: np.ndarray
     held: bool
@@ -360,7 +362,6 @@ class Footing:
         flat = self.balance.zero_moment_point(local, com_local,
                                               np.einsum('nij,nkj->nki', axes, acceleration))
         return rest.origin + np.einsum('nia,na->ni', axes[:, :2].transpose(0, 2, 1), flat)
-
 
 
 def sole_points(robot, legs: dict, meshes: dict, radius: float,
