@@ -164,8 +164,8 @@ def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
     Return the hooves the motion drags along the floor while they stand on it.
 
     A foot on the floor stays where it is unless pulled past the floor's friction: while two
-    feet stand, the distance between them may not change. A motion that changes it by more
-    than :data:`DRAG` in the stretch it ends in drags the foot that came down last. Where its
+    feet stand, the distance between them may not change. A motion that ends with it changed
+    by more than :data:`DRAG` since both came down drags the foot that came down last. Where its
     leg's servos can pull harder than the floor holds it, it slips (a warning); where the
     floor holds it harder than they can pull, the foot stays and the servo that gives first
     is left at its stall torque in the last pose, after the motion: a held load (the load
@@ -184,7 +184,7 @@ def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
             if k == leg or begun > start or (begun == start and k > leg):
                 continue
             apart = np.linalg.norm(anchors[start:, leg] - anchors[start:, k], axis=1)
-            change = float(np.abs(apart - apart[0]).max())
+            change = abs(float(apart[-1] - apart[0]))   # what is left at the end
             if change > worst:
                 worst, other = change, k
         if worst <= DRAG:
