@@ -32,9 +32,9 @@ CONTACT = 0.002
 #: a sole this little above the face the body rests on catches it when it rocks [m] (about
 #: 6 degrees over a hoof's distance from the others): the body tips over only beyond them
 ROCK_LIFT = 0.015
-#: directions the support function of a contact patch is taken in (every 22.5 degrees)
-DIRECTIONS = np.stack([np.cos(np.arange(16) * np.pi / 8),
-                       np.sin(np.arange(16) * np.pi / 8)], axis=1)
+#: directions the support function of a contact patch is taken in (every 30 degrees)
+DIRECTIONS = np.stack([np.cos(np.arange(12) * np.pi / 6),
+                       np.sin(np.arange(12) * np.pi / 6)], axis=1)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def rest_stance(soles: np.ndarray, com: np.ndarray, candidates: np.ndarray,
         'nki,nki->nk', origins, normals)[:, :, None]).reshape(n, -1, legs, soles.shape[2])
     usable &= ~((above < -CONTACT) & candidates[:, None, :, None]).any(axis=(2, 3))
     patch = (above <= CONTACT) & candidates[:, None, :, None]
-    depth = _face_depths(soles, com, normals, patch)
+    depth = _face_depths(soles, com, normals, patch, usable)
     holds = usable & (depth >= 1e-4)
     best = _continuous(normals, holds, usable, vertical[0])
     score = np.where(usable, 0.0, -np.inf)
@@ -159,11 +159,19 @@ def _face(soles: np.ndarray, com: np.ndarray, combo: list, vertical: np.ndarray,
 
 
 def _face_depths(soles: np.ndarray, com: np.ndarray, normals: np.ndarray,
-                 patch: np.ndarray) -> np.ndarray:
-    """Return the centre of mass's margin inside each face's contact patch (n, faces) [m]."""
-    out = np.empty(patch.shape[:2])
+                 patch: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """
+    Return the centre of mass's margin inside each face's contact patch (n, faces) [m].
+
+    Only where the face is usable (elsewhere -inf): a face below which a sole lies holds
+    nothing, and its patch need not be measured.
+    """
+    out = np.full(patch.shape[:2], -np.inf)
     for face in range(patch.shape[1]):
-        out[:, face] = support_depth(soles, com, normals[:, face], patch[:, face])
+        rows = np.flatnonzero(usable[:, face])
+        if len(rows):
+            out[rows, face] = support_depth(soles[rows], com[rows], normals[rows, face],
+                                            patch[rows, face])
     return out
 
 
@@ -174,8 +182,8 @@ def support_depth(soles: np.ndarray, point: np.ndarray, normal: np.ndarray,
 
     The patch is the convex hull of the touching sole points; its depth at a point is the
     least of its support function less the point over the directions of the plane
-    (negative outside: minus the distance to the patch), taken every 22.5 degrees (the figure
-    is within 2 % of the exact one).
+    (negative outside: minus the distance to the patch), taken every 30 degrees (the figure
+    is within 4 % of the exact one: 1 / cos 15 deg).
 
     :param soles: (n, legs, m, 3); :param point: (n, 3); :param normal: (n, 3);
     :param patch: (n, legs, m) the touching points. A pose without any gives -inf.
