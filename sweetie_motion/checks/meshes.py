@@ -3,7 +3,7 @@ Collision meshes for the self-collision check: a folder of ``<link>.STL`` as coa
 
 coal checks a mesh itself (a bounding volume hierarchy of its triangles, not its convex hull:
 the U-shaped brackets of a leg stay U-shaped). A mesh of more than ``max_triangles`` triangles
-(Proto2's head: 44 928, 2.2 MB) is thinned by vertex clustering: the vertices in each cube of a
+(none of Proto2's: :data:`MAX_TRIANGLES`) is thinned by vertex clustering: the vertices in each cube of a
 grid become their mean, triangles that collapse are dropped. Every vertex moves by less than
 the cube's diagonal; :attr:`LinkMesh.deviation` is that bound [m], and the check takes it off
 every distance the mesh is part of, so a thinned mesh never reports more room than there is.
@@ -20,8 +20,9 @@ import numpy as np
 
 from sweetie_motion.physics.meshes import read_stl
 
-#: a mesh with more triangles than this is thinned (distance queries on Proto2's 45 000-triangle
-#: head took 0.7-1.1 ms each, on the thinned one 0.1-0.2 ms: bench/checks.py)
+#: a mesh with more triangles than this is thinned. Above Proto2's head (44 928 triangles, a
+#: distance 0.1-1 ms): thinned to 5 500 it would lose 13 mm (the clusters' diagonal, taken off
+#: every distance), more than the check can give; the capsule bounds keep its calls few
 MAX_TRIANGLES = 1000000
 
 
