@@ -4,9 +4,10 @@ Collision meshes for the self-collision check: a folder of ``<link>.STL`` as coa
 coal checks a mesh itself (a bounding volume hierarchy of its triangles, not its convex hull:
 the U-shaped brackets of a leg stay U-shaped). A mesh of more than ``max_triangles``
 triangles (none of Proto2's: :data:`MAX_TRIANGLES`) is thinned by vertex clustering: the
-vertices in each cube of a grid become their mean, triangles that collapse are dropped. Every vertex moves by less than
-the cube's diagonal; :attr:`LinkMesh.deviation` is that bound [m], and the check takes it off
-every distance the mesh is part of, so a thinned mesh never reports more room than there is.
+vertices in each cube of a grid become their mean, triangles that collapse are dropped. Every
+vertex moves by less than the cube's diagonal; :attr:`LinkMesh.deviation` is that bound [m],
+and the check takes it off every distance the mesh is part of, so a thinned mesh never
+reports more room than there is.
 Pure: numpy and coal.
 """
 
