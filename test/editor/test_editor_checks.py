@@ -15,7 +15,7 @@ from sweetie_motion.editor.models import FIXED, TIME
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-#: the front legs swing into each other (the pony's checks warn about collisions)
+#: the front legs swing into each other (the pony's checks refuse collisions)
 CROSSING = [{'joint11': 0.0, 'joint21': 0.0}, {'joint11': 0.3, 'joint21': -0.3},
             {'joint11': 0.0, 'joint21': 0.0}]
 
@@ -28,8 +28,8 @@ def test_crossing_legs_are_flagged_on_their_row_and_shown_in_the_3d_view(
     until(qtbot, lambda: 'collision' in label.text() and 'checking' not in label.text(), 30,
           'the checks flag the crossing legs')
     result = window.table_checker.result
-    first = result.findings[0]
-    assert first.finding.check == 'collision' and first.finding.severity == 'warn'
+    first = next(f for f in result.findings if f.finding.check == 'collision')
+    assert first.finding.severity == 'refuse'
     times = [w.time for w in editor.presenter.waypoints.waypoints]
     assert times[0] < first.time < times[-1]
     # the row nearest the finding is marked: its number, its time cell, a tooltip in words
