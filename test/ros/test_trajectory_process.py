@@ -294,7 +294,10 @@ def test_preemption_switches_without_a_jump(pony):
     stamps, positions, velocities = references(pony, since, 'joint12')
     assert len(stamps) > 150
     assert positions.max() > 0.3                     # the first motion was under way
-    assert np.abs(np.diff(positions)).max() < 0.05   # no jump
+    # no jump: between two references no more than the velocity limit allows in the time
+    # between them (a loaded machine may skip a message or a tick)
+    steps = np.abs(np.diff(positions)) - urdf_velocity_limit('joint12') * np.diff(stamps)
+    assert steps.max() < 0.01, f'a jump of {steps.max():.3f} rad beyond the velocity limit'
     # within the joint's velocity limit (the URDF's 1.5708: a quarter turn per second, which a
     # preempted motion may reach exactly)
     assert np.abs(velocities).max() <= urdf_velocity_limit('joint12') + 1e-9
