@@ -262,6 +262,13 @@ class CollisionModel:
         """Return coal's distance [m] of pair number ``pair`` at one pose (negative: overlap)."""
         return self.exact_configuration(self.robot.configurations(positions)[0], pair)
 
+    def touching_pairs(self, pose: np.ndarray) -> Set[Tuple[str, str]]:
+        """Return the pairs (link names) that touch or overlap in one pose."""
+        pose = np.atleast_2d(np.asarray(pose, dtype=float))
+        bounds = self.lower_bounds(pose)[0]
+        return {(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]])
+                for p in np.flatnonzero(bounds <= 0.0).tolist() if self.exact(pose, p) <= 0.0}
+
     def exact_configuration(self, q: np.ndarray, pair: int) -> float:
         """Return coal's distance [m] of pair number ``pair`` at a pinocchio configuration."""
         # only the pair's two shapes are placed: a pose's other shapes are not needed

@@ -23,6 +23,11 @@ LASTING = 0.1
 #: a hoof pulled along the floor this far while it stands on it slips [m] (the legs' servos
 #: give a few millimetres under the floor's friction)
 DRAG = 0.02
+#: a drag this far is more than the leg's servos give at their stall torque: the foot stays and a
+#: servo holds stall [m]. Shorter, they give (stall / stiffness, about 0.12 rad a servo, 12-18 mm
+#: at the hoof each) or the foot slides: a one-leg goal of MoveIt's dragging 26 mm slides 24 mm
+#: in the physics with no servo at stall; the greeting's 74 mm held joint12 at stall
+HELD_DRAG = 0.04
 
 
 @dataclass(frozen=True)
@@ -167,9 +172,10 @@ def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
     feet stand, the distance between them may not change. A motion that ends with it changed
     by more than :data:`DRAG` since both came down drags the foot that came down last. Where its
     leg's servos can pull harder than the floor holds it, it slips (a warning); where the
-    floor holds it harder than they can pull, the foot stays and the servo that gives first
-    is left at its stall torque in the last pose, after the motion: a held load (the load
-    check's mode; the physics: the greeting's joint12 at stall on a hoof that came down early).
+    floor holds it harder than they can pull and the drag is longer than the servos give
+    (:data:`HELD_DRAG`), the foot stays and the servo that gives first is left at its stall
+    torque in the last pose, after the motion: a held load (the load check's mode; the physics:
+    the greeting's joint12 at stall on a hoof that came down early). Shorter, a warning.
     """
     times, touching, anchors = standing.times, standing.rest.touching, standing.anchors
     if len(times) < 2:
@@ -196,11 +202,15 @@ def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
         what = (f'the hoof of {legs[leg]} comes down at t = {times[start]:.2f} s and is '
                 f"dragged {worst * 1e3:.0f} mm along the floor (against {legs[other]}'s) to "
                 'the end')
-        if held > pull:
+        if held > pull and worst > HELD_DRAG:
             found.append(Finding('load', settings.load, float(times[start]), (
                 f'{what}: the floor holds it ({held:.1f} N) harder than its servos can pull '
                 f'({pull:.1f} N), so it stays and {joint} holds its '
                 'stall torque in the last pose, after the motion')))
+        elif held > pull:
+            found.append(Finding('load', 'warn', float(times[start]), (
+                f'{what}: its servos give or it slips (the floor holds it with {held:.1f} N, '
+                f'they pull up to {pull:.1f} N)')))
         else:
             found.append(Finding('load', 'warn', float(times[start]), (
                 f'{what}: it slips (its servos pull up to {pull:.1f} N, the floor holds '

@@ -270,6 +270,11 @@ class MotionChecker:
         # links that touch collide (the check's mode); closer than the margin, a warning
         touching = [a for a in report.collision if a.distance <= 0.0]
         close = [a for a in report.collision if 0.0 < a.distance < settings.collision_margin]
+        # a pair already in contact in the first pose (where the robot is: live control put it
+        # there) is no reason to refuse: refusing would leave the robot no way out of it
+        at_start = self.collision.touching_pairs(samples.positions[0]) if touching else set()
+        trapped = [a for a in touching if (a.link_a, a.link_b) in at_start]
+        touching = [a for a in touching if (a.link_a, a.link_b) not in at_start]
         for severity, near in ((settings.collision, touching), ('warn', close)):
             if near:
                 first = near[0]   # the deepest (the list is closest first)
@@ -277,6 +282,11 @@ class MotionChecker:
                     'collision', severity, first.time,
                     f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
                     + (f'; {len(near) - 1} more pair(s)' if len(near) > 1 else '')))
+        if trapped:
+            names = ', '.join(f'{a.link_a} and {a.link_b}' for a in trapped)
+            report.findings.append(Finding(
+                'collision', 'warn', float(samples.times[0]),
+                f'{names} already touch in the start pose: the motion may only move them apart'))
 
     def _load(self, samples: PoseSamples, standing: Optional[Standing],
               report: CheckReport) -> None:
