@@ -93,7 +93,8 @@ def run_check(args: argparse.Namespace) -> int:
     checker = checker_for(model)
     planner = motion_planner(model, args.interpolation)
     checked = []
-    for name, goal in _motions(args):
+    motions = _motions(args)
+    for name, goal in motions:
         try:
             checked.append(check_motion(checker, name, goal, planner, args.speed))
         except (SweetieMotionError, ValueError) as error:
@@ -110,6 +111,9 @@ def run_check(args: argparse.Namespace) -> int:
         print(f'\n{motion.name} ({motion.verdict}):')
         for finding in motion.report.findings:
             print(f'  {finding.severity:6s} {finding.check}: {finding.message}')
+    playable = {m.name for m in checked if not m.refused}
+    physics_refused = _judge(model, {n: g for n, g in motions if n in playable}, args.speed,
+                             args.interpolation)
     if args.png and flagged:
         from sweetie_motion.checks.figures import plot_checked
         out = Path(args.png)
@@ -121,4 +125,32 @@ def run_check(args: argparse.Namespace) -> int:
           f'{settings.collision_margin * 1e3:.1f} mm: warn), balance {settings.balance} (a '
           f'fall), load {settings.load} (a servo at stall past {settings.overload_time:.2f} s)'
           f'; lesser findings warn')
-    return 1 if any(m.report.refused or m.refused for m in checked) else 0
+    return 1 if physics_refused or any(m.report.refused or m.refused for m in checked) else 0
+
+
+def _judge(model, motions: dict, speed: float, interpolation: str) -> bool:
+    """
+    Print the physics' verdict of each motion (``physics: judge`` of the description).
+
+    :return: whether the physics refuses one (with ``judge: refuse``).
+    """
+    mode = model.physics_settings.judge
+    if mode == 'off' or not motions:
+        return False
+    from sweetie_motion.physics.judge import judge_motion
+    from sweetie_motion.physics.motion import MotionSimulator
+    simulator = MotionSimulator(model, interpolation=interpolation)
+    print(f'\nthe physics (judge: {mode}; `sweetie-motion simulate` shows more):')
+    refused = False
+    for name, goal in motions.items():
+        try:
+            verdict = judge_motion(simulator, name, goal, speed)
+        except (SweetieMotionError, ValueError) as error:
+            print(f'  {name}: not simulated: {error}')
+            continue
+        refused = refused or (verdict.refused and mode == 'refuse')
+        word = ('REFUSED' if mode == 'refuse' else 'warning') if verdict.refused else 'ok'
+        print(f'  {name}: {word}: {verdict.summary}')
+        for finding in verdict.findings:
+            print(f'    {finding}')
+    return refused
