@@ -227,6 +227,9 @@ def test_an_estimate_beyond_its_physical_bound_is_refused_with_the_reason():
     assert 'viscous friction (alpha[0])' in result.refused['j1']
     assert 'below its physical bound' in result.refused['j1']
     assert 'control_delay' in result.describe()
+    # the servo's own line says the same as the summary: refused, never identified
+    assert result.outcome('j1') == f"refused: {result.refused['j1']}"
+    assert f"j1: {result.outcome('j1')}" in result.describe()
 
 
 def test_a_second_identification_is_refused_while_one_runs_and_unsampled_servos_are_named():
@@ -239,6 +242,10 @@ def test_a_second_identification_is_refused_while_one_runs_and_unsampled_servos_
     result = ident.end()
     assert result.names == ['j1'] and result.unsampled == ('j2',) and not result.complete
     assert 'no samples' in result.describe() and 'j2' in result.describe()
+    assert result.outcome('j1') == 'identified'
+    assert result.outcome('j2').startswith('no samples: ')
+    assert 'nan' not in result.describe() and 'nan' not in result.outcome('j2')
+    assert f"j2: {result.outcome('j2')}" in result.describe()
     ident.start(['j2'])                           # ended: a new one may start
     assert ident.identifying == ['j2']
 
