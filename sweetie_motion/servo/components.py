@@ -181,7 +181,8 @@ class SerialBusComponent(BusComponent):
         Start an operation on the servos of ``joints`` (empty: all); return its id.
 
         ``command``: torque_on, torque_off, brake, clear_errors, reboot, read, write, scan,
-        status. The outcome arrives as a ``servo_command`` event.
+        status, reset_statistics (the measurement ages, as the bench measures them). The
+        outcome arrives as a ``servo_command`` event.
 
         :raises ComponentError: an unknown command or joint, a register missing.
         """
@@ -220,6 +221,11 @@ class SerialBusComponent(BusComponent):
         elif command == 'scan':
             future = bus.scan()
             done = (lambda result: scan_report(bus.bus_names(), result))
+        elif command == 'reset_statistics':
+            bus.reset_ages()
+            self.send_event(ServoCommandDone(ident, True, 'measurement ages forgotten: '
+                                             'measured from now on', [], []))
+            return ident
         elif command == 'status':
             statuses = [s for s in bus.status() if s.joint in targets]
             bad = [s for s in statuses if not s.ok]
@@ -233,7 +239,8 @@ class SerialBusComponent(BusComponent):
             return ident
         else:
             raise ComponentError(f'unknown servo command {command!r} (known: torque_on, '
-                                 'torque_off, clear_errors, reboot, read, write, scan, status)')
+                                 'torque_off, clear_errors, reboot, read, write, scan, status, '
+                                 'reset_statistics)')
 
         def finished(f) -> None:
             try:

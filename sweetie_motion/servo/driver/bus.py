@@ -430,6 +430,7 @@ class SerialServoBus(ServoBus):
         """Forget the measurement ages sampled so far (to measure from now on)."""
         for line in self._lines:
             line.line.ages.reset()
+            line.line.wakes.reset()
 
     def events(self) -> List[str]:
         """Return the recent events of every bus (port lost, servo lost, faults)."""

@@ -86,6 +86,9 @@ class BusLine(threading.Thread):
                                        driver.reply_gap / self.timing.byte_time)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
+        #: how long after set_goals the thread ran (scheduling, the interpreter lock) [s]
+        self.wakes = AgeHistogram(0.0001, 1.0)
+        self._handed = math.nan
         #: guards what callers hand over and the servos' counters
         self.lock = threading.Lock()
         self.waker = Waker()
@@ -128,6 +131,7 @@ class BusLine(threading.Thread):
             self._goals = counts
             self._goal_new = True
             self._goal_stamp = stamp
+            self._handed = self.clock()
         self.wake()
 
     def _scheduled_jog_lag(self) -> float:
@@ -211,6 +215,10 @@ class BusLine(threading.Thread):
         now = self.clock()
         if self.waker.fileno() in ready:
             self.waker.drain()
+            with self.lock:
+                handed, self._handed = self._handed, math.nan
+            if math.isfinite(handed):
+                self.wakes.add(max(0.0, now - handed))
         if self.port.is_open:
             # whatever select said: bytes that came since decide what is overdue
             self._read(now)
@@ -432,4 +440,6 @@ class BusLine(threading.Thread):
             stats.rx_utilisation = stats.bytes_in * bt / stats.elapsed
         ages = self.ages.summary()
         stats.age_p50, stats.age_p99, stats.age_max = ages.p50, ages.p99, ages.largest
+        wakes = self.wakes.summary()
+        stats.wake_p99, stats.wake_max = wakes.p99, wakes.largest
         return stats
