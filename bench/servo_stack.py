@@ -62,7 +62,7 @@ def _with_namespace(command):
 
 
 def run_stack(baud, seconds, commands, directory):
-    """Run the stack at ``baud`` for ``seconds``; return {line: figures} (ms) and counts."""
+    """Run the stack at ``baud`` for ``seconds``; return {line: figures [ms]}, commands run."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from sweetie_motion_msgs.srv import ServoCommand
@@ -103,17 +103,16 @@ def run_stack(baud, seconds, commands, directory):
         spin_until(future.done, 10)
         typed = 0
         if commands:
-            script = '; '.join(' '.join(_with_namespace(c)) + ' >/dev/null 2>&1'
+            script = '; '.join(' '.join(_with_namespace(c)) + ' >/dev/null 2>&1; echo done'
                                for c in COMMANDS)
-            loop = subprocess.Popen(['bash', '-c', f'while true; do {script}; '
-                                     'echo cycle; done'], stdout=subprocess.PIPE, text=True,
-                                    start_new_session=True)
+            loop = subprocess.Popen(['bash', '-c', f'while true; do {script}; done'],
+                                    stdout=subprocess.PIPE, text=True, start_new_session=True)
         started = time.monotonic()
         spin_until(lambda: time.monotonic() - started > seconds, seconds + 5)
         if loop is not None:
             os.killpg(loop.pid, signal.SIGTERM)
             out, _ = loop.communicate(timeout=10)
-            typed = out.count('cycle')
+            typed = out.count('done')
         seen = time.monotonic()
         stamp = {k: dict(v) for k, v in latest.items()}
         # the next diagnostics: what the lines saw up to the end
