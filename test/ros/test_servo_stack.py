@@ -234,7 +234,6 @@ def test_the_state_publishers_dds_threads_are_not_real_time(pony):
     assert dds, threads
     assert not [name for name, realtime in threads if realtime and name.startswith('dds.')], \
         threads
-    assert sum(realtime for _, realtime in threads) <= 1, threads
 
 
 def identify_process(*args: str) -> Process:
@@ -307,6 +306,7 @@ def test_identification_finds_the_simulated_servos_models(pony):
     # the excitation's 18 s, its start (see EXCITATION_STARTS_WITHIN) and the plot: 130 s with
     # a busy loop beside it
     done = servo_cli('identify', '--joints', *TRUE_SCALE, '--png', str(png), timeout=400)
+    print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert '2 model(s) identified' in done.stdout, done.stdout
     assert png.stat().st_size > 10000
