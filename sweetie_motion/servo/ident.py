@@ -294,8 +294,14 @@ ALPHA_NAMES = ('viscous friction', 'Coulomb friction', 'static friction', 'effor
 ALPHA_UNITS = ('N*m*s/rad', 'N*m', 'N*m', '')
 #: physical bounds of each alpha (friction cannot push; the effort scale is near 1)
 ALPHA_BOUNDS = ((0.0, math.inf), (0.0, math.inf), (0.0, math.inf), (0.2, 5.0))
-#: a parameter is excited when its variance fell below this share of the initial one
+#: a parameter is excited when its variance fell below this share of the initial one ...
 EXCITED_SHARE = 0.01
+#: ... or below this share, with a standard deviation at most EXCITED_PRECISION of its prior
+#: value: the data then pins it closer than any prior would (a servo read at 30 Hz through the
+#: stack gives a quarter of the samples of one read every cycle: the viscous friction is known
+#: to 15 % while its variance is still 2 % of the initial one)
+EXCITED_SHARE_PRECISE = 0.1
+EXCITED_PRECISION = 0.25
 #: an estimate this many standard deviations beyond a bound is refused (closer: set to it)
 REFUSE_SIGMAS = 3.0
 
@@ -682,13 +688,16 @@ class ServoIdentification:
         alpha = rls.alpha.copy()
         sigma_e = math.sqrt(rls.error_sq) * model.stiffness(self.config.battery_voltage)
         untouched, clamped = [], []
+        initial = self.config.initial_covariance
         for i, (low, high) in enumerate(ALPHA_BOUNDS):
             variance = float(rls.P[i, i])
-            if variance > EXCITED_SHARE * self.config.initial_covariance:
+            sigma = math.sqrt(max(variance, 0.0)) * sigma_e
+            precise = variance <= EXCITED_SHARE_PRECISE * initial and \
+                sigma <= EXCITED_PRECISION * abs(rls.prior[i])
+            if variance > EXCITED_SHARE * initial and not precise:
                 alpha[i] = rls.prior[i]
                 untouched.append(i)
                 continue
-            sigma = math.sqrt(max(variance, 0.0)) * sigma_e
             bound = low if alpha[i] < low else high if alpha[i] > high else None
             if bound is None:
                 continue

@@ -340,3 +340,40 @@ def test_bad_configuration_is_named():
         IdentConfig(relaxation_factor=1.5)
     with pytest.raises(IdentificationError, match='velocity_source'):
         IdentConfig(velocity_source='guess')
+
+
+class _EveryFourth:
+    """The identification fed a measurement every fourth cycle (a servo read at 25 Hz)."""
+
+    def __init__(self, ident):
+        self.ident, self.calls = ident, 0
+
+    def push_reference(self, *args, **kwargs):
+        self.ident.push_reference(*args, **kwargs)
+
+    def add_measurement(self, *args, **kwargs):
+        self.calls += 1
+        return self.ident.add_measurement(*args, **kwargs) if self.calls % 4 == 0 else 0
+
+
+def test_a_parameter_the_data_pins_down_is_identified_from_fewer_samples():
+    # a servo read at 25 Hz through slow sweeps (the pony's excitation standing on the floor:
+    # 0.1-0.7 rad/s) over 18 s: the viscous friction's variance is still a few % of the
+    # initial one, but its standard deviation is well under a quarter of its value: it is
+    # identified, not kept at its prior; the static friction (no such precision) is kept
+    defaults = tuple(m.with_alpha((0.15, 0.06, 0.06, 1.0)) for m in TRUE)
+    bench = Bench(TRUE)
+    ident = ServoIdentification(['j1', 'j2'], defaults, _config(bench, velocity_span=4))
+    sweeps = [Sweep([0.15, 0.3, 0.6]), Sweep([0.3, 0.15, 0.6])]
+    fed = _EveryFourth(ident)
+    for n in range(2100):
+        if n == 300:
+            ident.start(['j1', 'j2'])
+        bench.cycle(n, [s.step(PERIOD) for s in sweeps], fed)
+    result = ident.end()
+    assert result.names == ['j1', 'j2'], result.describe()
+    # j1's viscous friction: variance 3 % of the initial, standard deviation 10 % of its value
+    found, true = result.models[0], TRUE[0]
+    assert 0 not in result.kept.get('j1', ()), result.describe()
+    assert found.alpha[0] == pytest.approx(true.alpha[0], rel=0.15), found.alpha
+    assert 2 in result.kept['j1'] and 3 in result.kept['j1'], result.describe()
