@@ -22,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 PONY = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
 FAULTS = ('corrupt-reply=0.05', 'drop=0.01')
 NS = 'bench_servos'
+RUNS = 0
 #: the commands a person types beside it, in a loop
 COMMANDS = (('servo', 'status'), ('servo', 'scan'), ('play', 'nod'), ('status',), ('list',))
 
@@ -55,10 +56,8 @@ def _cli(*args):
     return [sys.executable, '-m', 'sweetie_motion.cli', *args]
 
 
-def _with_namespace(command):
-    if command[0] == 'servo':
-        return _cli(*command, '--namespace', NS)
-    return _cli(command[0], *command[1:], '--namespace', NS)
+def _with_namespace(command, ns):
+    return _cli(*command, '--namespace', ns)
 
 
 def run_stack(baud, seconds, commands, directory):
@@ -69,12 +68,15 @@ def run_stack(baud, seconds, commands, directory):
     servos = os.path.join(directory, f'servos_{baud}.yaml')
     with open(PONY) as source, open(servos, 'w') as out:
         out.write(source.read().replace('baud: 115200', f'baud: {baud}'))
+    global RUNS
+    RUNS += 1
+    ns = f'{NS}{RUNS}'   # each run its own names: nothing of a previous one is taken for it
     config = os.path.join(directory, f'process_{baud}.yaml')
     with open(config, 'w') as out:
-        out.write(PROCESS_CONFIG.format(ns=NS, servos=servos,
+        out.write(PROCESS_CONFIG.format(ns=ns, servos=servos,
                                         faults=', '.join(f"'{f}'" for f in FAULTS)))
     log = open(os.path.join(directory, f'bringup_{baud}_{commands}.log'), 'w')
-    bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', NS),
+    bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
                                stdout=log, stderr=subprocess.STDOUT)
     loop = None
     rclpy.init()
@@ -83,10 +85,10 @@ def run_stack(baud, seconds, commands, directory):
 
     def on_diagnostics(msg):
         for status in msg.status:
-            if status.name.startswith(f'{NS}: servo bus '):
+            if status.name.startswith(f'{ns}: servo bus '):
                 latest[status.name.rsplit(' ', 1)[1]] = {v.key: v.value for v in status.values}
     node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
-    client = node.create_client(ServoCommand, f'/{NS}/servo_bus/command')
+    client = node.create_client(ServoCommand, f'/{ns}/servo_bus/command')
 
     def spin_until(condition, timeout):
         deadline = time.monotonic() + timeout
@@ -96,14 +98,17 @@ def run_stack(baud, seconds, commands, directory):
                 return True
         return False
     try:
-        if not spin_until(lambda: client.service_is_ready() and len(latest) == 3, 120):
-            raise RuntimeError(f'the bringup did not come up (log {log.name})')
+        if not spin_until(lambda: client.service_is_ready() and len(latest) == 3, 240):
+            log.flush()
+            with open(log.name) as text:
+                tail = text.read()[-2000:]
+            raise RuntimeError(f'the bringup did not come up in 240 s:\n{tail}')
         spin_until(lambda: False, 2.0)   # the lines settle after the start-up
         future = client.call_async(ServoCommand.Request(command='reset_statistics'))
         spin_until(future.done, 10)
         typed = 0
         if commands:
-            script = '; '.join(' '.join(_with_namespace(c)) + ' >/dev/null 2>&1; echo done'
+            script = '; '.join(' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; echo done'
                                for c in COMMANDS)
             loop = subprocess.Popen(['bash', '-c', f'while true; do {script}; done'],
                                     stdout=subprocess.PIPE, text=True, start_new_session=True)

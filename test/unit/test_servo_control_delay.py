@@ -26,14 +26,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PONY_SERVOS = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
 PERIOD = 0.01
 #: the sweep speeds [rad/s] and its amplitude [rad]
-SPEEDS = (0.4, 0.8, 1.3)
+SPEEDS = (0.15, 0.4, 0.8, 1.3)
 AMPLITUDE = 0.5
 
 
 class Sweeps:
     """Constant-speed sweeps over +-AMPLITUDE, one per joint, each its own phase."""
 
-    def __init__(self, joints, acceleration=6.0):
+    def __init__(self, joints, acceleration=3.0):
         self.n = len(joints)
         self.acceleration = acceleration
         self.q = np.zeros(self.n)
@@ -119,12 +119,20 @@ def plausible(result, buses):
     assert not result.refused, result.describe()
     assert result.names == sorted(result.names, key=joints.index) and \
         set(result.names) == set(joints), result.describe()
-    for model in result.models:
-        truth = default_params('DRS-0101', model.name).alpha
-        # the viscous friction is what a wrong delay moves (k_p U per second of error)
-        assert model.alpha[0] == pytest.approx(truth[0], rel=0.3), (model.name, model.alpha)
-        assert model.alpha[1] + model.alpha[2] == pytest.approx(truth[1] + truth[2], rel=0.5), \
-            (model.name, model.alpha)
+    truth = default_params('DRS-0101', 'any').alpha
+    for bus in buses:
+        models = [m for m in result.models if m.name in {s.joint for s in bus.servos}]
+        viscous = [m.alpha[0] for m in models]
+        # the viscous friction is what a wrong delay moves (k_p U per second of error): the
+        # line's median within 15 % (a delay 4 ms off moves it by 20 %), each servo's within
+        # 35 % (12 s of sweeps at about 30 reads a second)
+        assert float(np.median(viscous)) == pytest.approx(truth[0], rel=0.15), (bus.name,
+                                                                                viscous)
+        for model in models:
+            assert model.alpha[0] == pytest.approx(truth[0], rel=0.35), (model.name,
+                                                                         model.alpha)
+            assert model.alpha[1] + model.alpha[2] == pytest.approx(truth[1] + truth[2],
+                                                                    rel=0.5), model
 
 
 def test_every_line_of_the_pony_gets_its_delay_and_every_servo_a_model(tmp_path):
