@@ -171,6 +171,7 @@ class MotionBringup:
                     node.cleanup_component()
             except Exception as error:  # noqa: B902 -- shutting down: report, go on
                 print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
+        self.process.close()
         self.host.close()
 
     def _on_host_event(self, event: CycleEvent) -> None:

@@ -67,6 +67,13 @@ class MotionProcess:
                                            lambda line: self.physics_log(line))
             return self._judge
 
+    def close(self) -> None:
+        """End the physics' judge (its worker and its process), if it was started."""
+        with self._checker_lock:
+            judge, self._judge = self._judge, None
+        if judge is not None:
+            judge.close()
+
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""
         return [j for j in self.model.list_all_joints() if not self.model.is_virtual(j)]

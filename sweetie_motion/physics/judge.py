@@ -241,13 +241,14 @@ class PhysicsJudge:
         return not self.pending()
 
     def close(self) -> None:
-        """End the worker (a motion being judged is finished first, its verdict kept)."""
+        """End the worker and its judgement (a motion being judged is abandoned)."""
         with self._lock:
             self._closed = True
         self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(10.0)
         self._judgement.close()
+        if self._thread is not None:
+            # a shutdown does not wait for a judgement (its child ends with the process)
+            self._thread.join(0.5)
 
     # --- the verdicts file -------------------------------------------------------------------
 
