@@ -183,6 +183,18 @@ class ControllerNode(ComponentNode):
                                           if not view.get_group_chains(g)]
         return names
 
+    def controlled_joints(self) -> List[str]:
+        """
+        Return the joints it drives, in the robot's order: every joint of its resource groups.
+
+        What a goal may name, what ``~/controller_state`` lists and what the controller manager
+        reports as its interfaces; [] while ``controlled_chains`` names an unknown chain.
+        """
+        try:
+            return list(ControlledJoints.of(self.process.view, self.controlled_names()).joints)
+        except SweetieMotionError:
+            return []
+
     def _set_operational(self, request, response):
         response.success, response.message = self.make_operational(request.data)
         return response
