@@ -35,13 +35,14 @@ demo: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/sweetie-motion demo --out $(ARTIFACTS)
 
 # Every dependency is required here: a missing one fails instead of skipping its tests.
-# Two at a time (pytest-xdist, each worker its own ROS domains and X displays, a file stays on
-# its worker), then the tests that measure time (marked serial) with nothing beside them.
+# Two at a time (pytest-xdist, each worker its own ROS domains and X displays, a file, and the
+# editor's folder, stays on its worker), then the tests that measure time (marked serial) with
+# nothing beside them.
 TEST_ENV := QT_QPA_PLATFORM=offscreen SWEETIE_MOTION_TEST_STRICT=1
 TEST_WORKERS ?= 2
 test: setup
 	@status=0; \
-	$(TEST_ENV) $(PY) -m pytest test -n $(TEST_WORKERS) --dist loadfile -m "not serial" \
+	$(TEST_ENV) $(PY) -m pytest test -n $(TEST_WORKERS) --dist loadgroup -m "not serial" \
 		|| status=$$?; \
 	$(TEST_ENV) $(PY) -m pytest test -m serial || status=$$?; \
 	exit $$status

@@ -52,6 +52,23 @@ def pytest_configure(config):
         sys.meta_path.insert(0, _HideRosAndQt())
 
 
+#: folders whose tests share session-scoped processes: under pytest-xdist they stay on one worker
+#: (the editor's motion process is started once and ended after its folder's last test)
+_ONE_WORKER_FOLDERS = ('editor',)
+
+
+def pytest_collection_modifyitems(config, items):
+    """
+    Group the tests for pytest-xdist's ``--dist loadgroup``: a file stays on one worker.
+
+    A folder of :data:`_ONE_WORKER_FOLDERS` stays whole on one worker.
+    """
+    for item in items:
+        folder = item.path.parent.name
+        group = folder if folder in _ONE_WORKER_FOLDERS else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 #: a test module whose import fails like this is skipped (unless every dependency is required)
 _MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 

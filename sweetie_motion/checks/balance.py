@@ -143,7 +143,7 @@ class BalanceModel:
         heights = np.empty((n, count))
         for leg in range(count):
             others = np.delete(feet, leg, axis=1)
-            origin, normal = _plane(others, feet.mean(axis=1) + np.array([0.0, 0.0, 1.0]))
+            origin, normal = fit_plane(others, feet.mean(axis=1) + np.array([0.0, 0.0, 1.0]))
             heights[:, leg] = np.einsum('ni,ni->n', feet[:, leg] - origin, normal)
         # the foot highest in the body's frame is the one that may be lifted (one at most: the
         # other three then make the ground); by the plane alone, one foot up and the opposite
@@ -200,7 +200,7 @@ class BalanceModel:
         """
         planar = support.sum(axis=1) >= 3
         weights = np.where(planar[:, None], support, True).astype(float)
-        return _plane(feet, com, weights)
+        return fit_plane(feet, com, weights)
 
     def zero_moment_point(self, bodies: np.ndarray, com: np.ndarray,
                           acceleration: np.ndarray) -> np.ndarray:
@@ -233,8 +233,8 @@ class BalanceModel:
         return depth
 
 
-def _plane(points: np.ndarray, above: np.ndarray,
-           weights: Optional[np.ndarray] = None) -> 'tuple[np.ndarray, np.ndarray]':
+def fit_plane(points: np.ndarray, above: np.ndarray,
+              weights: Optional[np.ndarray] = None) -> 'tuple[np.ndarray, np.ndarray]':
     """
     Return a plane (origin (n, 3), unit normal (n, 3)) through points (n, k, 3).
 
@@ -309,7 +309,7 @@ def support_planes(feet: np.ndarray, com: np.ndarray, candidates: np.ndarray,
     n, k = feet.shape[:2]
     origins, normals, usable = [], [], []
     for trio in combinations(range(k), 3):
-        o, nrm = _plane(feet[:, list(trio)], com)
+        o, nrm = fit_plane(feet[:, list(trio)], com)
         origins.append(o)
         normals.append(nrm)
         usable.append(candidates[:, list(trio)].all(axis=1) & _nothing_below(

@@ -15,13 +15,14 @@ below the margin — elsewhere the pair is clear whatever the exact figure.
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 from xml.etree import ElementTree
 
 import coal
 import numpy as np
 import pinocchio
 
+from sweetie_motion.checks.meshes import capsule_of, LinkMesh
 from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
 from sweetie_motion.errors import UrdfError
 
@@ -34,11 +35,17 @@ class PairApproach:
     link_b: str
     distance: float   #: [m]
     time: float       #: [s] from the motion's start
+    #: coal's distance (False: a lower bound, for a pair farther than the closest ones)
+    exact: bool = True
 
     def describe(self) -> str:
         """Say it in words for a log or a goal's result."""
-        what = 'overlap by' if self.distance < 0 else 'come within'
-        return (f'{self.link_a} and {self.link_b} {what} {abs(self.distance) * 1e3:.1f} mm '
+        if self.distance <= 0:
+            # meshes that cut each other have no distance, boxes an overlap depth
+            what = 'touch' if self.distance == 0 else \
+                f'overlap by {abs(self.distance) * 1e3:.1f} mm'
+            return f'{self.link_a} and {self.link_b} {what} at t = {self.time:.2f} s'
+        return (f'{self.link_a} and {self.link_b} come within {self.distance * 1e3:.1f} mm '
                 f'at t = {self.time:.2f} s')
 
 
@@ -111,18 +118,24 @@ class CollisionModel:
     :param srdf_xml: an SRDF whose ``disable_collisions`` pairs may touch ('' : none).
     :param allowed: more link pairs that may touch (an obstacle goes by its name).
     :param obstacles: fixed shapes every link on another joint must keep clear of.
+    :param meshes: link -> its collision mesh, in place of its URDF ``<collision>`` shapes.
+    :param adjacent: check a link and its parent too (the tool that computes which pairs can
+        meet, ``scripts/collision_pairs.py``, asks; the checks leave them out).
     """
 
     def __init__(self, robot: CheckRobot, srdf_xml: str = '',
                  allowed: Iterable[Tuple[str, str]] = (),
-                 obstacles: Sequence[Obstacle] = ()) -> None:
+                 obstacles: Sequence[Obstacle] = (),
+                 meshes: Optional[Mapping[str, LinkMesh]] = None,
+                 adjacent: bool = False) -> None:
         self.robot = robot
         model = robot.model
         try:
-            self.geometry = pinocchio.buildGeomFromUrdfString(
+            urdf = pinocchio.buildGeomFromUrdfString(
                 model, robot.urdf_xml, pinocchio.GeometryType.COLLISION)
         except (RuntimeError, ValueError) as error:
             raise UrdfError(f'pinocchio cannot build the collision geometry: {error}') from None
+        self.geometry = self._with_meshes(urdf, dict(meshes or {}))
         robot_shapes = len(self.geometry.geometryObjects)
         #: pair-free half-spaces: obstacle shape index -> (joint, point, normal into it)
         self._planes: Dict[int, Tuple[int, np.ndarray, np.ndarray]] = {}
@@ -141,8 +154,8 @@ class CollisionModel:
                 if k >= robot_shapes and i >= robot_shapes:
                     continue   # two obstacles
                 ji, jk = objects[i].parentJoint, objects[k].parentJoint
-                if ji == jk or (k < robot_shapes and (model.parents[ji] == jk or
-                                                      model.parents[jk] == ji)):
+                if ji == jk or (k < robot_shapes and not adjacent and (
+                        model.parents[ji] == jk or model.parents[jk] == ji)):
                     continue
                 if (self.links[i], self.links[k]) in skip:
                     continue
@@ -163,9 +176,40 @@ class CollisionModel:
             radii.append(float(shape.aabb_radius))
         self._centres = np.array(centres).reshape(-1, 3)
         self._radii = np.array(radii)
+        #: each shape's capsule (ends in its joint's frame (2, 3), radius): a sphere is one
+        #: whose ends meet
+        self._capsules = [self._meshes[index].placed(o.placement) if index in self._meshes
+                          else (np.tile(self._centres[index], (2, 1)), self._radii[index])
+                          for index, o in enumerate(objects)]
+        #: how far each shape may lie from its link's surface (a thinned mesh) [m]
+        self._slack = np.array([self._deviation.get(link, 0.0) for link in self.links])
         self._plane_pairs = [(pair, int(k if i in self._planes else i), self._planes[
             int(i if i in self._planes else k)]) for pair, (i, k) in enumerate(pairs)
             if i in self._planes or k in self._planes]
+
+    def _with_meshes(self, urdf: 'pinocchio.GeometryModel',
+                     meshes: Dict[str, LinkMesh]) -> 'pinocchio.GeometryModel':
+        """Return the URDF's shapes with each meshed link's shapes replaced by its mesh."""
+        model = self.robot.model
+        self._deviation: Dict[str, float] = {}
+        #: shape index -> its mesh, for the meshed links
+        self._meshes: Dict[int, _Capsule] = {}
+        if not meshes:
+            return urdf
+        geometry = pinocchio.GeometryModel()
+        for obj in urdf.geometryObjects:
+            if model.frames[obj.parentFrame].name not in meshes:
+                geometry.addGeometryObject(obj)
+        for link, mesh in meshes.items():
+            if not model.existFrame(link, pinocchio.FrameType.BODY):
+                raise UrdfError(f'collision mesh of {link!r}: no such link in the URDF')
+            frame_id = model.getFrameId(link, pinocchio.FrameType.BODY)
+            frame = model.frames[frame_id]
+            index = geometry.addGeometryObject(pinocchio.GeometryObject(
+                f'{link}_mesh', frame.parentJoint, frame_id, frame.placement, mesh.bvh()))
+            self._meshes[index] = _Capsule(*capsule_of(mesh.vertices))
+            self._deviation[link] = mesh.deviation
+        return geometry
 
     def _add_obstacle(self, obstacle: Obstacle) -> None:
         model = self.robot.model
@@ -199,7 +243,7 @@ class CollisionModel:
         centres = BatchKinematics.points(rotation, translation, self._joints, self._centres)
         a, b = self.pairs[:, 0], self.pairs[:, 1]
         gap = np.linalg.norm(centres[:, a] - centres[:, b], axis=2)
-        bounds = gap - self._radii[a] - self._radii[b]
+        bounds = gap - self._radii[a] - self._radii[b] - self._slack[a] - self._slack[b]
         turns = rotation[:, self._joints]
         cosine = (np.einsum('nkij,nkij->nk', turns[1:], turns[:-1]) - 1.0) / 2.0
         angle = np.arccos(np.clip(cosine, -1.0, 1.0))
@@ -211,12 +255,19 @@ class CollisionModel:
             inward = turn @ normal
             surface = turn @ point + shift
             bounds[:, pair] = -np.einsum('ni,ni->n', centres[:, shape] - surface, inward) \
-                - self._radii[shape]
+                - self._radii[shape] - self._slack[shape]
         return bounds, steps
 
     def exact(self, positions: np.ndarray, pair: int) -> float:
         """Return coal's distance [m] of pair number ``pair`` at one pose (negative: overlap)."""
         return self.exact_configuration(self.robot.configurations(positions)[0], pair)
+
+    def touching_pairs(self, pose: np.ndarray) -> Set[Tuple[str, str]]:
+        """Return the pairs (link names) that touch or overlap in one pose."""
+        pose = np.atleast_2d(np.asarray(pose, dtype=float))
+        bounds = self.lower_bounds(pose)[0]
+        return {(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]])
+                for p in np.flatnonzero(bounds <= 0.0).tolist() if self.exact(pose, p) <= 0.0}
 
     def exact_configuration(self, q: np.ndarray, pair: int) -> float:
         """Return coal's distance [m] of pair number ``pair`` at a pinocchio configuration."""
@@ -227,7 +278,9 @@ class CollisionModel:
         for index in self.pairs[pair]:
             obj = geometry.geometryObjects[int(index)]
             geometry_data.oMg[int(index)] = data.oMi[obj.parentJoint] * obj.placement
-        return float(pinocchio.computeDistance(geometry, geometry_data, pair).min_distance)
+        distance = float(pinocchio.computeDistance(geometry, geometry_data, pair).min_distance)
+        a, b = self.pairs[pair]
+        return max(distance - self._slack[a] - self._slack[b], 0.0) if distance > 0 else distance
 
     def all_exact(self, positions: np.ndarray) -> np.ndarray:
         """Return coal's distance of every pair at every pose (poses, pairs): brute force."""
@@ -236,7 +289,8 @@ class CollisionModel:
             pinocchio.computeDistances(self.robot.model, self.robot.data, self.geometry,
                                        self.geometry_data, q)
             out[row] = [r.min_distance for r in self.geometry_data.distanceResults]
-        return out
+        slack = self._slack[self.pairs[:, 0]] + self._slack[self.pairs[:, 1]]
+        return np.where(out > 0, np.maximum(out - slack, 0.0), out)
 
     def below(self, positions: np.ndarray, pair: int, margin: float) -> np.ndarray:
         """
@@ -253,24 +307,27 @@ class CollisionModel:
         return out
 
     def closest(self, positions: np.ndarray, times: np.ndarray,
-                margin: float) -> List[PairApproach]:
+                margin: float, figures: int = 3) -> List[PairApproach]:
         """
         Return the closest approach of every checked pair during a motion, closest first.
 
         Exact (coal) wherever a pair may cross the margin: the verdict of every pair is exact.
         The figure of a pair that comes within the margin is the least of the distances coal
         computed (a pose whose distance is certainly below the margin from the one before is
-        skipped); for a pair that never can, its exact distance at the pose where its
-        bounding spheres come closest.
+        skipped). Of the pairs that never can, the ``figures`` closest get coal's distance at
+        the pose where their bounding spheres come closest; the others (farther for certain)
+        their spheres' bound, marked not exact.
 
         :param positions: joint positions (poses, joints) in the robot's joint order.
         :param times: the time of each pose [s].
         :param margin: distance below which the exact figure matters [m], >= 0.
+        :param figures: how many of the pairs that keep the margin get an exact figure.
         """
         positions = np.atleast_2d(np.asarray(positions, dtype=float))
         if not len(self.pairs) or not len(positions):
             return []
         bounds, steps = self._bounds(positions)
+        rotation, translation = self.robot.placements(positions)
         # walk each pair's candidate poses in time; skip a pose whose side of the margin is
         # certain: the last exact distance, less (or plus) how far the pair's shapes can have
         # moved since, is still above (or below) it
@@ -278,7 +335,11 @@ class CollisionModel:
         configurations = self.robot.configurations(positions)
         best: Dict[int, Tuple[float, int]] = {}
         for pair in np.flatnonzero((bounds < margin).any(axis=0)).tolist():
-            candidates = np.flatnonzero(bounds[:, pair] < margin)
+            rows = np.flatnonzero(bounds[:, pair] < margin)
+            # the spheres of the pair's parts: a tighter bound where the whole shapes' is not
+            refined = self._refined(rotation, translation, rows, pair)
+            bounds[rows, pair] = np.maximum(bounds[rows, pair], refined)
+            candidates = rows[refined < margin]
             way = travelled[:, pair]
             index = 0
             while index < len(candidates):
@@ -289,14 +350,71 @@ class CollisionModel:
                 # the first pose after which the shapes may have moved across the margin
                 certain = int(np.searchsorted(way, way[row] + abs(last - margin), side='right'))
                 index = max(index + 1, int(np.searchsorted(candidates, certain)))
-        for pair in range(len(self.pairs)):
-            if pair not in best:
-                row = int(np.argmin(bounds[:, pair]))
-                best[pair] = (self.exact_configuration(configurations[row], pair), row)
+        exact = set(best)
+        nearest = np.argmin(bounds, axis=0)
+        lowest = bounds[nearest, np.arange(len(self.pairs))]
+        kept = sorted(best.values())[:figures]
+        for pair in np.argsort(lowest, kind='stable').tolist():
+            if pair in best:
+                continue
+            row = int(nearest[pair])
+            if len(kept) >= figures and lowest[pair] >= kept[figures - 1][0]:
+                best[pair] = (float(lowest[pair]), row)   # farther than the figures for sure
+                continue
+            best[pair] = (self.exact_configuration(configurations[row], pair), row)
+            exact.add(pair)
+            kept = sorted(kept + [best[pair]])[:figures]
         approaches = [PairApproach(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]],
-                                   distance, float(times[row]))
+                                   distance, float(times[row]), p in exact)
                       for p, (distance, row) in best.items()]
         return sorted(approaches, key=lambda a: a.distance)
+
+    def _refined(self, rotation: np.ndarray, translation: np.ndarray, rows: np.ndarray,
+                 pair: int) -> np.ndarray:
+        """Return a lower bound of pair ``pair``'s distance at ``rows`` from its capsules."""
+        a, b = (int(k) for k in self.pairs[pair])
+        if a in self._planes or b in self._planes:
+            return np.full(len(rows), -np.inf)
+        ends = []
+        for shape in (a, b):
+            joint = self._joints[shape]
+            local, _ = self._capsules[shape]
+            ends.append(np.einsum('nij,kj->nki', rotation[rows, joint], local)
+                        + translation[rows, joint][:, None, :])
+        gap = segment_distance(ends[0][:, 0], ends[0][:, 1], ends[1][:, 0], ends[1][:, 1])
+        return gap - self._capsules[a][1] - self._capsules[b][1] - self._slack[a] - \
+            self._slack[b]
+
+
+@dataclass(frozen=True)
+class _Capsule:
+    """A mesh's capsule in its link's frame: a segment's ends (3,) (3,) and a radius [m]."""
+
+    start: np.ndarray
+    end: np.ndarray
+    radius: float
+
+    def placed(self, placement: 'pinocchio.SE3') -> Tuple[np.ndarray, float]:
+        """Return the ends (2, 3) in the frame the link is placed in, and the radius."""
+        rotation, shift = np.asarray(placement.rotation), np.asarray(placement.translation)
+        return np.stack((self.start, self.end)) @ rotation.T + shift, self.radius
+
+
+def segment_distance(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray,
+                     q2: np.ndarray) -> np.ndarray:
+    """Return the distances (n,) between segments p1-q1 and p2-q2, each (n, 3) [m]."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a = np.maximum(np.einsum('ni,ni->n', d1, d1), 1e-18)
+    e = np.maximum(np.einsum('ni,ni->n', d2, d2), 1e-18)
+    b, c, f = (np.einsum('ni,ni->n', x, y) for x, y in ((d1, d2), (d1, r), (d2, r)))
+    denominator = a * e - b * b
+    free = np.clip((b * f - c * e) / np.maximum(denominator, 1e-18), 0.0, 1.0)
+    s = np.where(denominator > 1e-18, free, 0.0)
+    t = (b * s + f) / e
+    below, beyond = np.clip(-c / a, 0.0, 1.0), np.clip((b - c) / a, 0.0, 1.0)
+    s = np.where(t < 0.0, below, np.where(t > 1.0, beyond, s))
+    t = np.clip(t, 0.0, 1.0)
+    return np.linalg.norm(p1 + s[:, None] * d1 - p2 - t[:, None] * d2, axis=1)
 
 
 def first_contact(approaches: List[PairApproach], margin: float) -> Optional[PairApproach]:

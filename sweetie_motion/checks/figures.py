@@ -19,6 +19,8 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
     from sweetie_motion.plots import _pyplot
     pyplot = _pyplot()
     samples, report, settings = motion.samples, motion.report, checker.settings
+    if samples is None:
+        raise ValueError(f'{motion.name}: not checked (refused by the controller)')
     times = samples.times
     figure, axes = pyplot.subplots(3, 1, figsize=(9, 8), sharex=True)
     figure.suptitle(f'{motion.name}: {motion.verdict}')
@@ -35,9 +37,11 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
                         label='margin')
         axes[0].legend(fontsize='small')
     axes[0].set_ylabel('closest links [mm]')
-    balance, stance = checker.balance, report.stance
-    if balance is not None and stance is not None:
-        for which, margin in balance.series(stance, times).items():
+    standing = report.standing
+    if standing is not None:
+        for which, margin in (('centre of mass', standing.com_margin),
+                              ('zero-moment point', standing.zmp_margin),
+                              ('zero-moment point, rocking', standing.rocking)):
             axes[1].plot(times, margin * 1e3, label=which)
         axes[1].axhline(settings.balance_margin * 1e3, color='tab:red', linestyle='--',
                         label='margin')
@@ -45,15 +49,18 @@ def plot_checked(checker: MotionChecker, motion: CheckedMotion,
     axes[1].set_ylabel('inside support [mm]')
     if checker.load is not None and report.load:
         load = checker.load
-        torques = load.torques(samples.positions, times, report.support,
-                               None if stance is None else stance.normal)
-        share = 100.0 * np.abs(torques) / np.maximum(load.rated, 1e-9)
+        rest = None if standing is None else standing.rest
+        torques = load.torques(samples.positions, times,
+                               None if rest is None else np.asarray(rest.rock.any(axis=2)),
+                               None if rest is None else rest.normal,
+                               None if rest is None else rest.contacts)
+        share = 100.0 * np.abs(torques) / np.maximum(load.stall, 1e-9)
         for joint in [entry.joint for entry in report.load[:3]]:
             axes[2].plot(times, share[:, load.joints.index(joint)], label=joint)
-        stall = 100.0 * float(np.min(load.stall / np.maximum(load.rated, 1e-9)))
-        axes[2].axhline(stall, color='tab:red', linestyle='--', label='stall')
+        axes[2].axhline(100.0 * settings.stall_share, color='tab:red', linestyle='--',
+                        label='stall')
         axes[2].legend(fontsize='small')
-    axes[2].set_ylabel('load [% rated]')
+    axes[2].set_ylabel('load [% stall]')
     axes[2].set_xlabel('time [s]')
     for finding in report.findings:
         for axis in axes:

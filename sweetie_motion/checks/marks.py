@@ -72,8 +72,9 @@ class MotionMarks:
         """Return the marks of a motion ``checker`` checked into ``report``."""
         settings = checker.settings
         marks = cls(samples.times, report.stance, balance_margin=settings.balance_margin)
-        if checker.balance is not None and report.stance is not None:
-            marks.depths = checker.balance.series(report.stance, samples.times)
+        if report.standing is not None:
+            marks.depths = {'centre of mass': report.standing.com_margin,
+                            'zero-moment point': report.standing.zmp_margin}
         collision = checker.collision
         if collision is not None:
             names = collision.pair_names()

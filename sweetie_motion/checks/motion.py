@@ -14,8 +14,13 @@ import numpy as np
 
 from sweetie_motion.checks.balance import BalanceMargin, BalanceModel, Stance, support_columns
 from sweetie_motion.checks.collision import CollisionModel, Obstacle, PairApproach
+from sweetie_motion.checks.findings import (
+    balance_findings, balance_margins, drag_findings, EndPose, Finding, load_findings,
+)
 from sweetie_motion.checks.load import JointLoad, LoadModel
+from sweetie_motion.checks.meshes import folder_meshes, LinkMesh
 from sweetie_motion.checks.robot import CheckRobot
+from sweetie_motion.checks.stance import Footing, sole_points, Standing
 from sweetie_motion.errors import ModelError
 from sweetie_motion.paths import config_number
 
@@ -43,15 +48,24 @@ class CheckSettings:
     #: radius of a foot's contact disc [m]
     foot_radius: float = 0.02
     #: a leg supports, when a motion does not say, if its foot is within this of the lowest [m]
+    #: (the physics' planned stance; the checks find the feet on the floor from contact)
     support_height: float = 0.01
+    #: the body's rotation about its support's edge that is a fall [rad]
+    tilt: float = 0.5
     load: str = 'warn'
     #: how long a servo may stay above its rated torque [s] (HerkuleX overload detection)
     overload_time: float = 1.68
     #: rated torque as a fraction of the stall torque where the servo config gives none
     rated_fraction: float = 0.5
+    #: a servo is at stall while it must give this share of its stall torque [-]
+    stall_share: float = 0.98
+    #: the floor's friction against a hoof [-] (a dragged hoof slips past it)
+    friction: float = 0.8
     sample_rate: float = 100.0
     srdf: str = ''
     servos: str = ''
+    #: a folder of ``<link>.STL`` collision meshes that replace the links' URDF shapes
+    meshes: str = ''
     allowed: List[Tuple[str, str]] = field(default_factory=list)
 
     @classmethod
@@ -67,9 +81,10 @@ class CheckSettings:
             return settings
         if not isinstance(section, Mapping):
             raise ModelError('checks: expected a mapping {collision, balance, load, ...}')
-        known = {'collision': ('margin', 'mode', 'allowed'),
-                 'balance': ('margin', 'mode', 'foot_radius', 'support_height'),
-                 'load': ('mode', 'overload_time', 'rated_fraction', 'servos')}
+        known = {'collision': ('margin', 'mode', 'allowed', 'meshes'),
+                 'balance': ('margin', 'mode', 'foot_radius', 'support_height', 'tilt'),
+                 'load': ('mode', 'overload_time', 'rated_fraction', 'servos', 'stall_share',
+                          'friction')}
         for key, value in section.items():
             if key in ('srdf', 'sample_rate'):
                 continue
@@ -95,7 +110,7 @@ class CheckSettings:
                         raise ModelError(f'checks.{key}.allowed: expected a list of '
                                          '[link, link] pairs')
                     given = [tuple(p) for p in given]
-                elif name == 'servos':
+                elif name in ('servos', 'meshes'):
                     given = str(Path(base_dir) / given) if given else ''
                 elif name != 'mode':
                     given = _non_negative(f'checks.{key}.{name}', given)
@@ -148,16 +163,6 @@ class PoseSamples:
         return cls(times, positions, velocities, accelerations, dict(flags or {}))
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One thing a check found: 'warn' or 'refuse', what and when, in words."""
-
-    check: str       #: 'collision', 'balance' or 'load'
-    severity: str    #: 'warn' or 'refuse'
-    time: float      #: [s]
-    message: str
-
-
 @dataclass
 class CheckReport:
     """What the checks found in one motion (None: that check was off or does not apply)."""
@@ -170,6 +175,8 @@ class CheckReport:
     support: Optional[np.ndarray] = None
     #: where the feet, the masses and the ground were at each pose (None: no legs)
     stance: Optional[Stance] = None
+    #: how the poses stand: the faces, the margins, the tip-over (None: no legs)
+    standing: Optional[Standing] = None
 
     @property
     def refused(self) -> List[Finding]:
@@ -199,63 +206,114 @@ class MotionChecker:
     :param ratings: joint -> (rated, stall) torque [N*m] of its servo.
     :param srdf_xml: pairs that may touch (MoveIt's ``disable_collisions``).
     :param obstacles: fixed shapes the links must keep clear of (forbidden zones).
+    :param meshes: link -> its collision mesh (in place of its URDF shapes).
     """
 
     def __init__(self, robot: CheckRobot, settings: CheckSettings,
                  legs: Dict[str, str], ratings: Dict[str, tuple], srdf_xml: str = '',
-                 obstacles: Sequence[Obstacle] = ()) -> None:
+                 obstacles: Sequence[Obstacle] = (),
+                 meshes: Optional[Mapping[str, LinkMesh]] = None) -> None:
         self.settings = settings
         self.robot = robot
         self.legs = list(legs)
-        self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed, obstacles) \
-            if settings.collision != 'off' else None
+        self.collision = CollisionModel(self.robot, srdf_xml, settings.allowed, obstacles,
+                                        meshes) if settings.collision != 'off' else None
         self.balance = BalanceModel(self.robot, legs, settings.foot_radius) if legs else None
+        self.footing = Footing(self.balance, sole_points(
+            robot, legs, dict(meshes or {}), settings.foot_radius),
+            settings.tilt, settings.balance_margin) if self.balance is not None else None
         self.load = LoadModel(self.robot, ratings, legs) if settings.load != 'off' else None
+
+    def standing(self, samples: PoseSamples) -> Optional[Standing]:
+        """Return how the motion's poses stand on the feet (None: a robot without legs)."""
+        if self.footing is None:
+            return None
+        flags = None
+        if samples.flags:
+            flags = support_columns(self.legs, samples.flags, samples.times,
+                                    np.ones((len(samples.times), len(self.legs)), dtype=bool))
+        return self.footing.judge(samples.positions, samples.times, flags)
 
     def support(self, samples: PoseSamples) -> Optional[np.ndarray]:
         """Return which legs support at each pose (poses, legs); None for a robot without."""
-        if self.balance is None:
+        standing = self.standing(samples)
+        if standing is None:
             return None
-        default = self.balance.default_support(self.balance.feet(samples.positions),
-                                               self.settings.support_height)
-        return support_columns(self.legs, samples.flags, samples.times, default)
+        return support_columns(self.legs, samples.flags, samples.times,
+                               standing.rest.touching)
 
     def check(self, samples: PoseSamples) -> CheckReport:
         """Run the checks that are on; return what they found."""
-        settings = self.settings
         report = CheckReport()
-        support = report.support = self.support(samples)
+        standing = report.standing = self.standing(samples)
+        if standing is not None:
+            rest = standing.rest
+            report.support = support_columns(self.legs, samples.flags, samples.times,
+                                             rest.touching)
+            report.stance = Stance(rest.contacts, standing.centres, standing.com, rest.origin,
+                                   rest.normal, rest.touching)
         if self.collision is not None:
-            report.collision = self.collision.closest(samples.positions, samples.times,
-                                                      settings.collision_margin)
-            touching = [a for a in report.collision if a.distance < settings.collision_margin]
-            if touching:
-                first = touching[0]
-                report.findings.append(Finding(
-                    'collision', settings.collision, first.time,
-                    f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
-                    + (f'; {len(touching) - 1} more pair(s)' if len(touching) > 1 else '')))
-        # the ground under the feet: the balance check's and the load's vertical
-        balance = self.balance
-        stance = report.stance = balance.stance(samples.positions, support) \
-            if balance is not None and support is not None else None
-        if balance is not None and stance is not None and settings.balance != 'off':
-            report.balance = balance.margins(stance, samples.times)
-            for margin in report.balance:
-                if margin.margin < settings.balance_margin:
-                    report.findings.append(Finding('balance', settings.balance, margin.time,
-                                                   margin.describe()))
+            self._collision(samples, report)
+        if standing is not None and self.settings.balance != 'off':
+            report.balance = balance_margins(standing, self.legs)
+            report.findings += balance_findings(standing, self.legs, self.settings)
         if self.load is not None:
-            torques = self.load.torques(samples.positions, samples.times, support,
-                                        None if stance is None else stance.normal)
-            report.load = self.load.heaviest(torques, samples.times)
-            for load in report.load:
-                if abs(load.torque) > load.stall or load.over_rated > settings.overload_time:
-                    report.findings.append(Finding('load', settings.load, load.time,
-                                                   load.describe()))
-                    break
+            self._load(samples, standing, report)
         report.findings.sort(key=lambda f: (f.severity != 'refuse', f.time))
         return report
+
+    def _collision(self, samples: PoseSamples, report: CheckReport) -> None:
+        settings = self.settings
+        assert self.collision is not None
+        report.collision = self.collision.closest(samples.positions, samples.times,
+                                                  settings.collision_margin)
+        # links that touch collide (the check's mode); closer than the margin, a warning
+        touching = [a for a in report.collision if a.distance <= 0.0]
+        close = [a for a in report.collision if 0.0 < a.distance < settings.collision_margin]
+        # a pair already in contact in the first pose (where the robot is: live control put it
+        # there) is no reason to refuse: refusing would leave the robot no way out of it
+        at_start = self.collision.touching_pairs(samples.positions[0]) if touching else set()
+        trapped = [a for a in touching if (a.link_a, a.link_b) in at_start]
+        touching = [a for a in touching if (a.link_a, a.link_b) not in at_start]
+        for severity, near in ((settings.collision, touching), ('warn', close)):
+            if near:
+                first = near[0]   # the deepest (the list is closest first)
+                report.findings.append(Finding(
+                    'collision', severity, first.time,
+                    f'{first.describe()} (margin {settings.collision_margin * 1e3:.1f} mm)'
+                    + (f'; {len(near) - 1} more pair(s)' if len(near) > 1 else '')))
+        if trapped:
+            names = ', '.join(f'{a.link_a} and {a.link_b}' for a in trapped)
+            report.findings.append(Finding(
+                'collision', 'warn', float(samples.times[0]),
+                f'{names} already touch in the start pose: the motion may only move them apart'))
+
+    def _load(self, samples: PoseSamples, standing: Optional[Standing],
+              report: CheckReport) -> None:
+        """Find the loads of the poses that stand, carried by the feet they stand on."""
+        settings = self.settings
+        assert self.load is not None
+        if standing is None or standing.held:
+            # an arm on its base, a pony held on a stand: the base carries
+            torques = self.load.torques(samples.positions, samples.times)
+            valid = None
+        else:
+            rest = standing.rest
+            # the servos give centimetres under the body's weight: a hoof a little above the
+            # floor (one the body can rock onto) carries its share too
+            carrying = np.asarray(rest.rock.any(axis=2))
+            torques = self.load.torques(samples.positions, samples.times, carrying,
+                                        rest.normal, rest.contacts)
+            valid = standing.stands
+        report.load = self.load.heaviest(torques, samples.times, settings.stall_share, valid)
+        report.findings += load_findings(report.load, settings)
+        forces, lever = self.load.last_forces, self.load.last_lever
+        if standing is not None and not standing.held and forces is not None \
+                and lever is not None:
+            end = EndPose(lever[-1], forces[-1], torques[-1],
+                          self.load.stall, standing.rest.normal[-1], settings.friction,
+                          self.load.joints)
+            report.findings += drag_findings(standing, self.legs, settings, end)
 
 
 def servo_ratings(robot: CheckRobot, settings: CheckSettings) -> Dict[str, tuple]:
@@ -295,4 +353,7 @@ def checker_for(model: Any, settings: Optional[CheckSettings] = None,
     srdf = Path(settings.srdf).read_text(encoding='utf-8') if settings.srdf else ''
     joints = model.list_all_joints()
     robot = CheckRobot(model.urdf_document(), joints)
-    return MotionChecker(robot, settings, legs, servo_ratings(robot, settings), srdf, obstacles)
+    meshes = folder_meshes(settings.meshes, [f.name for f in robot.model.frames]) \
+        if settings.meshes else {}
+    return MotionChecker(robot, settings, legs, servo_ratings(robot, settings), srdf, obstacles,
+                         meshes)

@@ -48,6 +48,8 @@ class GoalPlan:
     #: what the planning changed in the goal's timing (retimed, a longer approach) and what
     #: the motion checks warn of: the result message carries it
     notes: List[str] = field(default_factory=list)
+    #: when each of the goal's points is played (retimed, after the approach) [s]
+    keyframes: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def duration(self) -> float:
@@ -174,7 +176,8 @@ class GoalPlanner:
             support += defaults
         resources = frozenset(self.model.get_joints_groups(joints))
         local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
-        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, notes)
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, notes,
+                        times + shift)
 
     def check(self, spline: JointSpline, indices: np.ndarray, hold: np.ndarray,
               support: List[Tuple[str, np.ndarray, np.ndarray]]

@@ -176,7 +176,7 @@ class FollowJointStateCore(ControllerCore):
         Stop following: hold where a brake within the limits ends (thread-safe).
 
         Inputs that arrived before are dropped; the next input is obeyed again. Called when
-        the client streaming the poses fell silent, or asked to stop.
+        the client streaming the poses is gone, or asked to stop.
         """
         with self._pending_lock:
             self._pending = np.full(len(self.indices), np.nan)

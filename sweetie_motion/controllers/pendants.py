@@ -4,28 +4,47 @@ Pendant leases: which clients still hold their motions alive (pure; no rclpy).
 A teach pendant stops its robot when the operator lets go or its cable is cut. A client of the
 motion process (the editor, the console, a command) is its robot's pendant the same way: it
 sends a heartbeat (sweetie_motion_msgs/Pendant) naming the goals it sent and the topics it
-streams poses to (FollowJointState inputs), and promises another within its ``lease``.
-When a client falls silent for longer — it was killed, it crashed, its terminal was closed —
-the controllers stop what it named: a goal is cancelled (it decelerates and holds), a
-FollowJointState controller holds where a brake ends. Nothing watches a goal no heartbeat ever
-named: plain action clients (``ros2 action send_goal``, MoveIt) keep the behaviour they know.
+streams poses to (FollowJointState inputs). When the client is gone — killed, crashed, its
+terminal closed — the controllers stop what it named: a goal is cancelled (it decelerates and
+holds), a FollowJointState controller holds where a brake ends. Nothing watches a goal no
+heartbeat ever named: plain action clients (``ros2 action send_goal``, MoveIt) keep the
+behaviour they know.
+
+When is a client gone? Silence alone cannot tell a dead client from a live one that a saturated
+machine did not schedule for a while (measured: heartbeats 0.1 s apart arrived up to 1.2 s
+apart beside real-time servo simulators), and stopping a live client's motion is a false alarm.
+So:
+
+- a client in the motion process's own process namespace (same machine, same PID namespace:
+  the heartbeat says so) is gone the moment its process no longer exists — checked at every
+  look, whatever its heartbeat does — or when it has been silent for :data:`PATIENCE` (a hung
+  client);
+- any other client (on another machine) is gone when it has been silent for its ``lease``.
 
 This module keeps the bookkeeping; the nodes feed it heartbeats and ask it at their own rate
-(:class:`~sweetie_motion.nodes.pendant_watch.PendantWatch`).
+(:class:`~sweetie_motion.nodes.pendant_watch.PendantWatch`), giving it the check of a local
+process.
 """
 
 from dataclasses import dataclass
 import math
 import threading
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
 
 #: the shortest and the longest lease a client may ask for [s]
 MIN_LEASE = 0.1
 MAX_LEASE = 10.0
+#: how long a client whose process still exists may be silent before its motions stop [s]
+PATIENCE = 3.0
 #: how long a client's goals and streams are remembered after its last heartbeat [s]
 REMEMBERED = 60.0
+
+#: a local client's process: (pid, start time in clock ticks since boot)
+Process = Tuple[int, int]
+#: whether a local process still exists (pid, start time) -> bool
+Alive = Callable[[int, int], bool]
 
 
 class PendantError(SweetieMotionError):
@@ -35,20 +54,24 @@ class PendantError(SweetieMotionError):
 @dataclass(frozen=True)
 class Lapse:
     """
-    A client that fell silent.
+    A client that is gone.
 
     :param client: who (as its heartbeat named itself).
     :param lease: the silence it allowed [s]; :param silent: how long it has been silent [s].
+    :param ended: its process no longer exists (a local client).
     """
 
     client: str
     lease: float
     silent: float
+    ended: bool = False
 
     def describe(self) -> str:
         """Return what a log line or a goal's result says of it."""
-        return (f'its client {self.client or "(unnamed)"} fell silent (no pendant heartbeat '
-                f'for {self.silent:.2f} s, lease {self.lease:g} s)')
+        who = self.client or '(unnamed)'
+        if self.ended:
+            return f'its client {who} ended (its process is gone)'
+        return f'its client {who} fell silent (no pendant heartbeat for {self.silent:.2f} s)'
 
 
 @dataclass
@@ -57,13 +80,15 @@ class _Client:
     last: float
     goals: Set[bytes]
     follow: Set[str]
-    #: the watchers told of this silence already (a stream lapses once per silence)
+    #: its process when it runs beside the motion process, else None
+    process: Optional[Process]
+    #: the watchers told of this client's end already (a stream lapses once per end)
     told: Set[str]
 
 
 class PendantLeases:
     """
-    The heartbeats of the clients, and whose silence has outlasted its lease (thread-safe).
+    The heartbeats of the clients, and which clients are gone (thread-safe).
 
     A goal stays held by the client whose heartbeat named it last; a client that names a goal
     no more lets it go (it ended, for the client).
@@ -75,14 +100,15 @@ class PendantLeases:
         self._lock = threading.Lock()
 
     def heartbeat(self, client: str, lease: float, goals: Iterable[bytes],
-                  follow: Iterable[str], now: float) -> None:
+                  follow: Iterable[str], now: float, process: Optional[Process] = None) -> None:
         """
         Take a heartbeat.
 
         :param client: who sends it; :param lease: [s], within :data:`MIN_LEASE` ..
             :data:`MAX_LEASE`; :param goals: the goal ids (16 bytes each) it holds;
         :param follow: the topics it streams poses to (FollowJointState inputs, full names);
-        :param now: [s].
+        :param now: [s]; :param process: the client's process if it runs in the motion
+            process's PID namespace (None: elsewhere).
         :raises PendantError: a lease outside the allowed range (the heartbeat is not taken).
         """
         if not (math.isfinite(lease) and MIN_LEASE <= lease <= MAX_LEASE):
@@ -95,44 +121,61 @@ class PendantLeases:
                 for goal in known.goals - goals:
                     if self._holder.get(goal) == client:
                         del self._holder[goal]
-            self._clients[client] = _Client(float(lease), float(now), goals, follow, set())
+            self._clients[client] = _Client(float(lease), float(now), goals, follow,
+                                            process, set())
             for goal in goals:
                 self._holder[goal] = client
             self._forget_old(now)
 
-    def goal_lapse(self, goal: bytes, now: float) -> Optional[Lapse]:
-        """Return the lapse of the client holding ``goal``, None while it beats (or none does)."""
+    def _gone(self, client: str, state: _Client, now: float, alive: Alive,
+              silence: bool) -> Optional[Lapse]:
+        silent = now - state.last
+        if state.process is not None:
+            if not alive(*state.process):
+                return Lapse(client, state.lease, silent, ended=True)
+            limit = PATIENCE
+        else:
+            limit = state.lease
+        return Lapse(client, state.lease, silent) if silence and silent > limit else None
+
+    def goal_lapse(self, goal: bytes, now: float, alive: Alive,
+                   silence: bool = True) -> Optional[Lapse]:
+        """
+        Return how the client holding ``goal`` is gone, None while it is there (or none holds it).
+
+        :param alive: whether a local client's process still exists.
+        :param silence: whether silence counts now (not when the asker was held up itself:
+            heartbeats may wait in its queue).
+        """
         with self._lock:
             client = self._holder.get(goal)
             if client is None:
                 return None
             state = self._clients.get(client)
-            if state is None or now - state.last <= state.lease:
-                return None
-            return Lapse(client, state.lease, now - state.last)
+            return None if state is None else self._gone(client, state, now, alive, silence)
 
-    def stream_lapses(self, watcher: str, inputs: Set[str], now: float) -> List[Lapse]:
+    def stream_lapses(self, watcher: str, inputs: Set[str], now: float, alive: Alive,
+                      silence: bool = True) -> List[Lapse]:
         """
-        Return the clients streaming to ``inputs`` that fell silent since ``watcher`` asked.
+        Return the clients streaming to ``inputs`` that are gone, once per client per watcher.
 
-        Each silence is told to a watcher once; a client that beats again may lapse again.
+        A client that beats again may lapse again later.
 
         :param watcher: who asks (a FollowJointState node's name);
-        :param inputs: the topics it follows (full names).
+        :param inputs: the topics it follows (full names);
+        :param alive: whether a local client's process still exists;
+        :param silence: whether silence counts now (see :meth:`goal_lapse`).
         """
         lapses = []
         with self._lock:
             for client, state in self._clients.items():
-                if state.follow & inputs and watcher not in state.told and \
-                        now - state.last > state.lease:
+                if not state.follow & inputs or watcher in state.told:
+                    continue
+                lapse = self._gone(client, state, now, alive, silence)
+                if lapse is not None:
                     state.told.add(watcher)
-                    lapses.append(Lapse(client, state.lease, now - state.last))
+                    lapses.append(lapse)
         return lapses
-
-    def forget_goal(self, goal: bytes) -> None:
-        """Stop watching ``goal`` (it ended)."""
-        with self._lock:
-            self._holder.pop(goal, None)
 
     def watched(self) -> Tuple[int, int]:
         """Return how many clients and goals are watched now."""
@@ -145,3 +188,49 @@ class PendantLeases:
             for goal in self._clients.pop(client).goals:
                 if self._holder.get(goal) == client:
                     del self._holder[goal]
+
+
+# --- processes beside the motion process (Linux: /proc) ----------------------------------------
+
+
+def process_namespace() -> str:
+    """
+    Return what names this PID namespace on this machine ('' where /proc cannot tell).
+
+    The kernel's boot id (the machine, since its start) and the PID namespace's inode: two
+    processes with the same value see each other's PIDs.
+    """
+    import os
+    try:
+        with open('/proc/sys/kernel/random/boot_id', encoding='ascii') as stream:
+            boot = stream.read().strip()
+        return f'{boot}:{os.stat("/proc/self/ns/pid").st_ino}'
+    except OSError:
+        return ''
+
+
+def _stat(pid: int) -> Optional[Tuple[str, int]]:
+    """Return a process's (state, start time [clock ticks since boot]), None: no such process."""
+    try:
+        with open(f'/proc/{int(pid)}/stat', encoding='ascii', errors='replace') as stream:
+            text = stream.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: count from its end
+    fields = text[text.rfind(')') + 2:].split()
+    try:
+        return fields[0], int(fields[19])          # fields 3 and 22 of proc(5)'s stat
+    except (IndexError, ValueError):
+        return None
+
+
+def process_start(pid: int) -> Optional[int]:
+    """Return a process's start time [clock ticks since boot], None if it does not exist."""
+    stat = _stat(pid)
+    return None if stat is None else stat[1]
+
+
+def process_alive(pid: int, start: int) -> bool:
+    """Return whether the process ``pid`` that started at ``start`` still runs (no zombie)."""
+    stat = _stat(pid)
+    return stat is not None and stat[0] not in ('Z', 'X') and stat[1] == int(start)

@@ -180,6 +180,8 @@ class EditorPresenter:
         self._hold_asked: Optional[float] = None
         #: the physics robot's base (rotation, position [m]) and when it came (None: none)
         self._base: Optional[Tuple[Any, Any, float]] = None
+        #: why the motion checks or the physics refuse the table as it is ('' : they do not)
+        self.refusal = ''
 
     # --- messages ------------------------------------------------------------------------------
 
@@ -296,12 +298,27 @@ class EditorPresenter:
         lead = approach_time(goal.first_pose(), self.current_pose, limits)
         return (goal.shifted(lead) if lead > 0 else goal), rows
 
-    def execute(self) -> bool:
-        """Play the start..end range on the robot; the outcome comes as a message."""
+    def set_refusal(self, reason: str) -> None:
+        """Take why the checks or the physics refuse the table as it is ('' : they do not)."""
+        if reason != self.refusal:
+            self.refusal = reason
+            self.board.notify('execution')
+
+    def execute(self, anyway: bool = False) -> bool:
+        """
+        Play the start..end range on the robot; the outcome comes as a message.
+
+        A table the checks or the physics refuse is not played, unless ``anyway`` on a virtual
+        robot (for experiments: the controller's own checks still apply).
+        """
         if self.execution is not None:
             return self.board.refused(EditorError('a trajectory is running: Stop it first'))
         if not self.links.get('controller'):
             return self.board.refused(EditorError('the trajectory controller is not connected'))
+        if self.refusal and not (anyway and self.virtual_robot):
+            hint = ('; tick "anyway" to try it on the virtual robot' if self.virtual_robot
+                    else '; change the table (Show goes to the finding)')
+            return self.board.refused(EditorError(f'not executed: {self.refusal}{hint}'))
         try:
             goal, rows = self.build_execution_goal()
             if self.model is not None:

@@ -1,10 +1,12 @@
 """
 The motion checks of the editor's table: which rows and times they flag, and each moment's marks.
 
-The table is checked as ``sweetie-motion check`` checks a stored motion (from its first active
-row, the joints it does not move at zero, its support flags), in a worker thread so that editing
-never waits for it: a newer table replaces a waiting one, and only the newest answer is shown.
-Pure: no Qt, no rclpy.
+The table is checked as ``sweetie-motion check`` checks a stored motion: as the controller
+plays it from the standing pose (the approach to its first active row, the retiming to the
+joint limits; the joints it does not move at zero; its support flags), in a worker thread so
+that editing never waits for it: a newer table replaces a waiting one, and only the newest
+answer is shown. A finding's time as played is placed back on the table's times (between the
+keyframes it falls between; during the approach: the first row). Pure: no Qt, no rclpy.
 """
 
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -13,10 +15,13 @@ from functools import partial
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy as np
 
-from sweetie_motion.checks.library import motion_samples
+from sweetie_motion.checks.library import motion_planner, played_samples
 from sweetie_motion.checks.marks import MotionMarks, PoseMarks
-from sweetie_motion.checks.motion import checker_for, CheckReport, Finding, MotionChecker
+from sweetie_motion.checks.motion import (
+    checker_for, CheckReport, Finding, MotionChecker, PoseSamples,
+)
 from sweetie_motion.editor.play_head import table_key
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
@@ -88,22 +93,28 @@ class TableCheck:
 
 
 def check_table(checker: MotionChecker, goal: TrajectoryGoal, key: Any, origin: float,
-                row_times: List[Tuple[int, float]], interpolation: str) -> TableCheck:
+                row_times: List[Tuple[int, float]], planner: Any) -> TableCheck:
     """
-    Check a table's goal (its whole active rows) and place the findings on its rows.
+    Check a table's goal (its whole active rows) as played and place the findings on its rows.
 
     :param origin: table time of the goal's zero [s]; :param row_times: (row, table time) of
-        the active rows.
+        the active rows; :param planner: the controller's planner (:func:`motion_planner`).
+    :raises GoalError: the controller refuses the table's motion.
     """
-    samples = motion_samples(checker, goal, interpolation)
+    samples, plan = played_samples(checker, planner, goal)
     report = checker.check(samples)
-    start = origin + float(goal.points[0].time) if goal.points else origin
+    table_times = origin + np.array([float(p.time) for p in goal.points])
+    played = np.asarray(plan.keyframes, dtype=float)
     findings = []
     for finding in report.findings:
-        time = start + finding.time
+        time = float(np.interp(finding.time, played, table_times))
         row = min(row_times, key=lambda rt: abs(rt[1] - time))[0]
         findings.append(RowFinding(finding, time, row))
-    return TableCheck(key, findings, report, MotionMarks.of(checker, samples, report), start)
+    # the marks are drawn at table times: the samples' times mapped back the same way
+    shown = PoseSamples(np.interp(samples.times, played, table_times) - origin,
+                        samples.positions, samples.velocities, samples.accelerations,
+                        samples.flags)
+    return TableCheck(key, findings, report, MotionMarks.of(checker, shown, report), origin)
 
 
 class TableChecker:
@@ -117,6 +128,8 @@ class TableChecker:
         self.model = model
         self._checker: Optional[MotionChecker] = None
         self._checker_error = ''
+        #: the controller's planner per interpolation (what is played is what is checked)
+        self._planners: Dict[str, Any] = {}
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='table_checks')
         self._wanted: Optional[Tuple[bytes, Tuple[str, ...], str]] = None
@@ -180,7 +193,11 @@ class TableChecker:
             if self._checker is None:
                 return TableCheck(key, error=self._checker_error)
             try:
-                return check_table(self._checker, goal, key, origin, row_times, interpolation)
+                planner = self._planners.get(interpolation)
+                if planner is None:
+                    planner = self._planners[interpolation] = motion_planner(self.model,
+                                                                             interpolation)
+                return check_table(self._checker, goal, key, origin, row_times, planner)
             except (SweetieMotionError, ValueError) as error:
                 return TableCheck(key, error=str(error))
             except Exception as error:  # noqa: B902 -- a failed check must not end the editor

@@ -422,6 +422,10 @@ class EditorWindow(QMainWindow):
         self.execute_button = push_button('Execute', 'execute_button',
                                           'play the start..end range on the robot')
         self.stop_button = push_button('Stop', 'stop_button')
+        self.anyway_check = QCheckBox('anyway')
+        self.anyway_check.setObjectName('execute_anyway_check')
+        self.anyway_check.setToolTip('execute a table the checks or the physics refuse (only on '
+                                     'a virtual robot, for experiments)')
         self.backward_check = QCheckBox('backward')
         self.backward_check.setObjectName('backward_check')
         self.reverse_button = push_button('Reverse', 'reverse_button',
@@ -438,7 +442,8 @@ class EditorWindow(QMainWindow):
                                               'rewrite the times with this speed')
         # short states only ("running 1.2 / 4.0 s"); the full result goes to the message area
         self.result_label = fixed_width_label('result_label', '', RESULT_LONGEST)
-        for widget in (self.execute_button, self.stop_button, self.backward_check,
+        for widget in (self.execute_button, self.anyway_check, self.stop_button,
+                       self.backward_check,
                        self.reverse_button, self.speed_slider, self.speed_label,
                        self.apply_scale_button, self.result_label):
             run_layout.addWidget(widget)
@@ -497,7 +502,8 @@ class EditorWindow(QMainWindow):
             lambda: p.table.set_tolerance_for_all('goal', self.goal_all.value()))
         self.goal_time.editingFinished.connect(
             lambda: p.table.set_goal_time_tolerance(self.goal_time.value()))
-        self.execute_button.clicked.connect(p.execute)
+        self.execute_button.clicked.connect(
+            lambda: p.execute(anyway=self.anyway_check.isChecked()))
         self.stop_button.clicked.connect(p.stop)
         self.stop_all_button.clicked.connect(p.stop_motion)
         self.backward_check.toggled.connect(p.set_backward)
@@ -572,6 +578,11 @@ class EditorWindow(QMainWindow):
         self.table_model.set_flagged(flagged)
         self.trajectory_plot.set_findings([(f.time, f.finding.severity)
                                            for f in self._findings()])
+        refused = [f for f in self._findings() if f.finding.severity == 'refuse']
+        physics = bool(refused) and refused[0].finding.check == 'physics'
+        self.presenter.set_refusal(
+            f'{"the physics refuses" if physics else "the checks refuse"} it: '
+            f'{refused[0].describe()}' if refused else '')
         self._show_robot(force=True)
 
     def show_next_finding(self, check: Optional[str] = None) -> None:
@@ -819,6 +830,12 @@ class EditorWindow(QMainWindow):
             self._robot_follows = running
             self._show_robot(force=True)
         self.execute_button.setEnabled(p.can_execute)
+        # a table the checks or the physics refuse: Execute is red and says why
+        self.execute_button.setStyleSheet('QPushButton { color: #c00000; font-weight: bold; }'
+                                          if p.refusal else '')
+        self.execute_button.setToolTip(f'refused: {p.refusal}' if p.refusal else
+                                       'play the start..end range on the robot')
+        self.anyway_check.setVisible(bool(p.refusal) and p.virtual_robot)
         self.stop_button.setEnabled(p.running)
         execution = p.execution
         if execution is None:

@@ -251,7 +251,7 @@ class FollowJointStateNode(ControllerNode):
         self._entities += [
             self.create_service(Trigger, '~/hold', self._on_hold,
                                 callback_group=self._service_group),
-            # a client that streamed poses and fell silent (a killed editor) stops its motion
+            # a client that streamed poses and is gone (a killed editor) stops its motion
             PendantWatch(self, self._service_group, lambda: (), lambda goal, lapse: None,
                          inputs=self._input_topics(), hold=self._hold_for_pendant)]
 

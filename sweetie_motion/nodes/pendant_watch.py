@@ -1,20 +1,22 @@
 """
 A node's watch over its clients' pendants (see :mod:`sweetie_motion.controllers.pendants`).
 
-The node's goals and its FollowJointState input stop when the client that sent them falls
-silent: :class:`PendantWatch` takes the heartbeats of ``<namespace>/pendant`` and, every
-:data:`CHECK_PERIOD`, hands the node the goals and streams whose client's lease ran out.
+The node's goals and its FollowJointState input stop when the client that sent them is gone:
+:class:`PendantWatch` takes the heartbeats of ``<namespace>/pendant`` and, every
+:data:`CHECK_PERIOD`, hands the node the goals and streams whose client is gone (its process
+ended, when it ran beside this one; its lease of silence ran out, when it ran elsewhere).
 """
 
 import time
 from typing import Any, Callable, Iterable, Optional
 
-from sweetie_motion.controllers.pendants import Lapse, PendantError, PendantLeases
+from sweetie_motion.controllers.pendants import (
+    Lapse, PendantError, PendantLeases, process_alive, process_namespace,
+)
 from sweetie_motion.ros.pendant import PENDANT_QOS, PENDANT_TOPIC
 from sweetie_motion_msgs.msg import Pendant
 
-#: how often the node looks for lapsed clients [s]: a dead client's motion stops within its
-#: lease plus this
+#: how often the node looks for clients that are gone [s]
 CHECK_PERIOD = 0.05
 
 
@@ -45,6 +47,8 @@ class PendantWatch:
         self._stopped: set = set()
         self._refused = set()
         self._last_check = time.monotonic()
+        #: a client whose heartbeat names this is one whose process this node can see
+        self._namespace = process_namespace()
         self._subscription = node.create_subscription(
             Pendant, PENDANT_TOPIC, self._on_heartbeat, PENDANT_QOS, callback_group=group)
         self._timer = node.create_timer(CHECK_PERIOD, self._check, callback_group=group)
@@ -55,9 +59,11 @@ class PendantWatch:
         self.node.destroy_subscription(self._subscription)
 
     def _on_heartbeat(self, msg: Pendant) -> None:
+        local = bool(self._namespace) and msg.process_namespace == self._namespace
         try:
             self.leases.heartbeat(msg.client, msg.lease, (bytes(g.uuid) for g in msg.goals),
-                                  msg.follow, time.monotonic())
+                                  msg.follow, time.monotonic(),
+                                  (int(msg.pid), int(msg.start_time)) if local else None)
         except PendantError as error:
             if msg.client not in self._refused:   # said once per client, not ten times a second
                 self._refused.add(msg.client)
@@ -67,20 +73,20 @@ class PendantWatch:
         now = time.monotonic()
         late = now - self._last_check - CHECK_PERIOD
         self._last_check = now
-        if late > CHECK_PERIOD:
-            # this node was held up (a stalled executor, a starved process): heartbeats that
-            # came meanwhile may still wait in its queue; judge at the next check, after them
-            return
+        # a node held up (a stalled executor, a starved process) may have heartbeats waiting in
+        # its queue: silence is judged at the next check, after them; an ended process at once
+        silence = late <= CHECK_PERIOD
         running = set(self._goals())
         self._stopped &= running
         for goal in running - self._stopped:
-            lapse = self.leases.goal_lapse(goal, now)
+            lapse = self.leases.goal_lapse(goal, now, process_alive, silence)
             if lapse is not None:
                 self._stopped.add(goal)
                 self.node.get_logger().warning(f'stopping a goal: {lapse.describe()}')
                 self._stop_goal(goal, lapse)
         if self._inputs and self._hold is not None:
-            for lapse in self.leases.stream_lapses(self.node.get_name(), self._inputs, now):
+            for lapse in self.leases.stream_lapses(self.node.get_name(), self._inputs, now,
+                                                   process_alive, silence):
                 self.node.get_logger().warning(f'holding where a brake ends: '
                                                f'{lapse.describe()}')
                 self._hold(lapse)

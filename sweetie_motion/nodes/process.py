@@ -7,11 +7,12 @@ through :attr:`MotionProcess.host`. The bringup creates this object; nodes never
 """
 
 import threading
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from sweetie_motion.checks.motion import checker_for, MotionChecker
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.physics.judge import physics_key, PhysicsJudge
 
 
 class MotionProcess:
@@ -28,6 +29,9 @@ class MotionProcess:
         self.host = host
         self._checker: Optional[MotionChecker] = None
         self._checker_lock = threading.Lock()
+        self._judge: Optional[PhysicsJudge] = None
+        #: where the physics' verdicts are told (the motion node's logger, once it is there)
+        self.physics_log: Callable[[str], None] = lambda line: None
 
     @property
     def period(self) -> float:
@@ -40,6 +44,18 @@ class MotionProcess:
             if self._checker is None:
                 self._checker = checker_for(self.model)
             return self._checker
+
+    def judge(self) -> Optional[PhysicsJudge]:
+        """Return the physics' judge of stored motions (shared); None: ``physics: judge: off``."""
+        if self.model.physics_settings.judge == 'off':
+            return None
+        with self._checker_lock:
+            if self._judge is None:
+                from sweetie_motion.physics.motion import MotionSimulator
+                model = self.model
+                self._judge = PhysicsJudge(lambda: MotionSimulator(model), physics_key(model),
+                                           lambda line: self.physics_log(line))
+            return self._judge
 
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""

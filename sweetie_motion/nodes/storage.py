@@ -19,6 +19,7 @@ from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.paths import config_path
+from sweetie_motion.physics.judge import VERDICTS_NAME
 from sweetie_motion.ros.conversions import byte_array_value, goal_from_bytes, goal_to_bytes
 from sweetie_motion.storage.store import TrajectoryStore
 from sweetie_motion.trajectory.codec import check_name
@@ -96,6 +97,11 @@ class TrajectoryStorageNode(ManagedNode):
         finally:
             self._publishing = False
         self.store.write_cache()
+        judge = self.process.judge() if self.process is not None else None
+        if judge is not None:
+            # the physics' verdicts are kept beside the saved trajectories, by content
+            self.process.physics_log = self.get_logger().info
+            judge.use_file(Path(self.store.directory) / VERDICTS_NAME)
         self.get_logger().info(
             f'{len(report.loaded)} trajectories from {self.store.directory}'
             + (f' and {len(self.store.library)} library folder(s)' if self.store.library
@@ -180,6 +186,9 @@ class TrajectoryStorageNode(ManagedNode):
         path = self.store.save(name, goal)
         self.get_logger().info(f'saved trajectory {name!r} ({len(goal.points)} points) to '
                                f'{Path(path).name}')
+        judge = self.process.judge() if self.process is not None else None
+        if judge is not None:
+            judge.submit(name, goal)      # judged in the background: play need not wait
 
     def _publish_library(self, name: str) -> None:
         goal = self.store.get(name) if self.store is not None else None

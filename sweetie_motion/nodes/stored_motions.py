@@ -8,7 +8,7 @@ planned). Both go through the package's one storage client.
 """
 
 import time
-from typing import Any
+from typing import Any, List
 
 from sweetie_motion.errors import did_you_mean
 from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
@@ -93,6 +93,34 @@ class StoredMotions:
         return approached(goal, dict(zip(names, self.node.poses().reference.position)),
                           dict(zip(names, view.velocity_limits())))
 
+    def judged(self, name: str, goal: TrajectoryGoal, speed: float,
+               backward: bool) -> List[str]:
+        """
+        Apply the physics' verdict on a stored motion played so (``physics: judge``).
+
+        A verdict known (judged at its save, or at an earlier play) that the robot falls or
+        holds a servo at stall refuses the play (``judge: refuse``) or warns; no verdict yet:
+        the motion is judged in the background for the next play, and this one does not wait.
+
+        :return: what the result message says of it.
+        :raises GoalError: INVALID_GOAL, the physics refuses it.
+        """
+        judge = self.node.process.judge()
+        if judge is None:
+            return []
+        verdict = judge.verdict(goal, speed, backward)
+        if verdict is None:
+            judge.submit(name, goal, speed, backward)
+            return ['the physics has not judged this motion yet (it does now, for the next play)']
+        if not verdict.refused:
+            return []
+        findings = '; '.join(verdict.findings)
+        if self.node.process.model.physics_settings.judge == 'refuse':
+            raise GoalError(ResultCode.INVALID_GOAL,
+                            f'the physics says the robot cannot do {name!r}: {findings} '
+                            f'(`sweetie-motion simulate {name}` shows it)')
+        return [f'physics warning: {findings}']
+
     async def play(self, goal_handle):
         """Execute a PlayTrajectory goal (the action's execute callback)."""
         with self.node.goal_running():
@@ -117,11 +145,12 @@ class StoredMotions:
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'speed_scale {request.speed_scale} is outside {MIN_SPEED}..'
                                 f'{MAX_SPEED} (0 means 1.0)')
-            goal = await self.load(request.name)
-            if request.backward:
-                goal = goal.backward()
+            stored = await self.load(request.name)
+            notes = self.judged(request.name, stored, speed, request.backward)
+            goal = stored.backward() if request.backward else stored
             played = goal.scaled(speed)
             plan = node.plan(self.approach(played))
+            plan.notes.extend(notes)
             running = node.start(goal_handle, plan, feedback)
             # `save --last` after a play stores the motion as played (speed, direction)
             node.publish_last_goal(goal_to_msg(played))

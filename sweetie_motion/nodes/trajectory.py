@@ -422,7 +422,7 @@ class JointTrajectoryNode(ControllerNode):
             return [key for key, running in self._goals.items() if running.handle is not None]
 
     def _stop_for_pendant(self, key: bytes, lapse: Lapse) -> None:
-        """Stop a goal whose client fell silent: it decelerates and holds, as on a cancel."""
+        """Stop a goal whose client is gone: it decelerates and holds, as on a cancel."""
         with self._goals_lock:
             running = self._goals.get(key)
         if running is None:

@@ -94,6 +94,9 @@ class PhysicsSettings:
     fall_time: float = 0.1
     #: a servo is at stall while it delivers at least this share of its stall torque [-]
     stall_share: float = 0.98
+    #: what the physics' verdict on a stored motion does when the trajectory controller plays
+    #: it by name (a fall, a servo held at stall for its overload time): off, warn or refuse
+    judge: str = 'off'
 
     @classmethod
     def from_mapping(cls, section: Optional[Mapping[str, Any]],
@@ -169,6 +172,7 @@ _READERS = {
     'servos': _path, 'servo_models': _path, 'voltage': _positive, 'armature': _non_negative,
     'meshes': _path, 'settle_time': _non_negative, 'after_time': _non_negative,
     'link_friction': _non_negative, 'stall_share': _share,
+    'judge': _choice(('off', 'warn', 'refuse')),
 }
 #: nested blocks: key -> field
 _BLOCKS = {

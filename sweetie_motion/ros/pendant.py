@@ -3,9 +3,10 @@ A client's pendant: the heartbeat that keeps its motions alive (the client's sid
 
 The editor, the console and the commands publish sweetie_motion_msgs/Pendant on
 ``<namespace>/pendant`` every :data:`PERIOD`: who they are, the goals they sent and have not
-seen end, and the topics they stream poses to (FollowJointState inputs). When the heartbeat stops
-for :data:`DEFAULT_LEASE` — the process was killed, it crashed, its terminal was closed — the
-motion process stops those goals and holds those controllers
+seen end, the topics they stream poses to (FollowJointState inputs), and their process. When
+the client is gone — the process was killed, it crashed, its terminal was closed — the motion
+process stops those goals and holds those controllers: at once when the client ran beside it,
+after :data:`DEFAULT_LEASE` of silence when it ran on another machine
 (:mod:`sweetie_motion.controllers.pendants`). A client that publishes no pendant (``ros2
 action send_goal``, MoveIt) is not watched.
 
@@ -33,9 +34,9 @@ PENDANT_TOPIC = 'pendant'
 PENDANT_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE)
 #: how often the heartbeat goes [s]
 PERIOD = 0.1
-#: the silence after which the motion process stops what the client started [s]: three
-#: heartbeats lost in a row, well above the lag of a loaded machine, and short enough that a
-#: killed window's robot stops within half a second (the node checks every 0.05 s)
+#: the silence after which a client on another machine is taken for gone [s]: three heartbeats
+#: lost in a row, and short enough that its robot stops within half a second (the node checks
+#: every 0.05 s). A client beside the motion process is gone when its process ends.
 DEFAULT_LEASE = 0.3
 #: numbers the pendants of one process: the motion process tells clients apart by name
 _numbers = itertools.count(1)
@@ -72,6 +73,8 @@ class Pendant:
         self._goals: Set[bytes] = set()
         self._follow: Set[str] = set()
         self._lock = threading.Lock()
+        from sweetie_motion.controllers.pendants import process_namespace, process_start
+        self._process = (process_namespace(), os.getpid(), process_start(os.getpid()) or 0)
         space = namespace.strip('/')
         self._publisher = node.create_publisher(
             PendantMsg, f'/{space}/{PENDANT_TOPIC}' if space else f'/{PENDANT_TOPIC}',
@@ -119,7 +122,8 @@ class Pendant:
         with self._lock:
             msg = PendantMsg(client=self.client, lease=self.lease,
                              goals=[UUID(uuid=list(g)) for g in sorted(self._goals)],
-                             follow=sorted(self._follow))
+                             follow=sorted(self._follow), process_namespace=self._process[0],
+                             pid=self._process[1], start_time=self._process[2])
         try:
             self._publisher.publish(msg)
         except Exception:  # noqa: B902 -- the node is being destroyed: nothing to keep alive

@@ -70,4 +70,4 @@ def test_a_killed_demo_stops_its_motion_and_its_bringup_ends_once_at_rest(tmp_pa
     log = Path(out, 'motion_process.log').read_text()
     assert 'the process that started this bringup ended: stopping once the robot is at ' \
         'rest' in log, log[-3000:]
-    assert 'fell silent' in log and 'Traceback' not in log, log[-3000:]
+    assert 'ended (its process is gone)' in log and 'Traceback' not in log, log[-3000:]

@@ -1,11 +1,11 @@
 """
-Goals that would hurt the robot are refused before anything moves (R-SYS-9, issue #22).
+Goals that would hurt the robot are refused before anything moves (R-SYS-9, issues #22, #35).
 
-From another process, as MoveIt or the CLI sends them: two legs that cross, three feet lifted
-with the weight beyond the fourth, a crouch on two legs that holds the knees above their rated
-torque for longer than the servos allow, the arm's tool into its base. Each gets INVALID_GOAL
-and an error_string naming what, where and when, and the robot does not move; an ordinary
-motion still plays.
+From another process, as MoveIt or the CLI sends them, against the pony's description as
+shipped (its checks refuse by default): two legs that cross, a lean past the front hooves, a
+hoof put down forward and dragged back (a servo held at stall after the motion), the arm's
+tool into its base. Each gets INVALID_GOAL and an error_string naming what, where and when,
+and the robot does not move; an ordinary motion still plays, without a warning.
 """
 
 from pathlib import Path
@@ -39,14 +39,15 @@ PROCESS = """sweetie_motion:
 """
 
 
-def strict_pony(tmp: Path) -> Path:
-    """Write the pony's robot description with every check set to refuse."""
+def default_pony(tmp: Path) -> Path:
+    """Write the pony's robot description as shipped (its checks refuse by default)."""
     text = (ROOT / 'config' / 'sweetie_bot.yaml').read_text()
     config = ROOT / 'config'
-    for name in ('sweetie_bot.urdf', 'sweetie_bot.srdf', 'sweetie_bot_servos.yaml'):
+    for name in ('sweetie_bot.urdf', 'sweetie_bot.srdf', 'sweetie_bot_servos.yaml',
+                 'meshes/proto2_collision'):
         text = text.replace(f': {name}', f': {config / name}')
-    text = text.replace('mode: warn', 'mode: refuse')
-    path = tmp / 'strict_pony.yaml'
+    assert 'mode: warn' not in text
+    path = tmp / 'pony.yaml'
     path.write_text(text)
     return path
 
@@ -79,7 +80,7 @@ def pony(tmp_path_factory):
     from domains import own_domain
     tmp = tmp_path_factory.mktemp('checks')
     config = tmp / 'process.yaml'
-    config.write_text(PROCESS.format(namespace='pony_checks', robot=strict_pony(tmp),
+    config.write_text(PROCESS.format(namespace='pony_checks', robot=default_pony(tmp),
                                      chains='[leg1, leg2, leg3, leg4, head, nose, eyes]'))
     with own_domain() as domain:
         with motion_process(str(config), 'pony_checks'):
@@ -108,28 +109,29 @@ def test_two_legs_that_cross_are_refused_naming_the_links_and_the_time(pony):
     assert unmoved(pony, joints, start)
 
 
-def test_three_feet_lifted_with_the_weight_beyond_the_fourth_is_refused(pony):
-    joints = ['joint52'] + [f'support/{leg}' for leg in LEGS]
-    start = pony.position('joint52', 'reference')
-    result = run(pony, pony.action, goal(joints, [[start + 0.05] + flags({'leg1'})], [1.0]))
+def test_a_lean_past_the_front_hooves_is_refused_as_a_fall_naming_when_it_tips(pony):
+    # every leg swung back, the hooves kept flat: the body ends leaning past its front hooves
+    joints = [f'joint{leg}{k}' for leg in (1, 2, 3, 4) for k in (2, 4)]
+    lean = [-0.9, 0.9] * 4
+    start = {j: pony.position(j, 'reference') for j in joints}
+    result = run(pony, pony.action, goal(joints, [lean, lean], [1.5, 2.5]))
     assert result.result.error_code == Result.INVALID_GOAL
     text = result.result.error_string
-    assert 'balance' in text and 'outside the support polygon' in text, text
-    assert 'supporting: leg1)' in text, text
+    assert 'balance: tips over from t = ' in text and 'leg1' in text, text
+    assert unmoved(pony, joints, start)
 
 
-def test_a_crouch_held_on_two_legs_overloads_the_knees_and_is_refused(pony):
-    # crouched on its bent hind legs for 3 s: each knee holds more than its rated torque for
-    # longer than the HerkuleX overload detection (1.68 s). (A fast swing cannot get beyond
-    # the stall torque here: the joint limits cap the acceleration at 20 rad/s^2; the unit
-    # tests drive the dynamic case.)
-    joints = ['joint32', 'joint33', 'joint34', 'joint42', 'joint43', 'joint44'] + \
-        [f'support/{leg}' for leg in LEGS]
-    crouch = [-1.1, 1.8, -0.7, -1.1, 1.8, -0.7] + flags({'leg3', 'leg4'})
-    result = run(pony, pony.action, goal(joints, [crouch, crouch], [2.0, 5.0]))
+def test_a_hoof_put_down_forward_and_dragged_back_is_refused_as_a_held_stall(pony):
+    # the greeting before #35: its hoof came down 0.6 s before its flag, still forward, and
+    # was pulled back 7 cm along the floor: joint12 held at stall after the motion (physics)
+    from sweetie_motion.trajectory.codec import load_goal_file
+    stored = load_goal_file(ROOT / 'test' / 'data' / 'checks' / 'greeting_before.yaml')
+    message = goal(stored.joint_names, [p.positions for p in stored.points[1:]],
+                   [p.time for p in stored.points[1:]])
+    result = run(pony, pony.action, message)
     assert result.result.error_code == Result.INVALID_GOAL
     text = result.result.error_string
-    assert 'load: joint' in text and '% of its rated' in text and 'above rated for' in text, text
+    assert 'load: the hoof of leg1' in text and 'joint12 holds its stall torque' in text, text
 
 
 def test_an_ordinary_motion_passes_the_checks_and_plays(pony):

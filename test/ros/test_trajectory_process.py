@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NS = 'pony_fjt'
 SAMPLES = Path(HERE) / 'data' / 'sweetie_movements'
+#: the servos of the legs and the head
+STANDING_JOINTS = [f'joint{chain}{k}' for chain in range(1, 5) for k in range(1, 6)] + \
+    [f'joint5{k}' for k in range(1, 5)]
 Result = FollowJointTrajectory.Result
 
 
@@ -107,6 +110,13 @@ def run(client, action, goal, timeout=30.0, feedback=None):
 def back_to_zero(pony, joints):
     result = run(pony, pony.fjt, fjt_goal(joints, [[0.0] * len(joints)], [1.0]))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+
+
+def stand(pony):
+    """Put the pony in its standing pose through the joint-state controller."""
+    pony.stream('joint_states_set', STANDING_JOINTS, [0.0] * len(STANDING_JOINTS),
+                until=lambda: all(abs(pony.position(j)) < 0.02 for j in STANDING_JOINTS),
+                message='the pony standing', timeout=30)
 
 
 def references(pony, since, joint):
@@ -242,13 +252,14 @@ def test_moveit_like_goal_succeeds_within_the_planned_duration(pony):
 
 def test_feedback_reports_desired_actual_and_error(pony):
     samples = []
-    result = run(pony, pony.fjt, fjt_goal(['joint31', 'joint33'], [[0.3, 0.6], [0.0, 0.0]],
+    # the head: a leg bent on a standing pony would drag its hoof or hit another leg (refused)
+    result = run(pony, pony.fjt, fjt_goal(['joint52', 'joint53'], [[0.3, 0.3], [0.0, 0.0]],
                                           [0.8, 1.6]),
                  feedback=lambda msg: samples.append(msg.feedback))
     assert result.status == GoalStatus.STATUS_SUCCEEDED
     assert len(samples) >= 10
     middle = samples[len(samples) // 2]
-    assert list(middle.joint_names) == ['joint31', 'joint33']
+    assert list(middle.joint_names) == ['joint52', 'joint53']
     assert len(middle.desired.positions) == len(middle.actual.positions) == 2
     assert middle.error.positions[1] == pytest.approx(
         middle.desired.positions[1] - middle.actual.positions[1])
@@ -263,45 +274,48 @@ def test_blocked_joint_aborts_with_path_tolerance_violated(pony):
             'blocked_joints', Parameter.Type.STRING_ARRAY, joints).to_parameter_msg()])
         assert wait_future(client.call_async(request), 10).results[0].successful
 
-    block(['joint43'])
+    block(['joint52'])
     try:
-        result = run(pony, pony.fjt, fjt_goal(['joint43'], [[1.0], [0.0]], [1.0, 2.0]))
+        result = run(pony, pony.fjt, fjt_goal(['joint52'], [[1.0], [0.0]], [1.0, 2.0]))
         assert result.result.error_code == Result.PATH_TOLERANCE_VIOLATED
-        assert 'joint43' in result.result.error_string
-        tight = fjt_goal(['joint43'], [[0.2]], [0.5],
-                         path_tolerance=[JointTolerance(name='joint43', position=-1.0)],
-                         goal_tolerance=[JointTolerance(name='joint43', position=0.01)],
+        assert 'joint52' in result.result.error_string
+        tight = fjt_goal(['joint52'], [[0.2]], [0.5],
+                         path_tolerance=[JointTolerance(name='joint52', position=-1.0)],
+                         goal_tolerance=[JointTolerance(name='joint52', position=0.01)],
                          goal_time_tolerance=duration(0.3))
         result = run(pony, pony.fjt, tight)
         assert result.result.error_code == Result.GOAL_TOLERANCE_VIOLATED
-        assert 'joint43' in result.result.error_string
+        assert 'joint52' in result.result.error_string
     finally:
         block([])
-    back_to_zero(pony, ['joint43'])
+    back_to_zero(pony, ['joint52'])
 
 
 def test_preemption_switches_without_a_jump(pony):
     since = ros_now(pony)
-    first = send(pony, pony.fjt, fjt_goal(['joint12'], [[1.0], [0.0]], [1.5, 3.0]))
+    first = send(pony, pony.fjt, fjt_goal(['joint52'], [[1.0], [0.0]], [1.5, 3.0]))
     # preempt mid-motion: once the first motion is well under way, whatever the machine's load
-    wait_for(lambda: pony.position('joint12', 'reference') > 0.35, 20,
+    wait_for(lambda: pony.position('joint52', 'reference') > 0.35, 20,
              message='the first motion under way')
-    second = run(pony, pony.fjt, fjt_goal(['joint12'], [[-0.4]], [1.2]))
+    second = run(pony, pony.fjt, fjt_goal(['joint52'], [[-0.4]], [1.2]))
     old = wait_future(first.get_result_async(), 10)
     assert old.status == GoalStatus.STATUS_ABORTED
     assert 'preempted' in old.result.error_string
     assert second.status == GoalStatus.STATUS_SUCCEEDED
-    stamps, positions, velocities = references(pony, since, 'joint12')
+    stamps, positions, velocities = references(pony, since, 'joint52')
     assert len(stamps) > 150
     assert positions.max() > 0.3                     # the first motion was under way
-    assert np.abs(np.diff(positions)).max() < 0.05   # no jump
+    # no jump: between two references no more than the velocity limit allows in the time
+    # between them (a loaded machine may skip a message or a tick)
+    steps = np.abs(np.diff(positions)) - urdf_velocity_limit('joint52') * np.diff(stamps)
+    assert steps.max() < 0.01, f'a jump of {steps.max():.3f} rad beyond the velocity limit'
     # within the joint's velocity limit (the URDF's 1.5708: a quarter turn per second, which a
     # preempted motion may reach exactly)
-    assert np.abs(velocities).max() <= urdf_velocity_limit('joint12') + 1e-9
+    assert np.abs(velocities).max() <= urdf_velocity_limit('joint52') + 1e-9
     dt = np.diff(stamps)
     acceleration = np.diff(velocities)[dt > 0.005] / dt[dt > 0.005]
     assert np.abs(acceleration).max() < 30.0         # bounded through the switch
-    back_to_zero(pony, ['joint12'])
+    back_to_zero(pony, ['joint52'])
 
 
 def test_cancel_decelerates_and_holds(pony):
@@ -322,7 +336,7 @@ def test_cancel_decelerates_and_holds(pony):
 
 
 def test_two_controllers_on_disjoint_chains_at_once(pony):
-    body = send(pony, pony.fjt, fjt_goal(['joint12', 'joint22'], [[0.5, -0.5], [0.0, 0.0]],
+    body = send(pony, pony.fjt, fjt_goal(['joint15', 'joint25'], [[0.3, -0.3], [0.0, 0.0]],
                                          [1.0, 2.0]))
     head = send(pony, pony.head, fjt_goal(['joint52', 'eyes_yaw'], [[0.6, 0.4], [0.0, 0.0]],
                                           [0.8, 1.6]))
@@ -494,12 +508,22 @@ def test_the_old_robots_animations_import_and_play(pony):
             continue
         result = run(pony, pony.play, PlayTrajectory.Goal(name=name),
                      timeout=60)
+        if name == 'head_suprised':
+            # clamped into joint54's limits, the head's last link meets its second (Proto2's
+            # meshes): refused before anything moves
+            assert result.status == GoalStatus.STATUS_ABORTED
+            assert 'collision: bone52 and bone54 touch' in result.result.error_string
+            continue
         assert result.status == GoalStatus.STATUS_SUCCEEDED, \
             f'{name}: {result.result.error_string}'
         if name == 'applause':   # 5.4 rad/s on a 1.57 rad/s joint: slowed down, and said so
             assert 'retimed' in result.result.error_string, result.result.error_string
         played.append(name)
-    assert len(played) == 9
+        # each from the standing pose, as the library is played (the checks judge a motion
+        # from where the robot is: one begun from the end of a bow may tip over); the pose is
+        # set by live control, as a person lifts and sets the pony down
+        stand(pony)
+    assert len(played) == 8
 
 
 # --- what a review found ---------------------------------------------------------------------
@@ -596,14 +620,14 @@ def set_controller_parameter(pony, name, value):
 
 
 def test_a_goal_beyond_the_limits_is_retimed_or_refused_as_the_policy_says(pony):
-    fast = fjt_goal(['joint12'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])   # 5 rad/s
+    fast = fjt_goal(['joint52'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])   # 5 rad/s
     assert not set_controller_parameter(pony, 'limits.policy', 'ignore').successful
     assert set_controller_parameter(pony, 'limits.policy', 'refuse').successful
     try:
         result = run(pony, pony.fjt, fast)
         assert result.result.error_code == Result.INVALID_GOAL
         text = result.result.error_string
-        assert 'joint12 needs' in text and 'velocity limit 1.57 rad/s' in text, text
+        assert 'joint52 needs' in text and 'velocity limit 1.57 rad/s' in text, text
     finally:
         assert set_controller_parameter(pony, 'limits.policy', 'retime').successful
     result = run(pony, pony.fjt, fast)

@@ -570,3 +570,20 @@ def test_stop_motion_cancels_execute_and_is_moving_until_its_end_is_confirmed(
     assert presenter.moving
     presenter.handle(GoalFinished(goal_id, STOPPED, 0, 'canceled'))
     assert not presenter.moving
+
+
+def test_a_refused_table_is_not_executed_unless_anyway_on_a_virtual_robot(presenter, sent):
+    # #35 item 7: what the checks or the physics refuse is not played; an experiment on the
+    # virtual robot may play it anyway (the controller's own checks still apply)
+    with_rows(presenter)
+    presenter.set_refusal('the physics refuses it: physics (refuse) near row 2: falls at 1.8 s')
+    assert not presenter.execute()
+    assert presenter.message.text.startswith('not executed: the physics refuses it')
+    assert 'anyway' in presenter.message.text and not of(sent, ExecuteGoal)
+    assert presenter.execute(anyway=True)                    # the fixture's robot is virtual
+    presenter.handle(GoalFinished(of(sent, ExecuteGoal)[-1].goal_id, STOPPED, 0, 'canceled'))
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=False))
+    assert not presenter.execute(anyway=True)                # the real robot: never
+    assert 'change the table' in presenter.message.text
+    presenter.set_refusal('')
+    assert presenter.execute()
