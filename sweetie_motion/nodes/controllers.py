@@ -373,7 +373,7 @@ class TorqueMainSwitchNode(ControllerNode):
         return TorqueSwitchSpec(tuple(self.values['controlled_chains']), self.order)
 
     def create_entities(self) -> None:
-        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS)
         self._entities = [
             self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
                                 callback_group=self._service_group),
@@ -386,7 +386,7 @@ class TorqueMainSwitchNode(ControllerNode):
         return response
 
     def _set_chains_torque(self, request, response):
-        response.success, response.message = self._switch(bool(request.off),
+        response.success, response.message = self._switch(bool(request.torque_off),
                                                           list(request.chains))
         return response
 
