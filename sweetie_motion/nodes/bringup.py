@@ -44,6 +44,7 @@ from sweetie_motion.process_config import (
     apply_parameter_rules, BUS_CHOICES, BUS_TYPES, check_namespace, check_period,
     DESCRIPTION_SOURCES, load_process_config, node_type, ProcessConfig,
 )
+from sweetie_motion.process_lock import NamespaceLock
 from sweetie_motion.ros_arguments import parse_ros_arguments
 
 #: component type name -> node class
@@ -448,10 +449,47 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # --ros-args -p / --params-file: checked and applied before anything starts
         apply_parameter_rules(config, parse_ros_arguments(ros_args), COMPONENT_TYPES,
                               MotionCoreNode, other_nodes=['controller_manager'])
-        init_ros(ros_args)
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2
+    # one motion process per namespace: the second would take the first's topics, actions and
+    # goals. On this machine the lock decides at once and for certain; the graph check below
+    # finds one on another machine (once discovery found it)
+    lock = NamespaceLock(config.namespace)
+    try:
+        holder = lock.acquire()
+    except OSError as error:
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    if holder:
+        refuse_second(config.namespace, f'node {motion_node(config.namespace)} ({holder})')
+        return 1
+    try:
+        init_ros(ros_args)
+    except SweetieMotionError as error:
+        lock.release()
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    try:
+        return run_locked(config, args, ros_args)
+    finally:
+        lock.release()
+
+
+def motion_node(namespace: str) -> str:
+    """Return the full name of the motion node of a namespace."""
+    return f'/{namespace}/motion' if namespace else '/motion'
+
+
+def refuse_second(namespace: str, found: str) -> None:
+    """Say that a motion process runs in ``namespace`` already (``found``: which)."""
+    print(f'sweetie-motion bringup: a motion process already runs in /{namespace}: {found}; '
+          'stop it first, or give this one another --namespace (or ROS_DOMAIN_ID)',
+          file=sys.stderr)
+
+
+def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
+    """Run the motion process of ``config`` (rclpy initialized, the namespace's lock held)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
     bringup = executor = None
     running = RunningCheck(config.namespace)
@@ -460,11 +498,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         urdf_xml = robot_description(config, args.description_timeout)
         running.join()
         if running.found:
-            # one motion process per namespace: the second would take the first's topics,
-            # actions and goals
-            print(f'sweetie-motion bringup: a motion process already runs in '
-                  f'/{config.namespace}: {running.found}; stop it first, or give this one '
-                  'another --namespace (or ROS_DOMAIN_ID)', file=sys.stderr)
+            refuse_second(config.namespace, running.found)
             return 1
         bringup = MotionBringup(config, ros_args=ros_args, urdf_xml=urdf_xml)
         executor = MotionExecutor(num_threads=max(2, args.threads))
