@@ -162,18 +162,31 @@ def import_trajectories(args: argparse.Namespace) -> int:
     from sweetie_motion.storage.store import TrajectoryStore
     from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
     from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
-    model = load_robot_description(args.robot)
-    model.configure()
     if args.name is not None and len(args.paths) != 1:
         raise SweetieMotionError(f'--name needs exactly one file, got {len(args.paths)}')
     target = TrajectoryStore(args.dir) if args.dir else None
-    client = None
     if target is not None:
         try:
             target.load()
         except OSError as error:
             raise SweetieMotionError(f'--dir {args.dir}: cannot create or read it '
                                      f'({error.strerror or error})') from None
+    # a file that is missing or not a trajectory is bad input: said before anything is stored
+    # or waited for, one line each, exit 2
+    goals, unreadable = {}, []
+    for path in args.paths:
+        try:
+            goals[path] = _read_goal_file(path)
+        except (MigrationError, TrajectoryFileError) as error:
+            unreadable.append(str(error))
+    for line in unreadable[:-1]:
+        print(f'sweetie-motion import: {line}', file=sys.stderr)
+    if unreadable:
+        raise SweetieMotionError(unreadable[-1])
+    model = load_robot_description(args.robot)
+    model.configure()
+    client = None
+    if target is not None:
         existing = set(target.names())
     else:
         client = _client(args)
@@ -185,7 +198,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
             prefix = f'{path}:'
             try:
                 check_name(name)
-                goal = _read_goal_file(path)
+                goal = goals[path]
                 if not goal.points:
                     print(f'{prefix} skipped: it has no points')
                     failed += 1
