@@ -1,4 +1,4 @@
-"""
+r"""
 Launch the sweetie_motion motion process (the same as `sweetie-motion bringup`).
 
     ros2 launch sweetie_motion sweetie_motion.launch.py [config:=FILE] [namespace:=NS] \\

@@ -341,8 +341,9 @@ def _override_value(node_class: Any, name: str, value: Any) -> Any:
     return value
 
 
-def apply_parameter_rules(config: ProcessConfig, arguments: RosArguments, known_types: Mapping[str, type],
-                          motion_type: Any, other_nodes: Sequence[str] = ()) -> None:
+def apply_parameter_rules(config: ProcessConfig, arguments: RosArguments,
+                          known_types: Mapping[str, type], motion_type: Any,
+                          other_nodes: Sequence[str] = ()) -> None:
     """
     Give the process's nodes the parameters of ``--ros-args`` (``-p``, ``--params-file``).
 

@@ -1,4 +1,4 @@
-"""
+r"""
 Parameter rules of ``--ros-args`` as ROS users write them (pure: no rclpy).
 
     sweetie-motion bringup --ros-args -p activation_delay:=2.5 \\

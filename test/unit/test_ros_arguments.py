@@ -132,8 +132,9 @@ def test_params_file_problems_name_the_file_and_line(tmp_path):
     with pytest.raises(ConfigError, match=f'{params}:3: node .follow_joint_state.'):
         apply('--params-file', str(params))
     params.write_text('/sweetie_bot/follow_joint_stat:\n  ros__parameters:\n    lag: 1.0\n')
-    with pytest.raises(ConfigError, match=f"{params}:3: no node '/sweetie_bot/follow_joint_stat' "
-                                          r"\(did you mean"):
+    with pytest.raises(ConfigError, match=f'{params}:3: no node '
+                                          "'/sweetie_bot/follow_joint_stat' "
+                                          r'\(did you mean'):
         apply('--params-file', str(params))
     params.write_text('/sweetie_bot/follow_joint_state:\n  activation_delay: 1.0\n')
     with pytest.raises(RosArgumentsError, match=f'{params}:1: .*ros__parameters'):
