@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import importlib
 from pathlib import Path
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.parameters import ParameterError
@@ -374,7 +374,7 @@ def apply_parameter_rules(config: ProcessConfig, arguments: RosArguments,
             node = target.rsplit('/', 1)[-1]
             raise ConfigError(f'{rule.source}: no node {rule.target!r}{did_you_mean(node, names)}'
                               f' in this motion process (nodes: {", ".join(names)})')
-    used = set()   # the global rules some node has the parameter of
+    used: Set[int] = set()   # the global rules some node has the parameter of (their ids)
     for name, node_class, parameters in nodes:
         used.update(id(rule) for rule in arguments.rules
                     if rule.is_global and _accepts(node_class, rule.name, parameters))
