@@ -14,7 +14,6 @@ from sweetie_motion.command_line import (
     add_connection_options, CommandParser, fail, left_by, notice, positive_number,
 )
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.report import table
 from sweetie_motion.ros.motion_client import UnknownTrajectoryError
 from sweetie_motion.simulate_cli import add_simulate_command
 
@@ -55,10 +54,11 @@ def _read_goal_file(path: str):
 
 def list_trajectories(args: argparse.Namespace) -> int:
     """Print the stored trajectories with their joints, points and durations."""
+    from sweetie_motion.tables import table
     with _client(args) as client:
         rows = []
-        for name in client.names():
-            goal = client.load(name)
+        names = client.names()
+        for name, goal in zip(names, client.load_many(names)):
             rows.append([name, len(goal.points), len(goal.joints()),
                          len(goal.support_chains()), f'{goal.duration:.2f}',
                          ' '.join(goal.joints()[:6]) + (' ...' if len(goal.joints()) > 6
@@ -131,6 +131,7 @@ def delete_trajectory(args: argparse.Namespace) -> int:
 def retime_trajectory(args: argparse.Namespace) -> int:
     """Fit a stored trajectory to the limits: print the gain and the segments, store it."""
     from sweetie_motion.model import load_robot_description
+    from sweetie_motion.tables import table
     from sweetie_motion.trajectory.codec import check_name
     from sweetie_motion.trajectory.retime import retime_goal
     target = check_name(args.save_as or args.name)

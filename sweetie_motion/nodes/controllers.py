@@ -25,7 +25,7 @@ from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, Torqu
 from sweetie_motion.core.events import CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.lifecycle import ComponentNode
+from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
 from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (

@@ -19,6 +19,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.lifecycle.publisher import LifecyclePublisher
 from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
@@ -31,6 +32,11 @@ from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.ros.conversions import joint_state_positions
 
 
+#: ``/diagnostics`` as the nodes publish it: the last reports are kept for a subscriber that
+#: comes later (`sweetie-motion status` reads them at once instead of waiting up to a period);
+#: volatile subscribers (diagnostic_aggregator, rqt_robot_monitor) match it as before
+DIAGNOSTICS = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
 #: parameters every rclpy node declares itself
 BUILTIN_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
 
