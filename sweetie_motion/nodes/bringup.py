@@ -105,7 +105,7 @@ class MotionBringup:
         #: set when the cycle process ended by itself (the bringup then stops)
         self.host_exited = threading.Event()
         host.add_listener(self._on_host_event)
-        self.process = MotionProcess(model, host)
+        self.process = MotionProcess(model, host, (str(config.robot), urdf_xml))
         namespace = config.namespace
         kwargs = {'namespace': namespace, 'context': context}
         try:
@@ -175,6 +175,7 @@ class MotionBringup:
                     node.cleanup_component()
             except Exception as error:  # noqa: B902 -- shutting down: report, go on
                 print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
+        self.process.close()
         self.host.close()
 
     def _on_host_event(self, event: CycleEvent) -> None:

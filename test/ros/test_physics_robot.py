@@ -137,14 +137,24 @@ def test_the_base_pose_and_the_contacts_are_published(pony):
 
 
 def test_joint_states_carry_the_simulated_efforts(pony):
-    msg = pony.joint_states
+    messages = []
+
+    def ten_messages():
+        msg = pony.joint_states
+        if not messages or messages[-1] is not msg:
+            messages.append(msg)
+        return len(messages) >= 10
+    wait_for(ten_messages, 10, message='ten joint_states messages')
+    msg = messages[-1]
     assert len(msg.name) == len(msg.position) == len(msg.velocity) == len(msg.effort) == 32
-    efforts = dict(zip(msg.name, msg.effort))
-    # the neck's pitch servos hold the head up against gravity (0.13-0.15 N*m); the yaw
-    # servo between them, about the vertical, holds nothing
-    assert efforts['joint51'] > 0.08 and efforts['joint53'] > 0.08, efforts
+    # the median of ten: a loaded machine's late step shakes a single message
+    efforts = dict(zip(msg.name, np.median([m.effort for m in messages], axis=0)))
+    # the neck's pitch servos hold the head up against gravity (0.13-0.15 N*m at rest); the
+    # yaw servo between them, about the vertical, holds nothing
+    assert efforts['joint51'] > 0.06 and efforts['joint53'] > 0.06, efforts
     assert abs(efforts['joint52']) < 0.03, efforts
-    assert all(abs(e) <= 1.18 + 1e-6 for e in msg.effort), 'a servo beyond its stall torque'
+    assert all(abs(e) <= 1.18 + 1e-6 for m in messages for e in m.effort), \
+        'a servo beyond its stall torque'
 
 
 def test_follow_joint_state_moves_a_joint_of_the_physics_robot(pony):
