@@ -30,7 +30,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from sensor_msgs.msg import JointState
 from sweetie_motion.core.events import CycleEvent, ServoCommandDone
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.lifecycle import ComponentNode
+from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
@@ -165,7 +165,7 @@ class ServoBusNode(ComponentNode):
         # a `servo status` or the diagnostics waiting behind it
         self._entities = [self.create_service(ServoCommand, '~/command', self._command,
                                               callback_group=self._commands_group)]
-        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS)
         self._entities += [self._diag_pub, self.create_timer(
             values['diagnostics_period'], self._publish_diagnostics, callback_group=self._group)]
         if self._simulators:

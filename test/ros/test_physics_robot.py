@@ -137,14 +137,24 @@ def test_the_base_pose_and_the_contacts_are_published(pony):
 
 
 def test_joint_states_carry_the_simulated_efforts(pony):
-    msg = pony.joint_states
+    messages = []
+
+    def ten_messages():
+        msg = pony.joint_states
+        if not messages or messages[-1] is not msg:
+            messages.append(msg)
+        return len(messages) >= 10
+    wait_for(ten_messages, 10, message='ten joint_states messages')
+    msg = messages[-1]
     assert len(msg.name) == len(msg.position) == len(msg.velocity) == len(msg.effort) == 32
-    efforts = dict(zip(msg.name, msg.effort))
-    # the neck's pitch servos hold the head up against gravity (0.13-0.15 N*m); the yaw
-    # servo between them, about the vertical, holds nothing
-    assert efforts['joint51'] > 0.08 and efforts['joint53'] > 0.08, efforts
+    # the median of ten: a loaded machine's late step shakes a single message
+    efforts = dict(zip(msg.name, np.median([m.effort for m in messages], axis=0)))
+    # the neck's pitch servos hold the head up against gravity (0.13-0.15 N*m at rest); the
+    # yaw servo between them, about the vertical, holds nothing
+    assert efforts['joint51'] > 0.06 and efforts['joint53'] > 0.06, efforts
     assert abs(efforts['joint52']) < 0.03, efforts
-    assert all(abs(e) <= 1.18 + 1e-6 for e in msg.effort), 'a servo beyond its stall torque'
+    assert all(abs(e) <= 1.18 + 1e-6 for m in messages for e in m.effort), \
+        'a servo beyond its stall torque'
 
 
 def test_follow_joint_state_moves_a_joint_of_the_physics_robot(pony):
@@ -190,7 +200,8 @@ def test_torque_off_drops_a_lifted_leg_and_reset_stands_the_pony_up(pony):
     # the switch's service, called from this process: leg1's servos go limp
     chains = pony.node.create_client(SetChainsTorque, f'/{NS}/set_chains_torque')
     assert chains.wait_for_service(timeout_sec=10)
-    response = call_idempotent(chains, SetChainsTorque.Request(chains=['leg1'], off=True), 10)
+    response = call_idempotent(
+        chains, SetChainsTorque.Request(chains=['leg1'], torque_off=True), 10)
     assert response.success, response.message
     wait_for(lambda: pony.foot('leg1')[0], 10,
              message=lambda: f'leg1 down (hoof at {pony.foot("leg1")[1]:.3f} m)')
