@@ -682,22 +682,40 @@ class ServoIdentification:
         """
         Return (alpha, not excited, set to a bound, reason to refuse ('' : none)).
 
-        The standard deviation of an estimate is sqrt(P_ii) times that of the torque residual
-        (the RMS prediction error times the stiffness).
+        The covariance of the estimate is P times the variance of the torque residual (the
+        RMS prediction error times the stiffness). A parameter the motion did not excite is
+        set to its prior value, and the others to their estimate given that value (the
+        conditional mean: alpha_E + P_EK P_KK^-1 (prior_K - alpha_K)): taken as they were,
+        they would keep what the free estimate of the kept one made them (a Coulomb friction
+        that took over the static friction's share, the static one then set back to its prior,
+        counted that share twice).
         """
         alpha = rls.alpha.copy()
+        P = rls.P
         sigma_e = math.sqrt(rls.error_sq) * model.stiffness(self.config.battery_voltage)
-        untouched, clamped = [], []
         initial = self.config.initial_covariance
-        for i, (low, high) in enumerate(ALPHA_BOUNDS):
-            variance = float(rls.P[i, i])
+        untouched = []
+        for i in range(len(ALPHA_BOUNDS)):
+            variance = float(P[i, i])
             sigma = math.sqrt(max(variance, 0.0)) * sigma_e
             precise = variance <= EXCITED_SHARE_PRECISE * initial and \
                 sigma <= EXCITED_PRECISION * abs(rls.prior[i])
             if variance > EXCITED_SHARE * initial and not precise:
-                alpha[i] = rls.prior[i]
                 untouched.append(i)
+        variances = np.diag(P).copy()
+        if untouched:
+            kept = np.array(untouched)
+            rest = np.array([i for i in range(len(ALPHA_BOUNDS)) if i not in untouched])
+            if len(rest):
+                gain = P[np.ix_(rest, kept)] @ np.linalg.pinv(P[np.ix_(kept, kept)])
+                alpha[rest] += gain @ (rls.prior[kept] - alpha[kept])
+                variances[rest] -= np.einsum('ij,ji->i', gain, P[np.ix_(kept, rest)])
+            alpha[kept] = rls.prior[kept]
+        clamped = []
+        for i, (low, high) in enumerate(ALPHA_BOUNDS):
+            if i in untouched:
                 continue
+            sigma = math.sqrt(max(float(variances[i]), 0.0)) * sigma_e
             bound = low if alpha[i] < low else high if alpha[i] > high else None
             if bound is None:
                 continue

@@ -377,3 +377,27 @@ def test_a_parameter_the_data_pins_down_is_identified_from_fewer_samples():
     assert 0 not in result.kept.get('j1', ()), result.describe()
     assert found.alpha[0] == pytest.approx(true.alpha[0], rel=0.15), found.alpha
     assert 2 in result.kept['j1'] and 3 in result.kept['j1'], result.describe()
+
+
+def test_what_is_kept_at_its_prior_takes_its_share_back_from_the_others():
+    # an estimate whose Coulomb friction took over part of the static friction's share: the
+    # static friction, not excited, goes back to its prior, and the Coulomb friction is then
+    # its estimate given that (the conditional mean), not what it was beside the free one
+    config = IdentConfig(threshold=0.05, error_averaging_time=0.01)
+    ident = ServoIdentification(['j1'], TRUE[:1], config)
+    ident.start(['j1'])
+    rls = ident._rls[0]
+    rls.alpha[:] = (0.20, 0.11, 0.01, 1.0)       # the free estimate: Coulomb + static 0.12
+    # Coulomb and static friction estimated together: strongly anti-correlated; static
+    # friction barely excited (variance 5 % of the initial one, standard deviation above a
+    # quarter of its prior); effort scale not at all
+    rls.P[:] = np.diag([0.1, 1.0, 5.0, 100.0])
+    rls.P[1, 2] = rls.P[2, 1] = -2.0
+    rls.samples, rls.error_sq, rls.first, rls.last = 100, 0.002 ** 2, 0.0, 5.0
+    result = ident.end()
+    assert result.kept['j1'] == (2, 3), result.describe()
+    alpha = result.models[0].alpha
+    prior = TRUE[0].alpha
+    # Coulomb given static = its prior: 0.11 + (-2 / 5) (0.06 - 0.01) = 0.09
+    assert alpha[1] == pytest.approx(0.11 - 2.0 / 5.0 * (prior[2] - 0.01))
+    assert alpha[2] == prior[2] and alpha[3] == prior[3] and alpha[0] == pytest.approx(0.20)
