@@ -342,7 +342,8 @@ def test_a_killed_identify_stops_the_excitation_within_half_a_second(pony):
     killed = identify_process('--joints', 'joint11', '--png', '')
     try:
         wait_for(lambda: '(5%)' in killed.output() or '(6%)' in killed.output(),
-                 EXCITATION_STARTS_WITHIN, period=0.1, message='the excitation under way')
+                 EXCITATION_STARTS_WITHIN, period=0.1,
+                 message=lambda: f'the excitation under way; identify said:\n{killed.output()}')
         from stopping import judge_stop
         from sweetie_motion.model import load_robot_description
         model = load_robot_description('sweetie_bot.yaml')
