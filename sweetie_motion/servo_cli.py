@@ -186,14 +186,33 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
                                  'the excitation motion failed')
     ended = client.identification('end')
     print(ended.message)
-    for name, samples, prediction, done in zip(ended.servos, ended.samples, ended.error,
-                                               ended.identified):
-        print(f'  {name}: {samples} samples, prediction error {prediction:.4f} rad'
-              f'{" (identified)" if done else ""}')
+    for line in servo_lines(ended):
+        print(line)
     if args.png and history:
         from sweetie_motion.plots import plot_identification
         print(f'convergence plot: {plot_identification(args.png, history, args.threshold)}')
     return 0 if ended.success else 1
+
+
+def servo_lines(ended) -> List[str]:
+    """
+    Return one line per servo of an identification's end: its samples, error and outcome.
+
+    The outcome is the node's (the words of the summary); a servo without samples says why,
+    never a prediction error it does not have.
+    """
+    outcomes = list(ended.outcome) or [
+        'identified' if done else 'not identified' for done in ended.identified]
+    lines = []
+    for name, samples, prediction, outcome in zip(ended.servos, ended.samples, ended.error,
+                                                  outcomes):
+        if not samples:
+            text = outcome if outcome.startswith('no samples') else f'no samples: {outcome}'
+            lines.append(f'  {name}: {text}')
+        else:
+            lines.append(f'  {name}: {samples} samples, prediction error {prediction:.4f} rad: '
+                         f'{outcome}')
+    return lines
 
 
 DESCRIPTION = """\
