@@ -1,7 +1,7 @@
 """
 One motion process per namespace, for certain: two bringups started together, one runs.
 
-Ten pairs here (each pair: two `sweetie-motion bringup` started at the same instant in one
+Three pairs here (each pair: two `sweetie-motion bringup` started at the same instant in one
 namespace; one must refuse naming the other's pid while the other comes up); fifty in
 ``bench/one_per_namespace.py``.
 """
@@ -17,7 +17,7 @@ from one_per_namespace import race  # noqa: E402,I100
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-PAIRS = 10
+PAIRS = 3   # each pair brings a bringup up (about 20 s on 2 cores): fifty in the bench
 
 
 def test_of_two_bringups_started_together_one_refuses_every_time(domain_id):
