@@ -36,7 +36,8 @@ def motion_process(config: str, namespace: str, *extra: str,
         sys.stderr.write(f'\n----- output of the motion process -----\n{process.output()}\n')
         raise
     finally:
-        code = process.stop()
+        # a deadline, not a measure: a loaded 2-core machine has taken over 10 s to stop one
+        code = process.stop(timeout=30.0)
         output = process.output()
         os.unlink(process.log.name)
         if check_exit:
