@@ -51,6 +51,8 @@ VIEWS_DELAY_MS = 60
 #: the longest texts of the result and the servos labels (their widths are made for these)
 RESULT_LONGEST = 'running 888.8 / 888.8 s'
 SERVOS_LONGEST = 'servos (88 chains): OFF'
+#: the tabs' pane is never narrower than its tabs need, up to this [px]
+TABS_WIDEST = 720
 #: what Load file... offers: our tables and trajectories, and the old robot's animations
 LOAD_FILE_FILTERS = ('tables and trajectories (*.yaml *.yml *.json);;YAML (*.yaml *.yml);;'
                      "the old robot's animations (*.json);;all files (*)")
@@ -136,6 +138,9 @@ class EditorWindow(QMainWindow):
         tabs_pane.setFrameShape(QFrame.NoFrame)
         tabs_pane.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         tabs_pane.setWidget(self.tabs)
+        # ... but at 1366 x 768 it is as wide as the tabs need: "Set robot pose" read
+        # "Set robot", cut by the pane's edge
+        tabs_pane.setMinimumWidth(min(self.tabs.minimumSizeHint().width(), TABS_WIDEST))
         splitter.addWidget(tabs_pane)
         self.sliders = JointSliders(self.model, self._slider_moved)
         splitter.addWidget(self.sliders)
@@ -165,7 +170,7 @@ class EditorWindow(QMainWindow):
         views.addWidget(timeline)
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
-        splitter.setSizes([640, 280, 480])
+        splitter.setSizes([660, 260, 460])
         layout.addWidget(splitter, 1)
         layout.addLayout(self._build_commands())
         self.links_panel = LinkPanel()

@@ -8,7 +8,7 @@ window's own work, Save as... here.
 from console_helpers import Console, until
 from PyQt5.QtCore import Qt
 from PyQt5.QtTest import QTest
-from PyQt5.QtWidgets import QFileDialog, QLineEdit
+from PyQt5.QtWidgets import QApplication, QFileDialog, QLineEdit
 import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -48,3 +48,19 @@ def test_save_as_adds_txt_to_a_bare_name(qtbot, lone_console, tmp_path):
     assert (tmp_path / 'wave_twice.txt').read_text() == 'HOME\nMOVL Z800 F100\n'
     assert lone_console.presenter.source == str(tmp_path / 'wave_twice.txt')
     assert not window.isWindowModified()
+
+
+def test_nothing_is_cut_in_the_console_at_1366x768(qtbot, lone_console, artifacts_dir):
+    from pathlib import Path
+    from console_helpers import screenshot
+    from editor_helpers import cut_texts, steady
+    window = lone_console.window
+    steady(qtbot, lambda: window.size().width(), 0.3, 10, 'the window resized')
+    lone_console.presenter.say('the program has an error: line 3: MOVL X2500 Y60 Z740 is '
+                               "beyond the arm's reach; the tool cannot get there from any "
+                               'pose of the arm, and the path to it is not planned; change '
+                               'the target or the tool', 'error')
+    QApplication.processEvents()
+    cut = cut_texts(window)
+    assert not cut, '\n'.join(cut)
+    screenshot(lone_console, Path(artifacts_dir) / 'round2' / 'console_1366x768.png')

@@ -380,3 +380,27 @@ def test_a_tick_in_a_table_without_support_columns_adds_them(qtbot, robot, edito
     assert [on for _, _, on in window.table_model.support(1)] == [True, True, False, True]
     assert [on for _, _, on in window.table_model.support(0)] == [True] * 4
 
+
+# --- item 3: nothing cut at 1366 x 768 ----------------------------------------------------------
+
+
+def test_nothing_is_cut_in_the_editor_at_1366x768(qtbot, robot, editor, artifacts_dir):
+    from editor_helpers import cut_texts, screenshot
+    on_laptop(qtbot, editor)
+    window = editor.window
+    add_poses(qtbot, robot, editor, POSES[:3])
+    until(qtbot, lambda: window.check_line.label.text().startswith('checks:') and
+          'checking' not in window.check_line.label.text(), 30, 'the checks verdict')
+    # the play head on, a long message: the texts that were cut
+    window.show_time(1.0)
+    editor.presenter.say('FAILED: the controller aborted the goal at row 3: joint12 deviated '
+                         '0.21 rad from its reference (path tolerance 0.1 rad), and the robot '
+                         'holds where it stopped; Stop, Execute again or Set robot pose',
+                         'error')
+    for tab in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(tab)
+        QApplication.processEvents()
+        cut = cut_texts(window)
+        assert not cut, f'tab {window.tabs.tabText(tab)}: ' + '\n'.join(cut)
+    window.tabs.setCurrentIndex(0)
+    screenshot(editor, Path(artifacts_dir) / 'round2' / 'editor_1366x768.png')
