@@ -2,7 +2,7 @@
 """
 The HerkuleX driver against the bus simulator over ptys: goals, state refresh, wire, freshness.
 
-    .venv/bin/python bench/servo_bus.py [--seconds S] [--json]
+    .venv/bin/python bench/servo_bus.py [--seconds S] [--json] [--stack RUNS]
 
 For the pony's 24 servos (``config/sweetie_bot_servos.yaml``) on one line and on the robot's
 three lines (10 + 10 + 4), at 115200 and 666666 Bd, it starts one ``servo-sim`` per line,
@@ -31,6 +31,11 @@ do.
 A pty does not pace bytes by itself: the simulator's pacing (a byte takes 10 / baud s on each
 wire, a reply starts 0.3 ms after its request's last byte) makes the wire time real, and it
 garbles replies that overlap (none may).
+
+With ``--stack RUNS`` it then runs the whole stack (``bringup --bus sim-serial``, the same
+faults) at both baud rates, without and with another process typing ``servo status``,
+``servo scan``, ``play nod``, ``status`` and ``list`` in a loop (:mod:`servo_stack`), and
+reports the driver's measurement ages of both.
 
 Targets: each wire figure at least 85 % of its limit; on the original layout (3 lines at
 115200 Bd) a goal every cycle at 100 Hz and every servo refreshed at least twice as often as
@@ -255,6 +260,11 @@ def main():
     parser.add_argument('--fault-seconds', type=float, default=20.0,
                         help='measuring time of the run with faults (the greeting)')
     parser.add_argument('--json', action='store_true', help='print the figures as JSON too')
+    parser.add_argument('--stack', type=int, default=0, metavar='RUNS',
+                        help='then the whole stack (bringup --bus sim-serial, faults on), '
+                        'without and with commands typed beside it, RUNS times per baud rate')
+    parser.add_argument('--stack-seconds', type=float, default=30.0,
+                        help='measuring time of each stack run')
     args = parser.parse_args()
     from targets import Targets
     targets = Targets('servo bus, R-SERVO-1')
@@ -273,9 +283,45 @@ def main():
                          reference='greeting', faults=FAULTS)
             results[key] = result
             report(key, result, targets, original=False, freshness=True)
+        if args.stack:
+            results['stack'] = stack(args.stack, args.stack_seconds, directory, results,
+                                     targets)
     if args.json:
         print(json.dumps(results))
     return targets.report()
+
+
+def stack(runs, seconds, directory, results, targets):
+    """
+    Run the whole stack without and with commands beside it; print and judge the ages.
+
+    Targets: the largest measurement age at most 3 periods at 666666 Bd and at most this
+    run's driver-only figure (the greeting with faults) plus a period at 115200 Bd, with the
+    commands as without them.
+    """
+    from servo_stack import COMMANDS, run_stack
+    out = {}
+    for baud in (666666, 115200):
+        bench = max(line['age_ms'][2] for line in results[
+            f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting']['lines'])
+        limit = 3e3 * PERIOD if baud == 666666 else bench + 1e3 * PERIOD
+        for run in range(runs):
+            for commands in (False, True):
+                figures, typed = run_stack(baud, seconds, commands, directory)
+                key = (f'stack x {baud} Bd, {"with" if commands else "without"} commands, '
+                       f'run {run + 1}')
+                out[key] = {'lines': figures, 'command_loops': typed}
+                worst = max(f['age_max_ms'] for f in figures.values())
+                print(f'{key}: ' + '; '.join(
+                    f'{line} age p50 / p99 / max {f["age_p50_ms"]:.1f} / {f["age_p99_ms"]:.1f}'
+                    f' / {f["age_max_ms"]:.1f} ms, thread ran {f["wake_p99_ms"]:.1f} / '
+                    f'{f["wake_max_ms"]:.1f} ms (p99 / max) after the goals'
+                    for line, f in figures.items()) + (
+                    f'; {typed} commands run of {", ".join(" ".join(c) for c in COMMANDS)}'
+                    if commands else ''), flush=True)
+                targets.check(f'{key}: largest measurement age', f'{worst:.1f} ms',
+                              f'<= {limit:.0f} ms', worst <= limit)
+    return out
 
 
 def report(key, result, targets, original, freshness=False):

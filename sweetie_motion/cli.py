@@ -14,7 +14,6 @@ from sweetie_motion.command_line import (
     add_connection_options, CommandParser, fail, left_by, notice, positive_number,
 )
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.report import table
 from sweetie_motion.ros.motion_client import UnknownTrajectoryError
 from sweetie_motion.simulate_cli import add_simulate_command
 
@@ -55,10 +54,11 @@ def _read_goal_file(path: str):
 
 def list_trajectories(args: argparse.Namespace) -> int:
     """Print the stored trajectories with their joints, points and durations."""
+    from sweetie_motion.tables import table
     with _client(args) as client:
         rows = []
-        for name in client.names():
-            goal = client.load(name)
+        names = client.names()
+        for name, goal in zip(names, client.load_many(names)):
             rows.append([name, len(goal.points), len(goal.joints()),
                          len(goal.support_chains()), f'{goal.duration:.2f}',
                          ' '.join(goal.joints()[:6]) + (' ...' if len(goal.joints()) > 6
@@ -131,6 +131,7 @@ def delete_trajectory(args: argparse.Namespace) -> int:
 def retime_trajectory(args: argparse.Namespace) -> int:
     """Fit a stored trajectory to the limits: print the gain and the segments, store it."""
     from sweetie_motion.model import load_robot_description
+    from sweetie_motion.tables import table
     from sweetie_motion.trajectory.codec import check_name
     from sweetie_motion.trajectory.retime import retime_goal
     target = check_name(args.save_as or args.name)
@@ -162,18 +163,31 @@ def import_trajectories(args: argparse.Namespace) -> int:
     from sweetie_motion.storage.store import TrajectoryStore
     from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
     from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
-    model = load_robot_description(args.robot)
-    model.configure()
     if args.name is not None and len(args.paths) != 1:
         raise SweetieMotionError(f'--name needs exactly one file, got {len(args.paths)}')
     target = TrajectoryStore(args.dir) if args.dir else None
-    client = None
     if target is not None:
         try:
             target.load()
         except OSError as error:
             raise SweetieMotionError(f'--dir {args.dir}: cannot create or read it '
                                      f'({error.strerror or error})') from None
+    # a file that is missing or not a trajectory is bad input: said before anything is stored
+    # or waited for, one line each, exit 2
+    goals, unreadable = {}, []
+    for path in args.paths:
+        try:
+            goals[path] = _read_goal_file(path)
+        except (MigrationError, TrajectoryFileError) as error:
+            unreadable.append(str(error))
+    for line in unreadable[:-1]:
+        print(f'sweetie-motion import: {line}', file=sys.stderr)
+    if unreadable:
+        raise SweetieMotionError(unreadable[-1])
+    model = load_robot_description(args.robot)
+    model.configure()
+    client = None
+    if target is not None:
         existing = set(target.names())
     else:
         client = _client(args)
@@ -185,7 +199,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
             prefix = f'{path}:'
             try:
                 check_name(name)
-                goal = _read_goal_file(path)
+                goal = goals[path]
                 if not goal.points:
                     print(f'{prefix} skipped: it has no points')
                     failed += 1

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 import importlib
 from pathlib import Path
 import re
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from sweetie_motion.errors import did_you_mean, SweetieMotionError
 from sweetie_motion.parameters import ParameterError
 from sweetie_motion.paths import config_path, LineMap, load_yaml_lines
+from sweetie_motion.ros_arguments import BUILTIN_GLOBALS, RosArguments
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
@@ -322,3 +323,81 @@ def load_process_config(path: Union[str, Path], known_types=None,
     if section.get('bus') is not None:
         config.select_bus(str(section['bus']), section.get('servos'))
     return config
+
+
+def _accepts(node_class: Any, name: str, parameters: Mapping[str, Any]) -> bool:
+    """Return whether a node class has the parameter ``name`` (its table or per-joint names)."""
+    if any(spec.name == name for spec in getattr(node_class, 'PARAMETERS', ())):
+        return True
+    accepts = getattr(node_class, 'accepts_config_name', None)
+    return name in ('use_sim_time',) or (accepts is not None and accepts(name, parameters))
+
+
+def _override_value(node_class: Any, name: str, value: Any) -> Any:
+    """Return a command-line value for the node's table: an empty list of any type is empty."""
+    spec = next((s for s in getattr(node_class, 'PARAMETERS', ()) if s.name == name), None)
+    if spec is not None and spec.kind is list and value in (None, [], ['']):
+        return []
+    return value
+
+
+def apply_parameter_rules(config: ProcessConfig, arguments: RosArguments,
+                          known_types: Mapping[str, type], motion_type: Any,
+                          other_nodes: Sequence[str] = ()) -> None:
+    """
+    Give the process's nodes the parameters of ``--ros-args`` (``-p``, ``--params-file``).
+
+    They win over the process config, and are checked as the config's values are: each value
+    against its node's table (one line naming the rule, the node and the parameter), a rule
+    for one node against that node's parameters, a node name against the process's nodes, and
+    a global ``-p`` rule against every node (some node must have it). ``period`` of ``motion``
+    is the cycle period (as ``--period``).
+
+    :param arguments: the parameter rules of the command's ``--ros-args``.
+    :param other_nodes: names of nodes without parameters of their own (controller_manager).
+    :raises ConfigError: naming the rule (``-p ...`` or ``FILE:LINE``) and what is wrong.
+    """
+    space = f'/{config.namespace}' if config.namespace else ''
+    nodes = [('motion', motion_type, config.motion)] + [
+        (c.name, node_type(c.type_name, known_types), c.parameters) for c in config.components
+    ] + [(name, None, {}) for name in other_nodes]
+    names = [name for name, _, _ in nodes]
+    for rule in arguments.rules:
+        target = rule.target.strip('/')
+        if rule.by_name and rule.target not in names:
+            raise ConfigError(f'{rule.source}: no node named {rule.target!r}'
+                              f'{did_you_mean(rule.target, names)} in this motion process '
+                              f'(nodes: {", ".join(names)})')
+        if not rule.is_global and not rule.by_name and '*' not in target and \
+                f'/{target}'.rsplit('/', 1)[0] == space and \
+                target.rsplit('/', 1)[-1] not in names:
+            node = target.rsplit('/', 1)[-1]
+            raise ConfigError(f'{rule.source}: no node {rule.target!r}{did_you_mean(node, names)}'
+                              f' in this motion process (nodes: {", ".join(names)})')
+    used: Set[int] = set()   # the global rules some node has the parameter of (their ids)
+    for name, node_class, parameters in nodes:
+        used.update(id(rule) for rule in arguments.rules
+                    if rule.is_global and _accepts(node_class, rule.name, parameters))
+        for parameter, rule in arguments.for_node(f'{space}/{name}').items():
+            if not _accepts(node_class, parameter, parameters):
+                if rule.is_global:
+                    continue   # for the nodes that have it
+                known = [spec.name for spec in getattr(node_class, 'PARAMETERS', ())]
+                raise ConfigError(f'{rule.source}: node {name!r} has no parameter {parameter!r}'
+                                  f'{did_you_mean(parameter, known)}')
+            value = _override_value(node_class, parameter, rule.value)
+            if name == 'motion' and parameter == 'period':
+                config.period = check_period(value, f'{rule.source}: period')
+                continue
+            try:
+                for spec in getattr(node_class, 'PARAMETERS', ()):
+                    if spec.name == parameter:
+                        spec.validate(value)
+            except ParameterError as error:
+                raise ConfigError(f'{rule.source}: node {name!r}: {error}') from None
+            parameters[parameter] = value
+    for rule in arguments.rules:
+        if rule.source.startswith('-p') and rule.is_global and id(rule) not in used and \
+                rule.name not in BUILTIN_GLOBALS:
+            raise ConfigError(f'{rule.source}: no node of this motion process has a parameter '
+                              f'{rule.name!r} (for one node: -p NODE:{rule.name}:=VALUE)')

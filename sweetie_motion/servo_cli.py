@@ -31,12 +31,18 @@ class ServoClient:
         from sweetie_motion_msgs.srv import ServoCommand, ServoIdentification
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
-        self._background = BackgroundNode('sweetie_motion_servo_cli')
+        self._background = BackgroundNode('sweetie_motion_servo_cli', lean=True)
         self.node = self._background.node
         self._command_type, self._ident_type = ServoCommand, ServoIdentification
         self._command = self.node.create_client(ServoCommand, f'{self.ns}/servo_bus/command')
         self._ident = self.node.create_client(ServoIdentification,
                                               f'{self.ns}/servo_ident/identification')
+        from controller_manager_msgs.srv import ListHardwareComponents
+        self._hardware_type = ListHardwareComponents
+        #: the motion process's hardware: one without a HerkuleX bus is told so at once
+        self._hardware = self.node.create_client(
+            ListHardwareComponents, f'{self.ns}/controller_manager/list_hardware_components')
+        self._hardware_asked: List = []
 
     def close(self) -> None:
         """Release the node and its context."""
@@ -48,6 +54,7 @@ class ServoClient:
         started = time.monotonic()
         noticed = False
         while not client.service_is_ready():
+            self._check_hardware()
             if time.monotonic() - started > self.timeout:
                 domain = os.environ.get('ROS_DOMAIN_ID', '0') or '0'
                 raise SweetieMotionError(
@@ -60,6 +67,28 @@ class ServoClient:
                        '--timeout) ...')
             time.sleep(0.02)
         return wait_future(client.call_async(request), timeout, what)
+
+    def _check_hardware(self) -> None:
+        """
+        Ask the controller manager for the hardware once it is there; refuse one without a bus.
+
+        :raises SweetieMotionError: the motion process runs without a HerkuleX servo bus.
+        """
+        from sweetie_motion.controllers.catalog import HARDWARE_TYPES
+        asked = self._hardware_asked
+        if not asked and self._hardware.service_is_ready():
+            asked.append(self._hardware.call_async(self._hardware_type.Request()))
+        if not asked or not asked[0].done() or asked[0].result() is None:
+            return
+        components = list(asked[0].result().component)
+        if components and not any(c.plugin_name == HARDWARE_TYPES['herkulex_bus']
+                                  for c in components):
+            hardware = ', '.join(f'{c.name} ({c.plugin_name.split("/")[-1]})'
+                                 for c in components)
+            raise SweetieMotionError(
+                f'the motion process in {self.ns} has no HerkuleX servo bus (its hardware: '
+                f'{hardware}); start it with `sweetie-motion bringup --bus serial` (or '
+                '--bus sim-serial)')
 
     def command(self, command: str, joints: Sequence[str] = (), register: str = '',
                 value: int = 0, timeout: float = 70.0):
@@ -157,14 +186,33 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
                                  'the excitation motion failed')
     ended = client.identification('end')
     print(ended.message)
-    for name, samples, prediction, done in zip(ended.servos, ended.samples, ended.error,
-                                               ended.identified):
-        print(f'  {name}: {samples} samples, prediction error {prediction:.4f} rad'
-              f'{" (identified)" if done else ""}')
+    for line in servo_lines(ended):
+        print(line)
     if args.png and history:
         from sweetie_motion.plots import plot_identification
         print(f'convergence plot: {plot_identification(args.png, history, args.threshold)}')
     return 0 if ended.success else 1
+
+
+def servo_lines(ended) -> List[str]:
+    """
+    Return one line per servo of an identification's end: its samples, error and outcome.
+
+    The outcome is the node's (the words of the summary); a servo without samples says why,
+    never a prediction error it does not have.
+    """
+    outcomes = list(ended.outcome) or [
+        'identified' if done else 'not identified' for done in ended.identified]
+    lines = []
+    for name, samples, prediction, outcome in zip(ended.servos, ended.samples, ended.error,
+                                                  outcomes):
+        if not samples:
+            text = outcome if outcome.startswith('no samples') else f'no samples: {outcome}'
+            lines.append(f'  {name}: {text}')
+        else:
+            lines.append(f'  {name}: {samples} samples, prediction error {prediction:.4f} rad: '
+                         f'{outcome}')
+    return lines
 
 
 DESCRIPTION = """\

@@ -28,7 +28,7 @@ class StatusReader:
 
     def __init__(self, client) -> None:
         from diagnostic_msgs.msg import DiagnosticArray
-        from sweetie_motion.nodes.motion_core import LATCHED
+        from rclpy.qos import DurabilityPolicy, QoSProfile
         from sweetie_motion_msgs.msg import ResourceOwnership
         self.client = client
         self.node = client.node
@@ -38,9 +38,13 @@ class StatusReader:
         self.diagnostics: Dict[str, str] = {}
         self._subscriptions = [
             self.node.create_subscription(ResourceOwnership, f'{self.ns}/resource_owners',
-                                          self._on_owners, LATCHED),
-            self.node.create_subscription(DiagnosticArray, '/diagnostics',
-                                          self._on_diagnostics, 20)]
+                                          self._on_owners, QoSProfile(
+                                              depth=1, durability=DurabilityPolicy.
+                                              TRANSIENT_LOCAL)),
+            # the motion process keeps its last reports: they come as soon as this matches
+            self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
+                                          QoSProfile(depth=20, durability=DurabilityPolicy.
+                                                     TRANSIENT_LOCAL))]
 
     def _on_owners(self, msg) -> None:
         with self._lock:
@@ -58,15 +62,22 @@ class StatusReader:
         with self._lock:
             return dict(self.owners), dict(self.diagnostics)
 
-    def parameter(self, node: str, name: str) -> Any:
-        """Return a parameter's value of a node of the process (None if it has none)."""
+    def parameter_of(self, nodes: List[str], name: str) -> List[Any]:
+        """Return parameter ``name`` of each node (None: it has none), asked all at once."""
         from rcl_interfaces.srv import GetParameters
         from rclpy.parameter import parameter_value_to_python
-        response = self.client.call_service(
-            GetParameters, f'{self.ns}/{node}/get_parameters',
-            GetParameters.Request(names=[name]), f'{node} parameters')
-        values = list(response.values)
-        return parameter_value_to_python(values[0]) if values and values[0].type else None
+        responses = self.client.call_services(
+            [(GetParameters, f'{self.ns}/{node}/get_parameters', GetParameters.Request(
+                names=[name])) for node in nodes], 'the parameters of the controllers')
+        return [parameter_value_to_python(r.values[0]) if r.values and r.values[0].type
+                else None for r in responses]
+
+    def lifecycle_states(self, nodes: List[str]) -> List[str]:
+        """Return the lifecycle state labels of ``nodes``, asked all at once."""
+        from lifecycle_msgs.srv import GetState
+        return [r.current_state.label for r in self.client.call_services(
+            [(GetState, f'{self.ns}/{node}/get_state', GetState.Request()) for node in nodes],
+            'lifecycle states')]
 
     def lifecycle_nodes(self) -> List[str]:
         """Return the nodes of the namespace that have a lifecycle (get_state), sorted."""
@@ -74,12 +85,6 @@ class StatusReader:
         names = [name for name, space in self.node.get_node_names_and_namespaces()
                  if space == self.ns]
         return sorted(n for n in set(names) if f'{self.ns}/{n}/get_state' in services)
-
-    def lifecycle_state(self, node: str) -> str:
-        """Return a node's lifecycle state label."""
-        from lifecycle_msgs.srv import GetState
-        return self.client.call_service(GetState, f'{self.ns}/{node}/get_state',
-                                        what=f'{node} state').current_state.label
 
     def wait_diagnostics(self, names: Tuple[str, ...]) -> None:
         """Wait (at most :data:`DIAGNOSTICS_WAIT`) until each of ``names`` has reported."""
@@ -95,19 +100,21 @@ def read_status(reader: StatusReader) -> str:
     """Return the status table of the motion process ``reader`` looks at."""
     from controller_manager_msgs.srv import ListControllers, ListHardwareComponents
     manager = f'{reader.ns}/controller_manager'
-    controllers = reader.client.call_service(
-        ListControllers, f'{manager}/list_controllers', what='controller manager').controller
-    hardware = reader.client.call_service(
-        ListHardwareComponents, f'{manager}/list_hardware_components',
-        what='controller manager').component
+    listed, components = reader.client.call_services(
+        [(ListControllers, f'{manager}/list_controllers', ListControllers.Request()),
+         (ListHardwareComponents, f'{manager}/list_hardware_components',
+          ListHardwareComponents.Request())], 'controller manager')
+    controllers, hardware = listed.controller, components.component
     switch = any(c.type.endswith('/TorqueMainSwitchController') for c in controllers)
     reader.wait_diagnostics(('safety stage', 'sync cycle') + (('servos',) if switch else ()))
     owners, diagnostics = reader.snapshot()
     rows = []
+    names = [c.name for c in controllers]
+    found = dict(zip(names, reader.parameter_of(names, 'controlled_chains')))
+    lacking = [name for name in names if found[name] is None]   # a Cartesian node: one chain
+    found.update(zip(lacking, reader.parameter_of(lacking, 'chain')))
     for controller in controllers:
-        chains = reader.parameter(controller.name, 'controlled_chains')
-        if chains is None:
-            chains = reader.parameter(controller.name, 'chain')
+        chains = found[controller.name]
         chains = [chains] if isinstance(chains, str) else list(chains or [])
         rows.append(StatusRow(controller.name, controller.type.split('/')[-1],
                               controller.state, ' '.join(c for c in chains if c),
@@ -116,9 +123,9 @@ def read_status(reader: StatusReader) -> str:
         rows.append(StatusRow(component.name, component.plugin_name.split('/')[-1],
                               component.state.label))
     listed = {row.name for row in rows}
-    for name in reader.lifecycle_nodes():
-        if name not in listed:
-            rows.append(StatusRow(name, '', reader.lifecycle_state(name)))
+    others = [name for name in reader.lifecycle_nodes() if name not in listed]
+    for name, state in zip(others, reader.lifecycle_states(others)):
+        rows.append(StatusRow(name, '', state))
     notes = [(what, diagnostics.get(what, f'no report within {DIAGNOSTICS_WAIT:g} s'))
              for what in ('safety stage', 'servos', 'sync cycle')]
     notes += sorted((what, message) for what, message in diagnostics.items()

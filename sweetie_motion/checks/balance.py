@@ -249,11 +249,20 @@ def fit_plane(points: np.ndarray, above: np.ndarray,
     total = np.maximum(weights.sum(axis=1), 1e-12)
     origin = np.einsum('nk,nki->ni', weights, points) / total[:, None]
     normal = np.zeros((n, 3))
-    for a, b, c in combinations(range(k), 3):
-        triangle = np.cross(points[:, b] - points[:, a], points[:, c] - points[:, a])
-        side = np.einsum('ni,ni->n', triangle, above - points[:, a])
+    if k >= 3:
+        # every triangle at once (numpy), added in turn
+        a, b, c = np.array(list(combinations(range(k), 3))).T
+        u, v = points[:, b] - points[:, a], points[:, c] - points[:, a]       # (n, T, 3)
+        triangle = np.stack((u[..., 1] * v[..., 2] - u[..., 2] * v[..., 1],
+                             u[..., 2] * v[..., 0] - u[..., 0] * v[..., 2],
+                             u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]), axis=2)
+        lever = above[:, None, :] - points[:, a]
+        side = triangle[..., 0] * lever[..., 0] + triangle[..., 1] * lever[..., 1] + \
+            triangle[..., 2] * lever[..., 2]
         used = weights[:, a] * weights[:, b] * weights[:, c]
-        normal += triangle * (np.where(side < 0, -1.0, 1.0) * used)[:, None]
+        signed = triangle * (np.where(side < 0, -1.0, 1.0) * used)[..., None]
+        for t in range(len(a)):
+            normal += signed[:, t]
     length = np.linalg.norm(normal, axis=1)
     flat = length < 1e-9
     normal = np.where(flat[:, None], np.array([0.0, 0.0, 1.0]),

@@ -186,6 +186,24 @@ class CollisionModel:
         self._plane_pairs = [(pair, int(k if i in self._planes else i), self._planes[
             int(i if i in self._planes else k)]) for pair, (i, k) in enumerate(pairs)
             if i in self._planes or k in self._planes]
+        #: each pair's motion columns that move one of its shapes against the other (the
+        #: joints between them): where those are equal, so is the pair's distance
+        self._between = [self._joints_between(int(self._joints[i]), int(self._joints[k]))
+                         for i, k in self.pairs]
+
+    def _joints_between(self, a: int, b: int) -> np.ndarray:
+        """Return the motion columns of the joints on the chain from joint a to joint b."""
+        parents = self.robot.model.parents
+
+        def ancestors(joint: int) -> Set[int]:
+            out = set()
+            while joint > 0:
+                out.add(joint)
+                joint = int(parents[joint])
+            return out
+        column = self.robot.kinematics.column
+        return np.array(sorted(int(column[j]) for j in ancestors(a) ^ ancestors(b)
+                               if column[j] >= 0), dtype=int)
 
     def _with_meshes(self, urdf: 'pinocchio.GeometryModel',
                      meshes: Dict[str, LinkMesh]) -> 'pinocchio.GeometryModel':
@@ -334,23 +352,35 @@ class CollisionModel:
         travelled = np.cumsum(steps, axis=0)
         configurations = self.robot.configurations(positions)
         best: Dict[int, Tuple[float, int]] = {}
-        for pair in np.flatnonzero((bounds < margin).any(axis=0)).tolist():
-            rows = np.flatnonzero(bounds[:, pair] < margin)
+        #: pair -> {the joints between its shapes (bytes): coal's distance there}
+        known: Dict[int, Dict[bytes, float]] = {}
+
+        def exact(row: int, pair: int) -> float:
+            # a pose whose joints between the pair's shapes are those of a pose already
+            # measured puts the shapes in the same place against each other: the same distance
+            seen = known.setdefault(pair, {})
+            key = positions[row, self._between[pair]].tobytes()
+            if key not in seen:
+                seen[key] = self.exact_configuration(configurations[row], pair)
+            return seen[key]
+        near = np.flatnonzero((bounds < margin).any(axis=0))
+        refined_all = self._refined_many(rotation, translation, bounds, near, margin)
+        for pair in near.tolist():
+            rows, refined = refined_all[pair]
             # the spheres of the pair's parts: a tighter bound where the whole shapes' is not
-            refined = self._refined(rotation, translation, rows, pair)
             bounds[rows, pair] = np.maximum(bounds[rows, pair], refined)
             candidates = rows[refined < margin]
             way = travelled[:, pair]
             index = 0
             while index < len(candidates):
                 row = int(candidates[index])
-                last = self.exact_configuration(configurations[row], pair)
+                last = exact(row, pair)
                 if pair not in best or last < best[pair][0]:
                     best[pair] = (last, row)
                 # the first pose after which the shapes may have moved across the margin
                 certain = int(np.searchsorted(way, way[row] + abs(last - margin), side='right'))
                 index = max(index + 1, int(np.searchsorted(candidates, certain)))
-        exact = set(best)
+        measured = set(best)
         nearest = np.argmin(bounds, axis=0)
         lowest = bounds[nearest, np.arange(len(self.pairs))]
         kept = sorted(best.values())[:figures]
@@ -361,13 +391,56 @@ class CollisionModel:
             if len(kept) >= figures and lowest[pair] >= kept[figures - 1][0]:
                 best[pair] = (float(lowest[pair]), row)   # farther than the figures for sure
                 continue
-            best[pair] = (self.exact_configuration(configurations[row], pair), row)
-            exact.add(pair)
+            best[pair] = (exact(row, pair), row)
+            measured.add(pair)
             kept = sorted(kept + [best[pair]])[:figures]
         approaches = [PairApproach(self.links[self.pairs[p, 0]], self.links[self.pairs[p, 1]],
-                                   distance, float(times[row]), p in exact)
+                                   distance, float(times[row]), p in measured)
                       for p, (distance, row) in best.items()]
         return sorted(approaches, key=lambda a: a.distance)
+
+    def _refined_many(self, rotation: np.ndarray, translation: np.ndarray,
+                      bounds: np.ndarray, pairs: np.ndarray, margin: float
+                      ) -> Dict[int, Tuple[np.ndarray, np.ndarray]]:
+        """
+        Return pair -> (its rows whose bound is below ``margin``, its capsules' bound there).
+
+        All the pairs at once: each shape's capsule placed once for every pose, the segments'
+        distances of every (pose, pair) in one call.
+        """
+        out: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
+        flat_rows, flat_pairs = [], []
+        for pair in pairs.tolist():
+            a, b = (int(k) for k in self.pairs[pair])
+            rows = np.flatnonzero(bounds[:, pair] < margin)
+            if a in self._planes or b in self._planes:
+                out[pair] = (rows, np.full(len(rows), -np.inf))
+                continue
+            out[pair] = (rows, np.empty(0))
+            flat_rows.append(rows)
+            flat_pairs.append(np.full(len(rows), pair))
+        if not flat_rows:
+            return out
+        row_of, pair_of = np.concatenate(flat_rows), np.concatenate(flat_pairs)
+        shapes = np.unique(self.pairs[np.unique(pair_of)])
+        placed = np.full((len(self._capsules), len(rotation), 2, 3), np.nan)
+        wanted = np.zeros(len(rotation), dtype=bool)
+        wanted[row_of] = True
+        used = np.flatnonzero(wanted)
+        for shape in shapes.tolist():
+            joint = self._joints[shape]
+            local, _ = self._capsules[shape]
+            placed[shape, used] = np.einsum('nij,kj->nki', rotation[used, joint], local) + \
+                translation[used, joint][:, None, :]
+        a, b = self.pairs[pair_of, 0], self.pairs[pair_of, 1]
+        first, second = placed[a, row_of], placed[b, row_of]
+        radius = np.array([capsule[1] for capsule in self._capsules])
+        gap = segment_distance(first[:, 0], first[:, 1], second[:, 0], second[:, 1]) - \
+            radius[a] - radius[b] - self._slack[a] - self._slack[b]
+        starts = np.cumsum([0] + [len(rows) for rows in flat_rows])
+        for index, (rows, which) in enumerate(zip(flat_rows, flat_pairs)):
+            out[int(which[0])] = (rows, gap[starts[index]:starts[index + 1]])
+        return out
 
     def _refined(self, rotation: np.ndarray, translation: np.ndarray, rows: np.ndarray,
                  pair: int) -> np.ndarray:

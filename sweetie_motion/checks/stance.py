@@ -81,11 +81,8 @@ def rest_stance(soles: np.ndarray, com: np.ndarray, candidates: np.ndarray,
     vertical = up / np.linalg.norm(up, axis=1, keepdims=True)
     combos = [list(c) for c in combinations(range(legs), 3)] + \
         [list(c) for c in combinations(range(legs), 2)]
-    faces = [_face(soles, com, combo, vertical, passes) for combo in combos]
-    origins = np.stack([face[0] for face in faces], axis=1)
-    normals = np.stack([face[1] for face in faces], axis=1)
-    usable = np.stack([face[2] & candidates[:, combo].all(axis=1)
-                       for face, combo in zip(faces, combos)], axis=1)
+    origins, normals = _faces(soles, com, combos, vertical, passes)
+    usable = np.stack([candidates[:, combo].all(axis=1) for combo in combos], axis=1)
     # nothing of any candidate sole below the face
     flat = soles.reshape(n, -1, 3)
     above = (np.matmul(normals, flat.transpose(0, 2, 1)) - np.einsum(
@@ -142,20 +139,36 @@ def _lowest(soles: np.ndarray, normal: np.ndarray, count: int = 1) -> np.ndarray
     return low.reshape(len(soles), -1, 3)
 
 
-def _face(soles: np.ndarray, com: np.ndarray, combo: list, vertical: np.ndarray,
-          passes: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _faces(soles: np.ndarray, com: np.ndarray, combos: list, vertical: np.ndarray,
+           passes: int) -> Tuple[np.ndarray, np.ndarray]:
     """
-    Return the face through the feet ``combo`` (origin, normal, a face at all) per pose.
+    Return the faces through the feet of each combo (origins, normals (n, faces, 3)).
 
     The plane of each foot's two lowest points: a flat sole lies on it with its edge, two
     flat soles make a face of their own (a pony on a diagonal pair of flat hooves stands).
+    The combos of one size at once (numpy): each pass takes every combo's feet's lowest
+    points along its own normal, and fits their planes.
     """
-    normal = vertical
-    origin = np.zeros_like(com)
-    for _ in range(passes):
-        low = _lowest(soles[:, combo], normal, 2)
-        origin, normal = fit_plane(low, com)
-    return origin, normal, np.ones(len(com), dtype=bool)
+    n = len(com)
+    origins = np.zeros((n, len(combos), 3))
+    normals = np.zeros((n, len(combos), 3))
+    for size in sorted({len(c) for c in combos}):
+        which = [k for k, c in enumerate(combos) if len(c) == size]
+        feet = np.array([combos[k] for k in which])                    # (C, size)
+        group = soles[:, feet]                                         # (n, C, size, m, 3)
+        count = len(which)
+        above = np.repeat(com, count, axis=0)                          # (n * C, 3)
+        normal = np.repeat(vertical, count, axis=0)
+        for _ in range(passes):
+            up = normal.reshape(n, count, 1, 1, 3)
+            heights = group[..., 0] * up[..., 0] + group[..., 1] * up[..., 1] + \
+                group[..., 2] * up[..., 2]
+            order = np.argsort(heights, axis=3)[..., :2]
+            low = np.take_along_axis(group, order[..., None], axis=3)
+            origin, normal = fit_plane(low.reshape(n * count, 2 * size, 3), above)
+        origins[:, which] = origin.reshape(n, count, 3)
+        normals[:, which] = normal.reshape(n, count, 3)
+    return origins, normals
 
 
 def _face_depths(soles: np.ndarray, com: np.ndarray, normals: np.ndarray,
@@ -190,12 +203,19 @@ def support_depth(soles: np.ndarray, point: np.ndarray, normal: np.ndarray,
     """
     n = len(point)
     axes = ground_frame(normal)[:, :2]                              # (n, 2, 3)
-    # the sole points in the plane, then along each direction: batched products (matmul)
-    flat = np.matmul((soles - point[:, None, None, :]).reshape(n, -1, 3),
-                     axes.transpose(0, 2, 1))                      # (n, legs * m, 2)
-    reach = flat @ DIRECTIONS.T                                     # (n, legs * m, D)
-    reach = np.where(patch.reshape(n, -1)[..., None], reach, -np.inf)
-    return reach.max(axis=1).min(axis=1)
+    # only the touching points (a few of each sole): the others cannot be the patch's edge
+    rows, columns = np.nonzero(patch.reshape(n, -1))
+    out = np.full(n, -np.inf)
+    if not len(rows):
+        return out
+    # each point in the plane, then along each direction
+    offset = soles.reshape(n, -1, 3)[rows, columns] - point[rows]   # (P, 3)
+    flat = np.einsum('pi,pai->pa', offset, axes[rows])              # (P, 2)
+    reach = flat @ DIRECTIONS.T                                     # (P, D)
+    # the rows come in order: the farthest of each pose's points, in each direction
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    out[rows[starts]] = np.maximum.reduceat(reach, starts, axis=0).min(axis=1)
+    return out
 
 
 def tip_over(margin: np.ndarray, height: np.ndarray, times: np.ndarray, tilt: float,

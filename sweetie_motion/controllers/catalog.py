@@ -118,7 +118,7 @@ def status_table(rows: Sequence[StatusRow], owners: Mapping[str, str],
     :param notes: (what, state) lines under the table: the safety stage, the servos, the
         cycle.
     """
-    from sweetie_motion.model.report import table
+    from sweetie_motion.tables import table
     cells = [[r.name, r.kind or '-', r.state, r.chains or '-', r.owns or '-'] for r in rows]
     lines = [table(cells, ['node', 'type', 'state', 'chains', 'owns now'])]
     if owners:

@@ -335,7 +335,7 @@ class EditorBridge(BridgeBase):
             return
         if request.chains:
             future = client.call_async(self._SetChainsTorque.Request(
-                chains=list(request.chains), off=request.off))
+                chains=list(request.chains), torque_off=request.off))
         else:
             future = client.call_async(self._SetBool.Request(data=request.off))
         with self._lock:

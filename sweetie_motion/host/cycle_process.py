@@ -9,9 +9,11 @@ small process (:mod:`sweetie_motion.nodes.state_publisher`, started from here) p
 ``joint_states`` and ``joint_states_ref``.
 
 Threads: the cycle (SCHED_FIFO where permitted), the command loop (main thread) and the event
-sender, each one real-time priority below the one before, and the publisher process below them
-all: a thread that holds the GIL must not wait for a CPU behind the ordinary processes of a
-busy machine, nor behind the publisher's DDS threads, while the cycle waits for that GIL. They
+sender, each one real-time priority below the one before, and the publisher process's
+publishing thread below them all (its DDS threads keep the normal policy: a discovery burst,
+each time a command starts, must not take the CPU above any real-time work): a thread that holds
+the GIL must not wait for a CPU behind the ordinary processes of a busy machine while the cycle
+waits for that GIL. They
 sleep but for short calls. SIGINT is ignored (Ctrl-C reaches the whole process group; the
 bringup stops this process in order); the process ends when the bringup says ``close`` or
 its pipe closes (the bringup died), and the publisher with it.

@@ -4,19 +4,10 @@ Text reports of a robot model: its chains, resource groups and joints, as tables
 What ``sweetie-motion describe`` prints and the demo shows; pure (no ROS).
 """
 
-from typing import List, Sequence
+from typing import List
 
 from sweetie_motion.model.robot_model import RobotModel
-
-
-def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
-    """Lay rows out under a header as a plain text table, columns padded."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells + [list(header)]) for i in range(len(header))]
-    line = '  '.join('-' * w for w in widths)
-    out = ['  '.join(str(h).ljust(w) for h, w in zip(header, widths)), line]
-    out += ['  '.join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
-    return '\n'.join(row.rstrip() for row in out)
+from sweetie_motion.tables import table
 
 
 def describe_model(model: RobotModel) -> str:

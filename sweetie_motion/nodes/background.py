@@ -34,10 +34,13 @@ class BackgroundNode:
     :param args: command line arguments for rclpy.init (``--ros-args ...`` remaps and
         parameters), None for none.
     :param domain_id: the ROS domain, None for ROS_DOMAIN_ID (or 0).
+    :param lean: a node of a short-lived command: no parameter services, no type description
+        service, no rosout (each is DDS endpoints the motion process must discover and match
+        before it can answer this node; a command that asks and leaves needs none).
     """
 
     def __init__(self, name: str, args: Optional[List[str]] = None,
-                 domain_id: Optional[int] = None) -> None:
+                 domain_id: Optional[int] = None, lean: bool = False) -> None:
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -45,7 +48,13 @@ class BackgroundNode:
         self.context = Context()
         extra = {} if domain_id is None else {'domain_id': domain_id}
         rclpy.init(args=args, context=self.context, **extra)
-        self.node = rclpy.create_node(name, context=self.context)
+        options = {}
+        if lean:
+            from rclpy.parameter import Parameter
+            options = {'start_parameter_services': False, 'enable_rosout': False,
+                       'parameter_overrides': [Parameter('start_type_description_service',
+                                                         value=False)]}
+        self.node = rclpy.create_node(name, context=self.context, **options)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, name=f'{name}_ros', daemon=True)

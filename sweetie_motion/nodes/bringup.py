@@ -9,11 +9,13 @@ SIGINT/SIGTERM stop the cycle and release everything. Users see one command, one
 and the same lifecycle nodes either way.
 """
 
+import contextlib
 import os
 import sys
+import tempfile
 import threading
 import time
-from typing import Dict, List, Optional, Sequence, Type
+from typing import Dict, Iterator, List, Optional, Sequence, Type
 
 import numpy as np
 import rclpy
@@ -39,9 +41,11 @@ from sweetie_motion.nodes.storage import TrajectoryStorageNode
 from sweetie_motion.nodes.trajectory import JointTrajectoryNode
 from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
 from sweetie_motion.process_config import (
-    BUS_CHOICES, BUS_TYPES, check_namespace, check_period, DESCRIPTION_SOURCES,
-    load_process_config, node_type, ProcessConfig,
+    apply_parameter_rules, BUS_CHOICES, BUS_TYPES, check_namespace, check_period,
+    DESCRIPTION_SOURCES, load_process_config, node_type, ProcessConfig,
 )
+from sweetie_motion.process_lock import NamespaceLock
+from sweetie_motion.ros_arguments import parse_ros_arguments
 
 #: component type name -> node class
 COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
@@ -101,7 +105,7 @@ class MotionBringup:
         #: set when the cycle process ended by itself (the bringup then stops)
         self.host_exited = threading.Event()
         host.add_listener(self._on_host_event)
-        self.process = MotionProcess(model, host)
+        self.process = MotionProcess(model, host, (str(config.robot), urdf_xml))
         namespace = config.namespace
         kwargs = {'namespace': namespace, 'context': context}
         try:
@@ -171,6 +175,7 @@ class MotionBringup:
                     node.cleanup_component()
             except Exception as error:  # noqa: B902 -- shutting down: report, go on
                 print(f'sweetie_motion: stopping {node.get_name()}: {error}', file=sys.stderr)
+        self.process.close()
         self.host.close()
 
     def _on_host_event(self, event: CycleEvent) -> None:
@@ -382,6 +387,42 @@ def answer_goals(executor: MotionExecutor, nodes: Sequence[ManagedNode],
         executor.spin_once(timeout_sec=0.05)
 
 
+def init_ros(ros_args: Sequence[str]) -> None:
+    """
+    Initialize rclpy with the process's ROS arguments.
+
+    rcl refuses what it cannot parse with an error logged on standard error and an exception
+    of many lines; here it is one line.
+
+    :raises SweetieMotionError: rcl refused the arguments.
+    """
+    from sweetie_motion.nodes.rclpy_private import RCLError
+    captured: List[str] = []
+    try:
+        with captured_stderr(captured):
+            rclpy.init(args=['sweetie_motion', *ros_args])
+    except RCLError as error:
+        reason = str(error).replace('failed to initialize rcl: ', '').split(', at /')[0]
+        raise SweetieMotionError(f'--ros-args: {reason}') from None
+    sys.stderr.write(''.join(captured))
+
+
+@contextlib.contextmanager
+def captured_stderr(into: List[str]) -> Iterator[None]:
+    """Append to ``into`` what is written on file descriptor 2 (C libraries too) in the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile('w+') as stream:
+        os.dup2(stream.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            stream.seek(0)
+            into.append(stream.read())
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the motion process until SIGINT/SIGTERM."""
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
@@ -406,11 +447,51 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for component in config.components:
                 if component.type_name == 'trajectory_storage':
                     component.parameters['storage_dir'] = args.storage_dir
+        # --ros-args -p / --params-file: checked and applied before anything starts
+        apply_parameter_rules(config, parse_ros_arguments(ros_args), COMPONENT_TYPES,
+                              MotionCoreNode, other_nodes=['controller_manager'])
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2
+    # one motion process per namespace: the second would take the first's topics, actions and
+    # goals. On this machine the lock decides at once and for certain; the graph check below
+    # finds one on another machine (once discovery found it)
+    lock = NamespaceLock(config.namespace)
+    try:
+        holder = lock.acquire()
+    except OSError as error:
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    if holder:
+        refuse_second(config.namespace, f'node {motion_node(config.namespace)} ({holder})')
+        return 1
+    try:
+        init_ros(ros_args)
+    except SweetieMotionError as error:
+        lock.release()
+        print(f'sweetie-motion bringup: {error}', file=sys.stderr)
+        return 2
+    try:
+        return run_locked(config, args, ros_args)
+    finally:
+        lock.release()
+
+
+def motion_node(namespace: str) -> str:
+    """Return the full name of the motion node of a namespace."""
+    return f'/{namespace}/motion' if namespace else '/motion'
+
+
+def refuse_second(namespace: str, found: str) -> None:
+    """Say that a motion process runs in ``namespace`` already (``found``: which)."""
+    print(f'sweetie-motion bringup: a motion process already runs in /{namespace}: {found}; '
+          'stop it first, or give this one another --namespace (or ROS_DOMAIN_ID)',
+          file=sys.stderr)
+
+
+def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
+    """Run the motion process of ``config`` (rclpy initialized, the namespace's lock held)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
-    rclpy.init(args=['sweetie_motion'] + ros_args)
     bringup = executor = None
     running = RunningCheck(config.namespace)
     running.start()
@@ -418,11 +499,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         urdf_xml = robot_description(config, args.description_timeout)
         running.join()
         if running.found:
-            # one motion process per namespace: the second would take the first's topics,
-            # actions and goals
-            print(f'sweetie-motion bringup: a motion process already runs in '
-                  f'/{config.namespace}: {running.found}; stop it first, or give this one '
-                  'another --namespace (or ROS_DOMAIN_ID)', file=sys.stderr)
+            refuse_second(config.namespace, running.found)
             return 1
         bringup = MotionBringup(config, ros_args=ros_args, urdf_xml=urdf_xml)
         executor = MotionExecutor(num_threads=max(2, args.threads))

@@ -93,8 +93,11 @@ class ControllerManagerNode(Node):
         chains = self._chains_of(node)
         resources = self._groups_of(chains)
         owned = owned_by(owners, name)
+        # a controller's own list (what JTC's `joints` parameter says), else its chains'
+        joints = node.controlled_joints() if isinstance(node, ControllerNode) else \
+            self._joints_of(chains)
         return ControllerEntry(name, type_name, node.lifecycle_state, tuple(chains),
-                               tuple(self._joints_of(chains)), tuple(resources), tuple(owned),
+                               tuple(joints), tuple(resources), tuple(owned),
                                tuple(self._joints_of(owned)))
 
     def _chains_of(self, node: ManagedNode) -> List[str]:

@@ -25,7 +25,7 @@ from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, Torqu
 from sweetie_motion.core.events import CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.lifecycle import ComponentNode
+from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
 from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import (
@@ -182,6 +182,18 @@ class ControllerNode(ComponentNode):
             names = view.list_chains() + [g for g in view.list_groups()
                                           if not view.get_group_chains(g)]
         return names
+
+    def controlled_joints(self) -> List[str]:
+        """
+        Return the joints it drives, in the robot's order: every joint of its resource groups.
+
+        What a goal may name, what ``~/controller_state`` lists and what the controller manager
+        reports as its interfaces; [] while ``controlled_chains`` names an unknown chain.
+        """
+        try:
+            return list(ControlledJoints.of(self.process.view, self.controlled_names()).joints)
+        except SweetieMotionError:
+            return []
 
     def _set_operational(self, request, response):
         response.success, response.message = self.make_operational(request.data)
@@ -361,7 +373,7 @@ class TorqueMainSwitchNode(ControllerNode):
         return TorqueSwitchSpec(tuple(self.values['controlled_chains']), self.order)
 
     def create_entities(self) -> None:
-        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS)
         self._entities = [
             self.create_service(SetBool, self.values['service_name'], self._set_torque_off,
                                 callback_group=self._service_group),
@@ -374,7 +386,7 @@ class TorqueMainSwitchNode(ControllerNode):
         return response
 
     def _set_chains_torque(self, request, response):
-        response.success, response.message = self._switch(bool(request.off),
+        response.success, response.message = self._switch(bool(request.torque_off),
                                                           list(request.chains))
         return response
 

@@ -19,6 +19,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.lifecycle.publisher import LifecyclePublisher
 from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
@@ -31,6 +32,11 @@ from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.ros.conversions import joint_state_positions
 
 
+#: ``/diagnostics`` as the nodes publish it: the last reports are kept for a subscriber that
+#: comes later (`sweetie-motion status` reads them at once instead of waiting up to a period);
+#: volatile subscribers (diagnostic_aggregator, rqt_robot_monitor) match it as before
+DIAGNOSTICS = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                         reliability=ReliabilityPolicy.RELIABLE)
 #: parameters every rclpy node declares itself
 BUILTIN_PARAMETERS = {'use_sim_time', 'start_type_description_service'}
 
@@ -60,14 +66,18 @@ class ManagedNode(LifecycleNode):
         # the table is declared
         empty = [k for k, v in parameters.items() if isinstance(v, (list, tuple)) and not v]
         overrides = [Parameter(k, value=v) for k, v in parameters.items() if k not in empty]
-        #: names set by the process config for this node: checked for typos at configure
+        #: names set by the process config (and --ros-args) for this node: checked for typos
         self.configured_names = set(parameters)
+        # The values come resolved (process config < --params-file < -p, see
+        # sweetie_motion.ros_arguments): given as overrides they replace what rcl read of the
+        # same names. Nothing is declared from overrides: a global -p rule for another node's
+        # parameter must not appear on this one.
         super().__init__(node_name, parameter_overrides=overrides,
-                         automatically_declare_parameters_from_overrides=True, **kwargs)
+                         automatically_declare_parameters_from_overrides=False, **kwargs)
         service = change_state_service(self)
         if service is not None:
             service.callback = self._guard_change_state(service.callback)
-        self._declare_parameters(empty)
+        self._declare_parameters(parameters, empty)
         self.values: dict = {}
         #: topic inputs are streams whose newest message wins: they run one at a time, in the
         #: order they arrived (in a reentrant group two callbacks of one topic overlapped, and
@@ -80,13 +90,13 @@ class ManagedNode(LifecycleNode):
 
     # --- parameters ----------------------------------------------------------------------------
 
-    def _declare_parameters(self, empty: Sequence[str] = ()) -> None:
-        # Overrides were declared automatically (so that per-joint entries exist); declare the
-        # table's own parameters again with their descriptors, keeping the override values.
-        for spec in self.PARAMETERS:
-            if self.has_parameter(spec.name):
-                self.undeclare_parameter(spec.name)
+    def _declare_parameters(self, parameters: Dict[str, Any], empty: Sequence[str] = ()) -> None:
+        # the table with its descriptors (override values win over defaults), then the names
+        # outside it that the node accepts (per-joint entries such as smoothing.joint51.*)
         declare_table(self, self.PARAMETERS, empty)
+        for name, value in parameters.items():
+            if not self.has_parameter(name) and name not in empty:
+                self.declare_parameter(name, value)
 
     def accepts_parameter(self, name: str) -> bool:
         """Return whether a parameter outside the table is meaningful (e.g. per-joint ones)."""

@@ -20,7 +20,7 @@ from sweetie_motion.core.events import (
 )
 from sweetie_motion.host.client import HostClient, LocalHost
 from sweetie_motion.nodes.description_publisher import DescriptionPublisher
-from sweetie_motion.nodes.lifecycle import ManagedNode
+from sweetie_motion.nodes.lifecycle import DIAGNOSTICS, ManagedNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.state_publisher import JointStatePublisher
 from sweetie_motion.parameters import ParameterSpec
@@ -88,7 +88,7 @@ class MotionCoreNode(ManagedNode):
     def configure_component(self) -> None:
         self.read_parameters()
         self.pub_owners = self.make_publisher(ResourceOwnership, 'resource_owners', LATCHED)
-        self.pub_diag = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.pub_diag = self.make_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS)
         self.diag_timer = self.create_timer(self.values['diagnostics_period'],
                                             self._publish_diagnostics)
         self._entities = [self.pub_owners, self.pub_diag, self.diag_timer]

@@ -1,6 +1,6 @@
 """Declare a node's parameter table with descriptors; validate at configure and on set."""
 
-from typing import Any, Collection, Dict, Sequence
+from typing import Any, Collection, Dict, Optional, Sequence
 
 from rcl_interfaces.msg import (
     FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult,
@@ -72,6 +72,32 @@ def declare_table(node: Node, specs: Sequence[ParameterSpec],
         return SetParametersResult(successful=True)
 
     node.add_on_set_parameters_callback(on_set)
+    # `ros2 param set` types a value by its YAML alone: [] is an empty bool array, 2 an
+    # integer; rclpy would refuse both for a string-array or a double parameter before any
+    # check of ours: they are given the parameter's type first
+    node.add_pre_set_parameters_callback(
+        lambda parameters: [as_declared(table.get(p.name), p) for p in parameters])
+
+
+def as_declared(spec: Optional[ParameterSpec], parameter: Parameter) -> Parameter:
+    """
+    Return ``parameter`` with the type of its spec where the value means the same.
+
+    An empty array of any type (and ``['']``) is the parameter's empty array, an integer
+    array a double array, an integer a double; anything else is left for the checks.
+    """
+    if spec is None:
+        return parameter
+    value, kind = parameter.value, parameter.type_
+    if spec.kind is list and isinstance(value, (list, tuple)):
+        if not value or list(value) == ['']:
+            return Parameter(parameter.name, empty_array_type(spec), [])
+        if spec.element is float and kind == Parameter.Type.INTEGER_ARRAY:
+            return Parameter(parameter.name, Parameter.Type.DOUBLE_ARRAY,
+                             [float(v) for v in value])
+    if spec.kind is float and kind == Parameter.Type.INTEGER:
+        return Parameter(parameter.name, Parameter.Type.DOUBLE, float(value))
+    return parameter
 
 
 def empty_array_type(spec: ParameterSpec) -> Parameter.Type:

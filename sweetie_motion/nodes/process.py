@@ -7,12 +7,13 @@ through :attr:`MotionProcess.host`. The bringup creates this object; nodes never
 """
 
 import threading
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from sweetie_motion.checks.motion import checker_for, MotionChecker
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.model.robot_model import RobotModel
-from sweetie_motion.physics.judge import physics_key, PhysicsJudge
+from sweetie_motion.physics.judge import (ChildProcessJudgement, InProcessJudgement, Judgement,
+                                          physics_key, PhysicsJudge)
 
 
 class MotionProcess:
@@ -21,10 +22,14 @@ class MotionProcess:
 
     :param model: the configured robot model (names, limits, kinematics for planning).
     :param host: the cycle host.
+    :param description: where the model came from (its description file, the URDF used instead
+        of the file's): the physics' judge then runs in a process of its own.
     """
 
-    def __init__(self, model: RobotModel, host: HostClient) -> None:
+    def __init__(self, model: RobotModel, host: HostClient,
+                 description: Optional[Tuple[str, str]] = None) -> None:
         self.model = model
+        self.description = description
         self.view = model.view()
         self.host = host
         self._checker: Optional[MotionChecker] = None
@@ -51,11 +56,23 @@ class MotionProcess:
             return None
         with self._checker_lock:
             if self._judge is None:
-                from sweetie_motion.physics.motion import MotionSimulator
                 model = self.model
-                self._judge = PhysicsJudge(lambda: MotionSimulator(model), physics_key(model),
+                judgement: Judgement
+                if self.description is not None:
+                    judgement = ChildProcessJudgement(*self.description)
+                else:
+                    from sweetie_motion.physics.motion import MotionSimulator
+                    judgement = InProcessJudgement(lambda: MotionSimulator(model))
+                self._judge = PhysicsJudge(judgement, physics_key(model),
                                            lambda line: self.physics_log(line))
             return self._judge
+
+    def close(self) -> None:
+        """End the physics' judge (its worker and its process), if it was started."""
+        with self._checker_lock:
+            judge, self._judge = self._judge, None
+        if judge is not None:
+            judge.close()
 
     def servo_joints(self) -> List[str]:
         """Return the joints driven by servos: every joint but the virtual ones."""

@@ -16,7 +16,7 @@ naming the missing one, when it does.
 - ``Node._parameters``: where a declared parameter's value lives. rclpy types a value by what
   it is, and an empty list is a byte array to it: a string-array parameter declared empty
   would stay *uninitialized*, and ``ros2 param get/dump`` get nothing for it. Its typed empty
-  value is put there.
+  value is put there, and so is the new value of a read-only parameter the node derives.
 - ``ActionClient._cancel_goal_async`` and ``._get_result_async``: the requests a goal handle
   sends, filed under a lock with their futures by :mod:`sweetie_motion.ros.action_client`
   (rclpy's own files them after sending: a quick response from another thread was lost).
@@ -68,10 +68,23 @@ def set_empty_array(node: Any, name: str, array_type: Any) -> None:
 
     :param array_type: its rclpy ``Parameter.Type`` (STRING_ARRAY, DOUBLE_ARRAY, ...).
     """
+    set_own_value(node, name, array_type, [])
+
+
+def set_own_value(node: Any, name: str, parameter_type: Any, value: Any) -> None:
+    """
+    Change a declared parameter's value from inside the node, read-only ones included.
+
+    rclpy refuses every change of a read-only parameter, its node's own too; a read-only
+    parameter that reports what the node derived (a trajectory controller's ``joints``, from
+    its ``controlled_chains`` at configure) is changed here, without a parameter event.
+
+    :param parameter_type: its rclpy ``Parameter.Type``.
+    """
     from rclpy.parameter import Parameter
-    node._parameters[name] = Parameter(name, array_type, [])
+    node._parameters[name] = Parameter(name, parameter_type, value)
 
 
 __all__ = ['CHECKED_RCLPY', 'InvalidHandle', 'PRIVATE_ATTRIBUTES', 'RCLError',
-           'change_state_service', 'forget_ready_callbacks', 'set_empty_array', 'submitted',
-           'thread_pool']
+           'change_state_service', 'forget_ready_callbacks', 'set_empty_array', 'set_own_value',
+           'submitted', 'thread_pool']

@@ -26,11 +26,11 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from sensor_msgs.msg import JointState
 from sweetie_motion.core.events import CycleEvent, ServoCommandDone
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.lifecycle import ComponentNode
+from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
@@ -77,6 +77,7 @@ class ServoBusNode(ComponentNode):
     def __init__(self, process: MotionProcess, name: str = 'servo_bus', **kwargs) -> None:
         super().__init__(process, name, **kwargs)
         self._group = MutuallyExclusiveCallbackGroup()
+        self._commands_group = ReentrantCallbackGroup()
         self._simulators: Dict[str, object] = {}
         self._sim_dir: Optional[tempfile.TemporaryDirectory] = None
         #: joint -> (bus, servo id, servo config) for move_by_hand
@@ -160,9 +161,11 @@ class ServoBusNode(ComponentNode):
         except BaseException:
             self._stop_simulators()
             raise
+        # each command its own executor thread: a scan (seconds) or a reboot must not keep
+        # a `servo status` or the diagnostics waiting behind it
         self._entities = [self.create_service(ServoCommand, '~/command', self._command,
-                                              callback_group=self._group)]
-        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', 10)
+                                              callback_group=self._commands_group)]
+        self._diag_pub = self.make_publisher(DiagnosticArray, '/diagnostics', DIAGNOSTICS)
         self._entities += [self._diag_pub, self.create_timer(
             values['diagnostics_period'], self._publish_diagnostics, callback_group=self._group)]
         if self._simulators:
@@ -293,7 +296,8 @@ class ServoBusNode(ComponentNode):
                 'size_errors', 'command_errors', 'garbage_bytes', 'reconnects')] + [
                 KeyValue(key=key, value=f'{value * 1e3:.1f}') for key, value in (
                     ('age_p50_ms', bus.age_p50), ('age_p99_ms', bus.age_p99),
-                    ('age_max_ms', bus.age_max))] + [
+                    ('age_max_ms', bus.age_max), ('wake_p99_ms', bus.wake_p99),
+                    ('wake_max_ms', bus.wake_max))] + [
                 KeyValue(key='tx_utilisation', value=f'{bus.tx_utilisation:.3f}'),
                 KeyValue(key='rx_utilisation', value=f'{bus.rx_utilisation:.3f}')]
             statuses.append(status)

@@ -42,11 +42,15 @@ class ServoIdentNode(ComponentNode):
     PARAMETERS = (
         ParameterSpec('control_delay', 2.5,
                       "Delay from the reference to the servo's desired position, as seen by "
-                      'measurements stamped when the servo sampled them [cycles]: 2.5 measured '
-                      'for the HerkuleX driver at 100 Hz with 10 servos on a 115200 Bd line '
-                      '(the S_JOG on the wire, the servo tick, the goal interval); a wrong '
-                      'delay shows as viscous friction (kp U per second of error).',
+                      'measurements stamped when the servo sampled them [cycles], for servos '
+                      'whose bus does not know it (control_delay_from_bus); a wrong delay '
+                      'shows as viscous friction (kp U per second of error).',
                       low=0.0, high=100.0),
+        ParameterSpec('control_delay_from_bus', True,
+                      "Each servo's control delay from its bus where it knows it: the HerkuleX "
+                      "driver gives each line's from its schedule (goal interval, when the "
+                      'S_JOG reaches the servos, the servo tick); lines of other sizes and '
+                      'speeds have other delays. False: control_delay for every servo.'),
         ParameterSpec('relaxation_factor', 0.9995, 'RLS forgetting factor lambda (0, 1].',
                       low=1e-6, high=1.0),
         ParameterSpec('error_averaging_time', 2.0,
@@ -89,7 +93,8 @@ class ServoIdentNode(ComponentNode):
                 min_speed=values['min_speed'])
         except IdentificationError as error:
             raise ParameterError(str(error)) from None
-        self.create_component(ServoIdentComponent, ServoIdentSpec(config, tuple(models)))
+        self.create_component(ServoIdentComponent, ServoIdentSpec(
+            config, tuple(models), bool(values['control_delay_from_bus'])))
         self._models_pub = self.make_publisher(ServoModels, 'servo_models', LATCHED)
         self._entities = [self._models_pub, self.create_service(
             ServoIdentification, '~/identification', self._identification,
@@ -134,7 +139,9 @@ class ServoIdentNode(ComponentNode):
                 raise SweetieMotionError(f'{name} is not active ({self.lifecycle_state})')
             if command == 'start':
                 servos = ident.start(list(request.servos))
-                response.message = f'identifying {len(servos)} servo(s): {", ".join(servos)}'
+                delays = describe_delays(ident.delays(servos))
+                response.message = (f'identifying {len(servos)} servo(s): {", ".join(servos)}'
+                                    f'; control delay {delays}')
                 self._fill_status(response, ident.progress())
             elif command == 'status':
                 progress = ident.progress()
@@ -145,6 +152,9 @@ class ServoIdentNode(ComponentNode):
                 progress = ident.progress()
                 result = ident.end()
                 self._fill_status(response, progress)
+                # what end() decided, not the convergence: a refused servo converged too
+                response.identified = [n in result.names for n in response.servos]
+                response.outcome = [result.outcome(n) for n in response.servos]
                 known = ident.models()
                 self._publish_models(known)
                 saved = save_servo_models(self.get_parameter('models_file').value, known) \
@@ -179,3 +189,16 @@ class ServoIdentNode(ComponentNode):
                                          alpha=[float(a) for a in fields['alpha']],
                                          qs=float(fields['qs'])))
         self._models_pub.publish(msg)
+
+
+def describe_delays(delays) -> str:
+    """
+    Return the control delays in a few words: per line, its delay and its servos' count.
+
+    :param delays: (line, delay [s]) per servo; line '' : the configured delay.
+    """
+    lines = {}
+    for (line, delay) in delays:
+        key = (line or 'configured', round(delay * 1e3, 1))
+        lines[key] = lines.get(key, 0) + 1
+    return ', '.join(f'{line} {ms:g} ms ({count} servo(s))' for (line, ms), count in lines.items())

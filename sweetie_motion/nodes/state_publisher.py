@@ -148,6 +148,15 @@ def _spin(executor: SingleThreadedExecutor) -> None:
         pass
 
 
+def normal_scheduling() -> None:
+    """Put the calling thread back to the normal policy (SCHED_OTHER), where it is not."""
+    try:
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the publisher process (started by the cycle process, not by users)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -161,7 +170,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ.setdefault('RMW_FASTRTPS_PUBLICATION_MODE', 'ASYNCHRONOUS')
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the cycle process ends us (pipe closed)
     die_with_parent()
-    set_realtime_priority(settings['priority'])
+    # started by the cycle process's real-time command thread: this process inherited its
+    # policy; DDS must make its threads with the normal one (see below)
+    normal_scheduling()
     try:
         board = StateBoard(settings['board'], len(settings['joints']))
     except FileNotFoundError:
@@ -181,6 +192,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     executor.add_node(node)
     spinner = threading.Thread(target=_spin, args=(executor,), name='parameters', daemon=True)
     spinner.start()
+    # Only the publishing loop is real-time, and only from here on: the threads DDS made above
+    # (discovery, receive, the asynchronous writer) and the parameter spinner keep the normal
+    # policy. Made real-time with the process, they ran each participant's discovery above
+    # every ordinary process: each command typed beside the robot (a new participant), each
+    # play (new action endpoints) took the CPU from whatever real-time work sits below this
+    # priority — servo simulators, or a machine's other real-time tasks — for up to tenths of
+    # a second, which showed as lines falling silent around commands.
+    set_realtime_priority(settings['priority'])
     try:
         JointStatePublisher(node, settings['joints'], board, settings['wake_fd']).run()
     finally:

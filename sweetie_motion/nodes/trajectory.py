@@ -26,8 +26,10 @@ from typing import Any, Callable, Deque, Dict, Mapping, Optional, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
@@ -39,6 +41,7 @@ from sweetie_motion.nodes.controllers import controller_parameters, ControllerNo
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
+from sweetie_motion.nodes.rclpy_private import set_own_value
 from sweetie_motion.nodes.stored_motions import StoredMotions
 from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
 from sweetie_motion.ros.conversions import (
@@ -62,6 +65,9 @@ def _name_problem(name: str) -> Optional[str]:
     return None
 
 
+#: joint_trajectory_controller's read-only interface parameters, as this controller has them
+JTC_COMMAND_INTERFACES = ('position',)
+JTC_STATE_INTERFACES = ('position', 'velocity')
 #: goal, cancel and result requests the action servers queue
 REQUEST_QUEUE = 1000
 #: a goal with at most this many values (points x joints) is planned before it is accepted
@@ -170,17 +176,54 @@ class JointTrajectoryNode(ControllerNode):
         #: playing stored trajectories by name, recording goals (the storage node's client)
         self.stored = StoredMotions(self, self._action_group)
         self._planner: Optional[GoalPlanner] = None
+        self._declare_jtc_parameters()
 
     # --- parameters ----------------------------------------------------------------------------
+
+    def _declare_jtc_parameters(self) -> None:
+        """
+        Declare what joint_trajectory_controller's tools read of it (rqt_jtc, ros2 control).
+
+        ``joints`` (the joints of ``controlled_chains``, in the controller's order: what goals
+        may name, what ``~/controller_state`` lists, what the controller manager reports),
+        ``command_interfaces`` ([position]) and ``state_interfaces`` ([position, velocity]),
+        all read-only as in JTC. ``joints`` follows ``controlled_chains`` at each configure.
+        """
+        for name, value, text in (
+                ('joints', self.controlled_joints(),
+                 "joint_trajectory_controller's joints: the joints of controlled_chains, in "
+                 "the controller's order (set it through controlled_chains)."),
+                ('command_interfaces', list(JTC_COMMAND_INTERFACES),
+                 'The joint interfaces it commands (position references).'),
+                ('state_interfaces', list(JTC_STATE_INTERFACES),
+                 'The joint interfaces it reads (measured position and velocity).')):
+            # what the node derives: no override (a params file's /** say) can change it
+            self.declare_parameter(name, value or Parameter.Type.STRING_ARRAY,
+                                   ParameterDescriptor(name=name, description=text,
+                                                       read_only=True),
+                                   ignore_override=True)
+            if not value:
+                set_own_value(self, name, Parameter.Type.STRING_ARRAY, [])
+
+    def _update_joints(self) -> None:
+        joints = self.controlled_joints()
+        if list(self.get_parameter('joints').value or []) != joints:
+            set_own_value(self, 'joints', Parameter.Type.STRING_ARRAY, joints)
 
     def accepts_parameter(self, name: str) -> bool:
         return self.accepts_config_name(name, {}) or super().accepts_parameter(name)
 
     @classmethod
     def accepts_config_name(cls, name: str, parameters: Mapping[str, Any]) -> bool:
-        """Return whether ``name`` is a per-joint tolerance (constraints.JOINT.path|goal)."""
+        """
+        Return whether ``name`` is a per-joint tolerance.
+
+        ``constraints.JOINT.trajectory`` (JTC's name of the path tolerance; ``path`` is the
+        same) and ``constraints.JOINT.goal``.
+        """
         parts = name.split('.')
-        return len(parts) == 3 and parts[0] == 'constraints' and parts[2] in ('path', 'goal')
+        return len(parts) == 3 and parts[0] == 'constraints' and \
+            parts[2] in ('trajectory', 'path', 'goal')
 
     def _tolerance_defaults(self) -> ToleranceDefaults:
         values = self.values
@@ -190,15 +233,19 @@ class JointTrajectoryNode(ControllerNode):
         unknown = [j for j in per_joint if self.process.view.get_joint_index(j) < 0]
         if unknown:
             raise ParameterError(f'constraints name unknown joints: {", ".join(unknown)}')
+        # JTC's name of a joint's path tolerance wins over ours
         return ToleranceDefaults(values['constraints.path_tolerance'],
                                  values['constraints.goal_tolerance'],
                                  values['constraints.goal_time'],
-                                 {j: {k: float(v) for k, v in p.items()}
+                                 {j: {('path' if k == 'trajectory' else k): float(v)
+                                      for k, v in sorted(p.items(), key=lambda i: i[0] ==
+                                                         'trajectory')}
                                   for j, p in per_joint.items()})
 
     # --- lifecycle -----------------------------------------------------------------------------
 
     def component_spec(self) -> JointTrajectorySpec:
+        self._update_joints()
         values = self.values
         defaults = self._tolerance_defaults()
         chains = tuple(values['controlled_chains'])

@@ -12,15 +12,18 @@ it at once, a changed motion or robot description is judged again. A play that f
 verdict yet does not wait for one.
 """
 
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 import hashlib
 import json
+import multiprocessing
 import os
 from pathlib import Path
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
@@ -79,23 +82,117 @@ def judge_motion(simulator: Any, name: str, goal: TrajectoryGoal, speed: float =
     return PhysicsVerdict(bool(findings), findings, summary, time.process_time() - started)
 
 
+#: judges one motion: (name, goal, speed, backward) -> its verdict; close() ends what it holds
+Judgement = Union['InProcessJudgement', 'ChildProcessJudgement']
+
+
+class InProcessJudgement:
+    """
+    Judges motions in this process (a command, a test): the simulator built at the first.
+
+    :param make_simulator: builds the :class:`~sweetie_motion.physics.motion.MotionSimulator`.
+    """
+
+    def __init__(self, make_simulator: Callable[[], Any]) -> None:
+        self._make_simulator = make_simulator
+        self._simulator: Any = None
+
+    def __call__(self, name: str, goal: TrajectoryGoal, speed: float,
+                 backward: bool) -> PhysicsVerdict:
+        """Judge one motion; see :func:`judge_motion`."""
+        if self._simulator is None:
+            self._simulator = self._make_simulator()
+        return judge_motion(self._simulator, name, goal, speed, backward)
+
+    def close(self) -> None:
+        """Nothing to end."""
+
+
+class ChildProcessJudgement:
+    """
+    Judges motions in a process of its own, started at the first motion and ended with this.
+
+    The physics is a Python loop of some thousand steps a motion: in the motion process it
+    would hold the interpreter's lock from the threads that must answer in milliseconds (the
+    servo lines, the executor). The child builds the robot from the same description (the
+    file, and the URDF given instead of its own), runs at a lower priority and ends with the
+    thread that started it (the judge's worker).
+
+    :param robot: the robot description file; :param urdf_xml: the URDF used instead of the
+        file's ('': the file's).
+    """
+
+    def __init__(self, robot: str, urdf_xml: str = '') -> None:
+        self._recipe = (str(robot), urdf_xml)
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def __call__(self, name: str, goal: TrajectoryGoal, speed: float,
+                 backward: bool) -> PhysicsVerdict:
+        """Judge one motion in the child; see :func:`judge_motion`."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn'),
+                                             initializer=_child_started)
+        try:
+            return self._pool.submit(_judge_in_child, self._recipe, name, goal, speed,
+                                     backward).result()
+        except BrokenProcessPool as error:
+            self._pool = None   # the child died (killed, out of memory): a new one next time
+            raise OSError(f'the physics process ended: {error}') from error
+
+    def close(self) -> None:
+        """End the child (a motion being judged is abandoned)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+#: the child's simulators, by (robot description file, URDF)
+_CHILD_SIMULATORS: Dict[Tuple[str, str], Any] = {}
+
+
+def _child_started() -> None:
+    """Lower the child's priority; have it end when the thread that started it ends."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass   # not Linux: the pool's own shutdown ends it
+
+
+def _judge_in_child(recipe: Tuple[str, str], name: str, goal: TrajectoryGoal, speed: float,
+                    backward: bool) -> PhysicsVerdict:
+    simulator = _CHILD_SIMULATORS.get(recipe)
+    if simulator is None:
+        from sweetie_motion.model.description import load_robot_description
+        from sweetie_motion.physics.motion import MotionSimulator
+        model = load_robot_description(recipe[0], recipe[1])
+        model.configure()
+        simulator = _CHILD_SIMULATORS[recipe] = MotionSimulator(model)
+    return judge_motion(simulator, name, goal, speed, backward)
+
+
 class PhysicsJudge:
     """
     The verdicts of stored motions, judged one at a time in a worker thread (thread-safe).
 
-    :param make_simulator: builds the :class:`~sweetie_motion.physics.motion.MotionSimulator`
-        (at the first motion judged: building the model takes a second).
+    :param judgement: judges one motion (name, goal, speed, backward) -> its verdict:
+        :class:`InProcessJudgement` or :class:`ChildProcessJudgement`.
     :param physics: names the physics the verdicts hold for (its settings and servo models):
         a verdict of another physics is not taken.
     :param log: told of each verdict and of failures (one line each).
     """
 
-    def __init__(self, make_simulator: Callable[[], Any], physics: str,
+    def __init__(self, judgement: 'Judgement', physics: str,
                  log: Callable[[str], None] = lambda line: None) -> None:
-        self._make_simulator = make_simulator
+        self._judgement = judgement
         self.physics = physics
         self._log = log
-        self._simulator: Any = None
         self._verdicts: Dict[str, PhysicsVerdict] = {}
         self._pending: Dict[str, Tuple[str, TrajectoryGoal, float, bool]] = {}
         self._queue: 'queue.SimpleQueue[Optional[str]]' = queue.SimpleQueue()
@@ -144,12 +241,14 @@ class PhysicsJudge:
         return not self.pending()
 
     def close(self) -> None:
-        """End the worker (a motion being judged is finished first, its verdict kept)."""
+        """End the worker and its judgement (a motion being judged is abandoned)."""
         with self._lock:
             self._closed = True
         self._queue.put(None)
+        self._judgement.close()
         if self._thread is not None:
-            self._thread.join(10.0)
+            # a shutdown does not wait for a judgement (its child ends with the process)
+            self._thread.join(0.5)
 
     # --- the verdicts file -------------------------------------------------------------------
 
@@ -198,9 +297,7 @@ class PhysicsJudge:
                 continue
             name, goal, speed, backward = job
             try:
-                if self._simulator is None:
-                    self._simulator = self._make_simulator()
-                verdict = judge_motion(self._simulator, name, goal, speed, backward)
+                verdict = self._judgement(name, goal, speed, backward)
             except (SweetieMotionError, ValueError, OSError) as error:
                 verdict = None
                 self._log(f'physics: {name!r} not judged: {error}')

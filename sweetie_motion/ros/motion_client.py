@@ -32,6 +32,8 @@ SERVER_GONE = 3.0
 CANCEL_GRACE = 2.0
 #: a wait for the motion process that takes longer than this is announced [s]
 NOTICE_AFTER = 0.5
+#: a query not answered within this is asked again (then after twice as long, ...) [s]
+ASK_AGAIN_AFTER = 0.5
 
 
 class MotionResult(NamedTuple):
@@ -119,7 +121,7 @@ class MotionClient:
         self._background = None
         if node is None:
             from sweetie_motion.nodes.background import BackgroundNode
-            self._background = BackgroundNode('sweetie_motion_client')
+            self._background = BackgroundNode('sweetie_motion_client', lean=True)
             node = self._background.node
         #: set by :meth:`interrupt`: every wait of the client ends at once
         self._interrupt = threading.Event()
@@ -143,6 +145,9 @@ class MotionClient:
         self._noticed = False
         self._storage_node = f'{self.ns}/{storage_node}'
         self._storage_checked = False
+        # made now, not when first needed: its endpoints are discovered alongside the rest
+        from lifecycle_msgs.srv import GetState
+        self._storage_state = node.create_client(GetState, f'{self._storage_node}/get_state')
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -228,15 +233,12 @@ class MotionClient:
         """Wait for the storage node; refuse one that is not active (its state named)."""
         if self._storage_checked:
             return
-        self.discover(self.storage.ready, 'trajectory storage')
         from lifecycle_msgs.srv import GetState
-        client = self.node.create_client(GetState, f'{self._storage_node}/get_state')
-        try:
-            self.discover(client.service_is_ready, 'trajectory storage state')
-            state = self._wait(client.call_async(GetState.Request()),
-                               'the trajectory storage state').current_state.label
-        finally:
-            self.node.destroy_client(client)
+        client = self._storage_state
+        self.discover(lambda: self.storage.ready() and client.service_is_ready(),
+                      'trajectory storage')
+        state = self.ask(client, GetState.Request(),
+                         'the trajectory storage state').current_state.label
         if state != 'active':
             raise ClientError(f'the trajectory storage {self._storage_node} is {state}, not '
                               'active: configure and activate it (ros2 lifecycle set '
@@ -259,6 +261,52 @@ class MotionClient:
                                                 else srv_type.Request()), what or name)
         finally:
             self.node.destroy_client(client)
+
+    def call_services(self, calls: List[Any], what: str) -> List[Any]:
+        """
+        Call several services of the motion process at once (queries); return the responses.
+
+        Every client is made first, so that their discovery overlaps; then every request goes
+        out, each asked again as :meth:`ask` does.
+
+        :param calls: (service type, full name, request) each.
+        :raises ClientError: one is not discovered or not answered within the timeout.
+        """
+        clients = [self.node.create_client(srv_type, name) for srv_type, name, _ in calls]
+        try:
+            self.discover(lambda: all(c.service_is_ready() for c in clients), what)
+            futures = [c.call_async(r) for c, (_, _, r) in zip(clients, calls)]
+            deadline = time.monotonic() + ASK_AGAIN_AFTER
+            while not all(f.done() for f in futures) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return [f.result() if f.done() else self.ask(c, r, what)
+                    for f, c, (_, _, r) in zip(futures, clients, calls)]
+        finally:
+            for client in clients:
+                self.node.destroy_client(client)
+
+    def ask(self, client, request, what: str) -> Any:
+        """
+        Call a discovered service whose request may be repeated (a query); return the answer.
+
+        Fast DDS drops the answer to a client its server has not matched yet (the server logs
+        "failed to send response"): the request is sent again after :data:`ASK_AGAIN_AFTER`,
+        and then each time that much longer, instead of waiting out the timeout.
+
+        :raises ClientError: no answer within the client's timeout.
+        """
+        deadline = time.monotonic() + self.timeout
+        wait = ASK_AGAIN_AFTER
+        while True:
+            future = client.call_async(request)
+            try:
+                return self._wait(future, what, min(wait, max(0.0, deadline - time.monotonic())))
+            except ClientError:
+                client.remove_pending_request(future)
+                if time.monotonic() >= deadline or self._interrupt.is_set():
+                    raise ClientError(f'no answer within {self.timeout:g} s: {what} from the '
+                                      'motion process') from None
+                wait *= 2
 
     def _wait(self, future, what: str, timeout: Optional[float] = None):
         from sweetie_motion.nodes.background import wait_future
@@ -324,6 +372,26 @@ class MotionClient:
         """Return the names of the stored trajectories."""
         return sorted(self._storage(self.storage.names))
 
+    def load_many(self, names: List[str]) -> List[TrajectoryGoal]:
+        """
+        Return several stored trajectories, asked for all at once.
+
+        :raises UnknownTrajectoryError: one of them is not stored.
+        :raises ClientError: storage not running, no answer.
+        """
+        from sweetie_motion.ros.storage_client import StorageError, TrajectoryNotFoundError
+        self._storage_ready()
+        futures = [self.storage.load_async(name, self.timeout) for name in names]
+        goals = []
+        for name, future in zip(names, futures):
+            try:
+                goals.append(self.storage.wait(future, self.timeout))
+            except TrajectoryNotFoundError as error:
+                raise UnknownTrajectoryError(str(error)) from None
+            except StorageError as error:
+                raise ClientError(str(error)) from None
+        return goals
+
     def load(self, name: str) -> TrajectoryGoal:
         """
         Return a stored trajectory.
@@ -363,7 +431,7 @@ class MotionClient:
         :param feedback: called with (time_from_start, duration, progress).
         :return: the outcome with PlayTrajectory.Result's error_code and error_string.
         """
-        self.discover(self._play.server_is_ready, 'play_trajectory action')
+        self._discover_play(name)
         goal = self._play_type.Goal(name=name, speed_scale=float(speed), backward=backward)
 
         def on_feedback(message) -> None:
@@ -371,6 +439,32 @@ class MotionClient:
                 f = message.feedback
                 feedback(f.time_from_start, f.duration, f.progress)
         return self._run_goal(self._play, goal, f'play {name!r}', timeout, on_feedback)
+
+    def _discover_play(self, name: str) -> None:
+        """
+        Wait for the play action; meanwhile ask the storage whether ``name`` is stored.
+
+        An unknown name is refused as soon as the storage answers (naming the closest), which
+        may be before the action is discovered; a storage that does not answer delays nothing.
+
+        :raises UnknownTrajectoryError: the storage has no trajectory of that name.
+        """
+        from sweetie_motion.ros.storage_client import StorageError
+        names: List[Any] = []
+
+        def ready() -> bool:
+            if not names and self.storage.ready():
+                names.append(self.storage.list_async(self.timeout))
+            if names and names[0].done():
+                try:
+                    known = names[0].result()
+                except StorageError:
+                    known = None   # the controller says it, when it plays
+                if known is not None and name not in known:
+                    raise UnknownTrajectoryError(f'no stored trajectory named {name!r}'
+                                                 f'{did_you_mean(name, known)}')
+            return self._play.server_is_ready()
+        self.discover(ready, 'play_trajectory action')
 
     def execute(self, goal: TrajectoryGoal, timeout: Optional[float] = None
                 ) -> MotionResult:

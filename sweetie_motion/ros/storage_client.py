@@ -38,7 +38,7 @@ DEFAULT_TIMEOUT = 15.0
 #: a request that may be repeated (list, load) is sent again after this long without an
 #: answer [s]: Fast DDS drops a response whose reader it has not matched yet ("failed to send
 #: response (timeout)"), and the client would otherwise wait out the whole timeout
-ASK_AGAIN_AFTER = 2.0
+ASK_AGAIN_AFTER = 0.5
 
 
 class StorageError(SweetieMotionError):
@@ -296,6 +296,14 @@ class TrajectoryStorageClient:
         return outer
 
     # --- blocking ------------------------------------------------------------------------------
+
+    def wait(self, future: Future, timeout: Optional[float] = None) -> Any:
+        """
+        Wait for a future of this client (the node spins in another thread); return its value.
+
+        :raises StorageError: the future's error.
+        """
+        return self._wait(future, timeout)
 
     def _wait(self, future: Future, timeout: Optional[float]) -> Any:
         """Wait for a future completed by the executor of another thread."""

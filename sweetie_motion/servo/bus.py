@@ -9,7 +9,7 @@ driver queues the command and returns the newest measurement it has.
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -86,6 +86,16 @@ class ServoBus(ABC):
     @abstractmethod
     def status(self) -> List[ServoStatus]:
         """Return the status of every servo."""
+
+    def control_delays(self) -> Dict[str, Tuple[str, float]]:
+        """
+        Return, per joint, its line and the delay from a cycle's reference to the servo [s].
+
+        The delay is from the cycle time given to :meth:`send` to when the servo's desired
+        position is that reference, as seen by measurements stamped when the servo sampled
+        them. Empty: the bus does not know (the identification then takes its configured one).
+        """
+        return {}
 
 
 class BusInput:

@@ -181,7 +181,8 @@ class SerialBusComponent(BusComponent):
         Start an operation on the servos of ``joints`` (empty: all); return its id.
 
         ``command``: torque_on, torque_off, brake, clear_errors, reboot, read, write, scan,
-        status. The outcome arrives as a ``servo_command`` event.
+        status, reset_statistics (the measurement ages, as the bench measures them). The
+        outcome arrives as a ``servo_command`` event.
 
         :raises ComponentError: an unknown command or joint, a register missing.
         """
@@ -220,6 +221,11 @@ class SerialBusComponent(BusComponent):
         elif command == 'scan':
             future = bus.scan()
             done = (lambda result: scan_report(bus.bus_names(), result))
+        elif command == 'reset_statistics':
+            bus.reset_ages()
+            self.send_event(ServoCommandDone(ident, True, 'measurement ages forgotten: '
+                                             'measured from now on', [], []))
+            return ident
         elif command == 'status':
             statuses = [s for s in bus.status() if s.joint in targets]
             bad = [s for s in statuses if not s.ok]
@@ -233,7 +239,8 @@ class SerialBusComponent(BusComponent):
             return ident
         else:
             raise ComponentError(f'unknown servo command {command!r} (known: torque_on, '
-                                 'torque_off, clear_errors, reboot, read, write, scan, status)')
+                                 'torque_off, clear_errors, reboot, read, write, scan, status, '
+                                 'reset_statistics)')
 
         def finished(f) -> None:
             try:
@@ -280,10 +287,13 @@ class ServoIdentSpec:
 
     :param config: the identification parameters.
     :param models: the known servo models (ServoModelParams).
+    :param bus_delays: each joint's control delay from the bus where it knows it (a serial
+        bus: its line's schedule); else ``config.control_delay`` for every joint.
     """
 
     config: 'IdentConfig'
     models: Tuple['ServoModelParams', ...] = ()
+    bus_delays: bool = True
 
 
 class ServoIdentComponent(Component):
@@ -309,6 +319,8 @@ class ServoIdentComponent(Component):
         from sweetie_motion.servo.ident import ServoIdentification
         self.ident = ServoIdentification(shared.model.list_all_joints(), spec.models,
                                          spec.config)
+        #: take each joint's control delay from the bus where it knows it
+        self.use_bus_delays = spec.bus_delays
         self._stamps: Optional[np.ndarray] = None
         self._joints: List[str] = []
         self._indices = np.zeros(0, dtype=np.intp)
@@ -345,10 +357,28 @@ class ServoIdentComponent(Component):
                                        stamps[chosen])
 
     def start(self, servos: Sequence[str]) -> List[str]:
-        """Start identifying ``servos`` (empty: every servo with a model); return them."""
+        """
+        Start identifying ``servos`` (empty: every servo with a model); return them.
+
+        Each servo's control delay is its line's, as the bus knows it now (a serial bus: from
+        each line's schedule); the configured one where the bus does not know.
+        """
         names = list(servos) or [m.name for m in self.models()]
         self.ident.start(names)
+        if self.use_bus_delays and self.shared.bus is not None:
+            period = self.shared.period
+            known = self.shared.bus.control_delays()
+            self.ident.set_control_delays({j: d / period for j, (_, d) in known.items()
+                                           if j in self.ident.joints})
         return names
+
+    def delays(self, servos: Sequence[str]) -> List[Tuple[str, float]]:
+        """Return (line, delay [s]) of ``servos`` ('' : the configured delay, no line known)."""
+        known = self.shared.bus.control_delays() if self.shared.bus is not None and \
+            self.use_bus_delays else {}
+        period = self.shared.period
+        return [(known[s][0] if s in known else '', self.ident.control_delay(s) * period)
+                for s in servos]
 
     def end(self):
         """End: return the IdentResult (the models under the threshold, the others' error)."""

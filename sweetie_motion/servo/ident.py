@@ -90,7 +90,8 @@ class IdentConfig:
 
     :param period: cycle period [s].
     :param control_delay: delay from the reference to the servo's desired position, as seen
-        by the measurements [cycles, may be fractional] (control_delay).
+        by the measurements [cycles, may be fractional] (control_delay): of every joint the
+        bus gives none (:meth:`ServoIdentification.set_control_delays`).
     :param relaxation_factor: RLS forgetting factor lambda, 0 < lambda <= 1
         (relaxation_factor).
     :param error_averaging_time: averaging time of the prediction error [s]
@@ -223,6 +224,7 @@ class IdentResult:
         their value before the identification (e.g. alpha[3] without effort in the reference).
     :param bounded: per identified servo, parameters estimated a little below their bound
         (within their uncertainty) and set to it (e.g. a viscous friction of -0.001 to 0).
+    :param no_samples: per unsampled servo, why (never measured, or never fast enough).
     """
 
     models: Tuple[ServoModelParams, ...]
@@ -231,11 +233,29 @@ class IdentResult:
     refused: Mapping[str, str] = field(default_factory=dict)
     kept: Mapping[str, Tuple[int, ...]] = field(default_factory=dict)
     bounded: Mapping[str, Tuple[int, ...]] = field(default_factory=dict)
+    no_samples: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> List[str]:
         """Return the names of the identified servos."""
         return [m.name for m in self.models]
+
+    def outcome(self, name: str) -> str:
+        """
+        Return what became of one servo, in the words of :meth:`describe`.
+
+        'identified', 'refused: <reason>', 'above the threshold (<error> rad)', 'no samples:
+        <why>', or 'not under identification'.
+        """
+        if name in self.names:
+            return 'identified'
+        if name in self.refused:
+            return f'refused: {self.refused[name]}'
+        if name in self.failed:
+            return f'above the threshold ({self.failed[name]:.4f} rad)'
+        if name in self.unsampled:
+            return 'no samples: ' + self.no_samples.get(name, UNSAMPLED)
+        return 'not under identification'
 
     @property
     def complete(self) -> bool:
@@ -256,21 +276,32 @@ class IdentResult:
         if self.failed:
             lines.append('above the threshold: ' + ', '.join(
                 f'{n} ({e:.4f} rad)' for n, e in self.failed.items()))
-        if self.unsampled:
-            lines.append('no samples (never measured moving faster than min_speed): '
-                         + ', '.join(self.unsampled))
+        for name in self.unsampled:
+            lines.append(f'{name}: no samples: {self.no_samples.get(name, UNSAMPLED)}')
         for name, reason in self.refused.items():
             lines.append(f'{name}: refused: {reason}')
         return '; '.join(lines)
 
+
+#: why a servo has no sample, when nothing more is known
+UNSAMPLED = 'never measured moving faster than min_speed'
+
+#: the longest control delay a bus may give a joint [cycles]
+MAX_BUS_DELAY = 10.0
 
 #: what each alpha is, for messages
 ALPHA_NAMES = ('viscous friction', 'Coulomb friction', 'static friction', 'effort scale')
 ALPHA_UNITS = ('N*m*s/rad', 'N*m', 'N*m', '')
 #: physical bounds of each alpha (friction cannot push; the effort scale is near 1)
 ALPHA_BOUNDS = ((0.0, math.inf), (0.0, math.inf), (0.0, math.inf), (0.2, 5.0))
-#: a parameter is excited when its variance fell below this share of the initial one
+#: a parameter is excited when its variance fell below this share of the initial one ...
 EXCITED_SHARE = 0.01
+#: ... or below this share, with a standard deviation at most EXCITED_PRECISION of its prior
+#: value: the data then pins it closer than any prior would (a servo read at 30 Hz through the
+#: stack gives a quarter of the samples of one read every cycle: the viscous friction is known
+#: to 15 % while its variance is still 2 % of the initial one)
+EXCITED_SHARE_PRECISE = 0.1
+EXCITED_PRECISION = 0.25
 #: an estimate this many standard deviations beyond a bound is refused (closer: set to it)
 REFUSE_SIGMAS = 3.0
 
@@ -312,8 +343,10 @@ class ServoIdentification:
                 raise UnknownJointError([model.name], 'servo model')
             self._models[self._index[model.name]] = model
         # the delay, plus measurements up to max_gap cycles older than the newest reference
-        capacity = int(math.ceil(config.control_delay)) + config.max_gap + 2
+        capacity = int(math.ceil(max(config.control_delay, MAX_BUS_DELAY))) + config.max_gap + 2
         self.history = ReferenceHistory(n, capacity)
+        #: each joint's control delay [cycles] (the configured one until the bus tells)
+        self.delays = np.full(n, float(config.control_delay))
         self._stamp = 0.0
         self._torque_error = np.zeros(n)
         # per joint: recent (time, position, desired, effort) for the central difference
@@ -405,7 +438,7 @@ class ServoIdentification:
                 self.ignored_joints += 1
                 continue
             t = self._stamp if stamp is None else float(stamp[k])
-            age = config.control_delay + (self._stamp - t) / config.period
+            age = self.delays[index] + (self._stamp - t) / config.period
             try:
                 desired, _, effort = self.history.at(age, index)
             except IndexError:
@@ -519,6 +552,30 @@ class ServoIdentification:
             raise UnknownJointError([model.name], 'servo model')
         self._models[index] = model
 
+    def set_control_delays(self, delays: Mapping[str, float]) -> None:
+        """
+        Give joints their own control delay (a serial bus knows each line's).
+
+        :param delays: joint -> delay [cycles]; joints not named keep theirs.
+        :raises UnknownJointError: a name that is not a joint.
+        :raises IdentificationError: a delay that is negative or beyond what is kept.
+        """
+        unknown = [name for name in delays if name not in self._index]
+        if unknown:
+            raise UnknownJointError(unknown, 'servo identification', self._index)
+        for name, delay in delays.items():
+            if not 0.0 <= delay <= self.history.capacity - self.config.max_gap - 2:
+                raise IdentificationError(f'control delay of {name} = {delay!r} cycles is out '
+                                          f'of range (0 .. {MAX_BUS_DELAY})', [name])
+            self.delays[self._index[name]] = float(delay)
+
+    def control_delay(self, name: str) -> float:
+        """Return a joint's control delay [cycles]."""
+        index = self._index.get(name)
+        if index is None:
+            raise UnknownJointError([name], 'servo identification', self._index)
+        return float(self.delays[index])
+
     # --- operations ----------------------------------------------------------------------------
 
     @property
@@ -588,12 +645,18 @@ class ServoIdentification:
         progress = self.progress()
         models = []
         failed, refused, kept, bounded = {}, {}, {}, {}
-        unsampled = []
+        unsampled: List[str] = []
+        no_samples: Dict[str, str] = {}
         for index in sorted(self._rls):
             name = self.joints[index]
             state = progress[name]
             if not state.samples:
                 unsampled.append(name)
+                no_samples[name] = (
+                    f'{state.seen} measurement(s), none faster than min_speed '
+                    f'({self.config.min_speed:g} rad/s)' if state.seen else
+                    'never measured while identifying (no position reply, or the servo is '
+                    'not on the bus)')
             elif not state.converged:
                 failed[name] = state.error
             else:
@@ -611,26 +674,48 @@ class ServoIdentification:
                 self._models[index] = identified
                 models.append(identified)
         self._rls.clear()
-        return IdentResult(tuple(models), failed, tuple(unsampled), refused, kept, bounded)
+        return IdentResult(tuple(models), failed, tuple(unsampled), refused, kept, bounded,
+                           no_samples)
 
     def _plausible(self, rls: _Rls, model: ServoModelParams
                    ) -> Tuple[Tuple[float, ...], Tuple[int, ...], Tuple[int, ...], str]:
         """
         Return (alpha, not excited, set to a bound, reason to refuse ('' : none)).
 
-        The standard deviation of an estimate is sqrt(P_ii) times that of the torque residual
-        (the RMS prediction error times the stiffness).
+        The covariance of the estimate is P times the variance of the torque residual (the
+        RMS prediction error times the stiffness). A parameter the motion did not excite is
+        set to its prior value, and the others to their estimate given that value (the
+        conditional mean: alpha_E + P_EK P_KK^-1 (prior_K - alpha_K)): taken as they were,
+        they would keep what the free estimate of the kept one made them (a Coulomb friction
+        that took over the static friction's share, the static one then set back to its prior,
+        counted that share twice).
         """
         alpha = rls.alpha.copy()
+        P = rls.P
         sigma_e = math.sqrt(rls.error_sq) * model.stiffness(self.config.battery_voltage)
-        untouched, clamped = [], []
-        for i, (low, high) in enumerate(ALPHA_BOUNDS):
-            variance = float(rls.P[i, i])
-            if variance > EXCITED_SHARE * self.config.initial_covariance:
-                alpha[i] = rls.prior[i]
-                untouched.append(i)
-                continue
+        initial = self.config.initial_covariance
+        untouched = []
+        for i in range(len(ALPHA_BOUNDS)):
+            variance = float(P[i, i])
             sigma = math.sqrt(max(variance, 0.0)) * sigma_e
+            precise = variance <= EXCITED_SHARE_PRECISE * initial and \
+                sigma <= EXCITED_PRECISION * abs(rls.prior[i])
+            if variance > EXCITED_SHARE * initial and not precise:
+                untouched.append(i)
+        variances = np.diag(P).copy()
+        if untouched:
+            kept = np.array(untouched)
+            rest = np.array([i for i in range(len(ALPHA_BOUNDS)) if i not in untouched])
+            if len(rest):
+                gain = P[np.ix_(rest, kept)] @ np.linalg.pinv(P[np.ix_(kept, kept)])
+                alpha[rest] += gain @ (rls.prior[kept] - alpha[kept])
+                variances[rest] -= np.einsum('ij,ji->i', gain, P[np.ix_(kept, rest)])
+            alpha[kept] = rls.prior[kept]
+        clamped = []
+        for i, (low, high) in enumerate(ALPHA_BOUNDS):
+            if i in untouched:
+                continue
+            sigma = math.sqrt(max(float(variances[i]), 0.0)) * sigma_e
             bound = low if alpha[i] < low else high if alpha[i] > high else None
             if bound is None:
                 continue

@@ -14,6 +14,7 @@ from typing import Any, List, Mapping, Tuple, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModelView
+from sweetie_motion.paths import describe_file_error
 from sweetie_motion.trajectory.codec import parse_tolerances
 from sweetie_motion.trajectory.goal import JointTolerance, TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.validation import check_limits, LimitViolation
@@ -84,8 +85,11 @@ def load_ros1_json(path: Union[str, Path]) -> TrajectoryGoal:
     try:
         with open(path, encoding='utf-8') as stream:
             document = json.load(stream)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise MigrationError(f'{path}: {error}') from None
+    except json.JSONDecodeError as error:
+        raise MigrationError(f'{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}') \
+            from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise MigrationError(describe_file_error(path, error)) from None
     return goal_from_ros1(document, str(path))
 
 

@@ -8,14 +8,16 @@ and a precise error string (which joint, which point, which value).
 from dataclasses import dataclass
 from enum import IntEnum
 import math
-from typing import Iterable, List, Optional, Sequence, Set, Union
+from typing import Iterable, List, Optional, Sequence, Set, TYPE_CHECKING, Union
 
 import numpy as np
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.robot_model import RobotModelView
 from sweetie_motion.trajectory.arrays import PointCountError, TrajectoryArrays
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX, TrajectoryGoal
+
+if TYPE_CHECKING:  # the model (pinocchio, coal) is not loaded by a client that only stores goals
+    from sweetie_motion.model.robot_model import RobotModelView
 
 #: tolerance in the limit checks: keyframes saved at a limit survive a float round trip
 LIMIT_EPSILON = 1e-6
@@ -182,7 +184,7 @@ def check_structure(goal: GoalLike) -> TrajectoryArrays:
     return arrays
 
 
-def check_limits(goal: GoalLike, model: RobotModelView) -> List[LimitViolation]:
+def check_limits(goal: GoalLike, model: 'RobotModelView') -> List[LimitViolation]:
     """Return every keyframe outside its joint's URDF position limits (joint by joint)."""
     arrays = as_arrays(goal)
     lower, upper = model.position_limits()
@@ -202,7 +204,7 @@ def check_limits(goal: GoalLike, model: RobotModelView) -> List[LimitViolation]:
             for j, k in sorted((int(j), int(k)) for k, j in np.argwhere(outside))]
 
 
-def validate_goal(goal: GoalLike, model: RobotModelView,
+def validate_goal(goal: GoalLike, model: 'RobotModelView',
                   controlled: Optional[Iterable[str]] = None) -> TrajectoryArrays:
     """
     Validate a goal for execution.

@@ -115,6 +115,9 @@ def typos(word: str) -> List[str]:
 def cases(tmp: Path) -> List[Tuple[List[str], Optional[str]]]:
     """Return (argv, text the message must hold) for every mistake of the table."""
     table: List[Tuple[List[str], Optional[str]]] = []
+    malformed_json, malformed_yaml = tmp / 'malformed.json', tmp / 'malformed.yaml'
+    malformed_json.write_text('{"points": ')
+    malformed_yaml.write_text('points: [\n')
     for command in COMMANDS:
         table += [([typo], 'did you mean') for typo in typos(command)]
     for action in SERVO_ACTIONS:
@@ -174,6 +177,11 @@ def cases(tmp: Path) -> List[Tuple[List[str], Optional[str]]]:
         (['retime', 'nod', '--interpolation', 'akma'], "did you mean 'akima'"),
         (['import', '--dir', '/proc/nope', 'f.json'], '/proc/nope'),
         (['import', '--name', 'x', 'a.json', 'b.json'], 'one file'),
+        # a file to import that is missing or malformed: bad input, said before any waiting
+        (['import', str(tmp / 'nosuch.json')], f'{tmp / "nosuch.json"}: no such file'),
+        (['import', str(tmp / 'nosuch.yaml'), '--dir', str(tmp / 'out')], 'no such file'),
+        (['import', str(malformed_json)], f'{malformed_json}:1:12: not JSON'),
+        (['import', str(malformed_yaml)], f'{malformed_yaml}:2:1: '),
         (['servo', 'read', 'torque_polcy'], "did you mean 'torque_policy'"),
         (['servo', 'write', 'absolute_position', '5', 'joint51'], 'read-only'),
         (['servo', 'torque', 'of'], "did you mean 'off'"),
@@ -213,6 +221,19 @@ def test_every_mistake_is_one_line_with_a_hint_and_exit_2(tmp_path, capsys, monk
         if not fine:
             wrong.append(f'{argv}: exit {code}, stdout {out[:200]!r}, stderr {err[:400]!r}')
     assert not wrong, f'{len(wrong)} mistakes not reported as one line:\n' + '\n'.join(wrong)
+
+
+def test_import_says_every_unreadable_file_one_line_each_and_imports_none(tmp_path, capsys):
+    good = Path(__file__).resolve().parents[1] / 'data' / 'sweetie_movements' / 'bow_begin.json'
+    bad = tmp_path / 'bad.json'
+    bad.write_text('[')
+    code, out, err = run(['import', str(tmp_path / 'gone.json'), str(good), str(bad),
+                          '--dir', str(tmp_path / 'out')], capsys)
+    assert code == 2 and not out, out
+    assert err.strip().splitlines() == [
+        f'sweetie-motion import: {tmp_path / "gone.json"}: no such file',
+        f'sweetie-motion import: {bad}:1:2: not JSON: Expecting value'], err
+    assert not (tmp_path / 'out').exists() or not list((tmp_path / 'out').iterdir())
 
 
 def test_a_mistake_after_a_subcommand_names_that_subcommand(capsys):

@@ -94,6 +94,13 @@ def test_a_misspelt_name_gets_the_closest_and_save_last_takes_the_goal_just_play
                 assert lines[-1].startswith(f'sweetie-motion {command[0]}: '), lines
                 assert "no trajectory named 'nodd' (did you mean 'nod'?)" in lines[-1] or \
                     "no stored trajectory named 'nodd' (did you mean 'nod'?)" in lines[-1], lines
+            # told as soon as the motion process answers, not at the end of the timeout
+            servo = cli('servo', 'status', '--namespace', ns, '--timeout', '60')
+            assert servo.returncode == 2, servo
+            assert servo.stderr.strip().splitlines()[-1] == (
+                f'sweetie-motion servo status: the motion process in /{ns} has no HerkuleX '
+                'servo bus (its hardware: virtual_robot (VirtualServoBus)); start it with '
+                '`sweetie-motion bringup --bus serial` (or --bus sim-serial)'), servo.stderr
             played = cli('play', 'nod', '--namespace', ns)
             assert played.returncode == 0, played
             started = time.monotonic()

@@ -154,8 +154,8 @@ def test_torque_off_for_one_chain_leaves_the_rest_standing_and_obeying(pony):
     assert client.wait_for_service(timeout_sec=10)
 
     def switch(chains, off):
-        return wait_future(client.call_async(SetChainsTorque.Request(chains=chains, off=off)),
-                           15)
+        return wait_future(
+            client.call_async(SetChainsTorque.Request(chains=chains, torque_off=off)), 15)
 
     refused = switch(['leg9'], True)
     assert not refused.success and 'leg9' in refused.message

@@ -200,7 +200,8 @@ def test_torque_off_drops_a_lifted_leg_and_reset_stands_the_pony_up(pony):
     # the switch's service, called from this process: leg1's servos go limp
     chains = pony.node.create_client(SetChainsTorque, f'/{NS}/set_chains_torque')
     assert chains.wait_for_service(timeout_sec=10)
-    response = call_idempotent(chains, SetChainsTorque.Request(chains=['leg1'], off=True), 10)
+    response = call_idempotent(
+        chains, SetChainsTorque.Request(chains=['leg1'], torque_off=True), 10)
     assert response.success, response.message
     wait_for(lambda: pony.foot('leg1')[0], 10,
              message=lambda: f'leg1 down (hoof at {pony.foot("leg1")[1]:.3f} m)')

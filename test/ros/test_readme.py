@@ -72,3 +72,23 @@ def test_the_tour_and_the_python_example_run_as_written(tmp_path, domain_id):
             done = _run([sys.executable, '-c', block])
             assert done.returncode == 0, f'{block}\n{done.stdout}\n{done.stderr}'
             assert 'True 0' in done.stdout and "'nod'" in done.stdout, done.stdout
+
+
+def test_the_readme_says_nothing_is_unexercised_that_is():
+    text = ' '.join(README.read_text().split())
+    assert 'not exercised' not in text
+    assert 'This path is exercised' in text
+
+
+def test_import_of_a_file_it_cannot_read_is_bad_input_as_the_readme_says(tmp_path):
+    text = ' '.join(README.read_text().split())
+    assert 'a file it cannot read (missing, not JSON or YAML) is bad input, as everywhere: one ' \
+        'line per file' in text
+    bad = tmp_path / 'x.json'
+    bad.write_text('{\n  "points": [\n    ,')
+    done = _run([sys.executable, '-m', 'sweetie_motion.cli', 'import', str(bad),
+                 str(tmp_path / 'gone.json'), '--dir', str(tmp_path / 'out')])
+    assert done.returncode == 2 and not done.stdout, done
+    assert done.stderr.splitlines() == [
+        f'sweetie-motion import: {bad}:3:5: not JSON: Expecting value',
+        f'sweetie-motion import: {tmp_path / "gone.json"}: no such file'], done.stderr

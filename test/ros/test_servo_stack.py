@@ -195,6 +195,47 @@ def test_scan_counts_the_servos_per_line_and_a_written_led_stays(pony):
     assert 'joint13: 2' in servo_cli('read', 'led_control', 'joint13').stdout
 
 
+def _children(pid: int):
+    """Return the pids of the processes whose parent is ``pid``."""
+    out = []
+    for entry in Path('/proc').iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / 'stat').read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(')', 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _threads(pid: int):
+    """Return (name, real-time) of every thread of ``pid`` (policy 1 or 2: FIFO or RR)."""
+    out = []
+    for task in Path(f'/proc/{pid}/task').iterdir():
+        stat = (task / 'stat').read_text()
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        policy = int(stat.rsplit(')', 1)[1].split()[38])
+        out.append((name, policy in (1, 2)))
+    return out
+
+
+def test_the_state_publishers_dds_threads_are_not_real_time(pony):
+    # a command typed beside the robot starts a DDS participant: every participant's discovery
+    # threads work then. Real-time (inherited from the cycle process), the publisher's ran
+    # above whatever real-time work sat below it, and the servo lines fell silent around
+    # commands (#39). Only its publishing loop may be real-time.
+    publishers = [child for cycle in _children(pony.process.popen.pid)
+                  for child in _children(cycle)
+                  if b'state_publisher' in Path(f'/proc/{child}/cmdline').read_bytes()]
+    assert len(publishers) == 1, publishers
+    threads = _threads(publishers[0])
+    dds = [name for name, _ in threads if name.startswith('dds.')]
+    assert dds, threads
+    assert not [name for name, realtime in threads if realtime and name.startswith('dds.')], \
+        threads
+
+
 def identify_process(*args: str) -> Process:
     return Process([sys.executable, '-m', 'sweetie_motion.cli', 'servo', 'identify',
                     '--namespace', NS, *args], 'identify')
@@ -265,6 +306,7 @@ def test_identification_finds_the_simulated_servos_models(pony):
     # the excitation's 18 s, its start (see EXCITATION_STARTS_WITHIN) and the plot: 130 s with
     # a busy loop beside it
     done = servo_cli('identify', '--joints', *TRUE_SCALE, '--png', str(png), timeout=400)
+    print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert '2 model(s) identified' in done.stdout, done.stdout
     assert png.stat().st_size > 10000
@@ -300,7 +342,8 @@ def test_a_killed_identify_stops_the_excitation_within_half_a_second(pony):
     killed = identify_process('--joints', 'joint11', '--png', '')
     try:
         wait_for(lambda: '(5%)' in killed.output() or '(6%)' in killed.output(),
-                 EXCITATION_STARTS_WITHIN, period=0.1, message='the excitation under way')
+                 EXCITATION_STARTS_WITHIN, period=0.1,
+                 message=lambda: f'the excitation under way; identify said:\n{killed.output()}')
         from stopping import judge_stop
         from sweetie_motion.model import load_robot_description
         model = load_robot_description('sweetie_bot.yaml')

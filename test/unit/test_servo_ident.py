@@ -227,6 +227,9 @@ def test_an_estimate_beyond_its_physical_bound_is_refused_with_the_reason():
     assert 'viscous friction (alpha[0])' in result.refused['j1']
     assert 'below its physical bound' in result.refused['j1']
     assert 'control_delay' in result.describe()
+    # the servo's own line says the same as the summary: refused, never identified
+    assert result.outcome('j1') == f"refused: {result.refused['j1']}"
+    assert f"j1: {result.outcome('j1')}" in result.describe()
 
 
 def test_a_second_identification_is_refused_while_one_runs_and_unsampled_servos_are_named():
@@ -239,6 +242,10 @@ def test_a_second_identification_is_refused_while_one_runs_and_unsampled_servos_
     result = ident.end()
     assert result.names == ['j1'] and result.unsampled == ('j2',) and not result.complete
     assert 'no samples' in result.describe() and 'j2' in result.describe()
+    assert result.outcome('j1') == 'identified'
+    assert result.outcome('j2').startswith('no samples: ')
+    assert 'nan' not in result.describe() and 'nan' not in result.outcome('j2')
+    assert f"j2: {result.outcome('j2')}" in result.describe()
     ident.start(['j2'])                           # ended: a new one may start
     assert ident.identifying == ['j2']
 
@@ -333,3 +340,64 @@ def test_bad_configuration_is_named():
         IdentConfig(relaxation_factor=1.5)
     with pytest.raises(IdentificationError, match='velocity_source'):
         IdentConfig(velocity_source='guess')
+
+
+class _EveryFourth:
+    """The identification fed a measurement every fourth cycle (a servo read at 25 Hz)."""
+
+    def __init__(self, ident):
+        self.ident, self.calls = ident, 0
+
+    def push_reference(self, *args, **kwargs):
+        self.ident.push_reference(*args, **kwargs)
+
+    def add_measurement(self, *args, **kwargs):
+        self.calls += 1
+        return self.ident.add_measurement(*args, **kwargs) if self.calls % 4 == 0 else 0
+
+
+def test_a_parameter_the_data_pins_down_is_identified_from_fewer_samples():
+    # a servo read at 25 Hz through slow sweeps (the pony's excitation standing on the floor:
+    # 0.1-0.7 rad/s) over 18 s: the viscous friction's variance is still a few % of the
+    # initial one, but its standard deviation is well under a quarter of its value: it is
+    # identified, not kept at its prior; the static friction (no such precision) is kept
+    defaults = tuple(m.with_alpha((0.15, 0.06, 0.06, 1.0)) for m in TRUE)
+    bench = Bench(TRUE)
+    ident = ServoIdentification(['j1', 'j2'], defaults, _config(bench, velocity_span=4))
+    sweeps = [Sweep([0.15, 0.3, 0.6]), Sweep([0.3, 0.15, 0.6])]
+    fed = _EveryFourth(ident)
+    for n in range(2100):
+        if n == 300:
+            ident.start(['j1', 'j2'])
+        bench.cycle(n, [s.step(PERIOD) for s in sweeps], fed)
+    result = ident.end()
+    assert result.names == ['j1', 'j2'], result.describe()
+    # j1's viscous friction: variance 3 % of the initial, standard deviation 10 % of its value
+    found, true = result.models[0], TRUE[0]
+    assert 0 not in result.kept.get('j1', ()), result.describe()
+    assert found.alpha[0] == pytest.approx(true.alpha[0], rel=0.15), found.alpha
+    assert 2 in result.kept['j1'] and 3 in result.kept['j1'], result.describe()
+
+
+def test_what_is_kept_at_its_prior_takes_its_share_back_from_the_others():
+    # an estimate whose Coulomb friction took over part of the static friction's share: the
+    # static friction, not excited, goes back to its prior, and the Coulomb friction is then
+    # its estimate given that (the conditional mean), not what it was beside the free one
+    config = IdentConfig(threshold=0.05, error_averaging_time=0.01)
+    ident = ServoIdentification(['j1'], TRUE[:1], config)
+    ident.start(['j1'])
+    rls = ident._rls[0]
+    rls.alpha[:] = (0.20, 0.11, 0.01, 1.0)       # the free estimate: Coulomb + static 0.12
+    # Coulomb and static friction estimated together: strongly anti-correlated; static
+    # friction barely excited (variance 5 % of the initial one, standard deviation above a
+    # quarter of its prior); effort scale not at all
+    rls.P[:] = np.diag([0.1, 1.0, 5.0, 100.0])
+    rls.P[1, 2] = rls.P[2, 1] = -2.0
+    rls.samples, rls.error_sq, rls.first, rls.last = 100, 0.002 ** 2, 0.0, 5.0
+    result = ident.end()
+    assert result.kept['j1'] == (2, 3), result.describe()
+    alpha = result.models[0].alpha
+    prior = TRUE[0].alpha
+    # Coulomb given static = its prior: 0.11 + (-2 / 5) (0.06 - 0.01) = 0.09
+    assert alpha[1] == pytest.approx(0.11 - 2.0 / 5.0 * (prior[2] - 0.01))
+    assert alpha[2] == prior[2] and alpha[3] == prior[3] and alpha[0] == pytest.approx(0.20)

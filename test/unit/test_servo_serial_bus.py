@@ -387,6 +387,23 @@ def test_scan_asks_a_configured_servo_again_that_missed_the_sweep(rig):
     assert found == [[(5, 'DRS-0101'), (7, 'DRS-0101')]]
 
 
+@pytest.mark.parametrize('baud, at_least', [(115200, 2), (666666, 10)])
+def test_a_scan_asks_several_ids_at_once_within_a_third_of_a_period(baud, at_least):
+    # one STAT per round trip made a full scan 254 round trips per line: on a loaded machine
+    # each waits for the operation's thread to be scheduled (a CI scan took 50 s)
+    from sweetie_motion.servo.driver.line import BusLine
+    from sweetie_motion.servo.driver.operations import LineOperations
+    from sweetie_motion.servo.driver.servo_state import MeasurementBoard
+    from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
+    config = sb.BusConfig('line', 'unused', baud, (sb.ServoConfig(1, 'j1'),))
+    driver = sb.DriverConfig((config,))
+    line = BusLine(config, driver, np.zeros(1, dtype=np.intp), MeasurementBoard(1))
+    window = LineOperations(line).scan_window()
+    assert window >= at_least
+    wire = window * (SHORTEST_REQUEST + SPACER.size) * hx.byte_time(baud)
+    assert wire <= driver.period / 3
+
+
 # --- faults -------------------------------------------------------------------------------------
 
 def test_lost_servo_keeps_its_measurement_and_comes_back(rig):

@@ -226,7 +226,7 @@ class SerialServoBus(ServoBus):
         position = np.asarray(position, dtype=float)
         velocity = np.asarray(velocity, dtype=float)
         for line in self._lines:
-            line.line.set_goals(line.counts(position, velocity))
+            line.line.set_goals(line.counts(position, velocity), now)
 
     def receive(self, now: float) -> BusState:
         """Return the newest measurement (lost servos keep their last); never blocks."""
@@ -234,6 +234,21 @@ class SerialServoBus(ServoBus):
         with board.lock:
             return BusState(board.position.copy(), board.velocity.copy(), board.effort.copy(),
                             board.stamp, board.stamps.copy())
+
+    def control_delays(self) -> Dict[str, Tuple[str, float]]:
+        """
+        Return, per joint, its line and its line's control delay [s].
+
+        Each line's from its own schedule (:meth:`BusLine.control_delay`): its goal interval,
+        when its S_JOG reaches the servos after the cycle (measured: the batch before it,
+        its wire time), the servo tick that takes it. Lines of other sizes and speeds differ.
+        """
+        out = {}
+        for line in self._lines:
+            delay = line.line.control_delay()
+            for servo in line.line.servos:
+                out[servo.joint] = (line.line.config.name, delay)
+        return out
 
     def set_torque(self, joints: Iterable[str], on: bool) -> None:
         """
@@ -415,6 +430,7 @@ class SerialServoBus(ServoBus):
         """Forget the measurement ages sampled so far (to measure from now on)."""
         for line in self._lines:
             line.line.ages.reset()
+            line.line.wakes.reset()
 
     def events(self) -> List[str]:
         """Return the recent events of every bus (port lost, servo lost, faults)."""

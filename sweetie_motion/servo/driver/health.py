@@ -106,6 +106,8 @@ class BusStatistics:
     :param rx_utilisation: share of the reply wire in use.
     :param age_p50, age_p99, age_max: age of the servos' measurements, sampled every cycle
         [s] (now minus when the servo sampled its newest measurement).
+    :param wake_p99, wake_max: how long after the cycle handed over its goals the line thread
+        ran [s] (its scheduling and the interpreter lock: where a line thread waits).
     :param budget: the wire budget the thread works with.
     """
 
@@ -135,6 +137,8 @@ class BusStatistics:
     age_p50: float = math.nan
     age_p99: float = math.nan
     age_max: float = math.nan
+    wake_p99: float = math.nan
+    wake_max: float = math.nan
     budget: Optional[WireBudget] = None
 
 

@@ -40,8 +40,14 @@ from sweetie_motion.servo.driver.matching import ReplyMatcher, Request, SENT
 from sweetie_motion.servo.driver.port import LinePort, SerialFactory, Waker
 from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
-from sweetie_motion.servo.driver.wire import goal_playtime, LineTiming, SPACER, wire_budget
+from sweetie_motion.servo.driver.wire import (
+    goal_playtime, jog_frame_size, LineTiming, read_frame_sizes, SPACER, wire_budget,
+)
 from sweetie_motion.servo.freshness import AgeHistogram
+
+
+#: weight of each cycle in the average S_JOG lag (about the last 100 cycles)
+JOG_LAG_WEIGHT = 0.01
 
 
 class BusLine(threading.Thread):
@@ -80,18 +86,26 @@ class BusLine(threading.Thread):
                                        driver.reply_gap / self.timing.byte_time)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
+        #: how long after set_goals the thread ran (scheduling, the interpreter lock) [s]
+        self.wakes = AgeHistogram(0.0001, 1.0)
+        self._handed = math.nan
         #: guards what callers hand over and the servos' counters
         self.lock = threading.Lock()
         self.waker = Waker()
         self._incoming: Deque[Request] = deque()
         self._goals: Optional[np.ndarray] = None
         self._goal_new = False
+        self._goal_stamp = math.nan
+        #: how long after its cycle's time an S_JOG's last byte reaches the servos, averaged
+        #: [s] (the thread's wake-up, what goes before it in the batch, its wire time)
+        self.jog_lag = self._scheduled_jog_lag()
         self._playtime = goal_playtime(driver.period * self.budget.goal_every)[0]
         self._stopping = False
         self._goals_stopped = False
         #: positions known and servos set up: goals may go out
         self.ready = False
         self._cycle_start = -math.inf
+        self._jog_end = math.nan
         self._last_goals = -math.inf
         self.connected_at = clock()
         self.intake = ReplyIntake(config.name, self.by_id, self.matcher, self.timing, board,
@@ -107,12 +121,38 @@ class BusLine(threading.Thread):
         """Wake the thread up (never blocks)."""
         self.waker.wake()
 
-    def set_goals(self, counts: np.ndarray) -> None:
-        """Hand over the goals of this line's servos [counts] (NaN: no goal)."""
+    def set_goals(self, counts: np.ndarray, stamp: float = math.nan) -> None:
+        """
+        Hand over the goals of this line's servos [counts] (NaN: no goal).
+
+        :param stamp: the time of the cycle they come from [s] (for :attr:`jog_lag`).
+        """
         with self.lock:
             self._goals = counts
             self._goal_new = True
+            self._goal_stamp = stamp
+            self._handed = self.clock()
         self.wake()
+
+    def _scheduled_jog_lag(self) -> float:
+        """Return the S_JOG's lag as the schedule has it: the first read, then the S_JOG [s]."""
+        read, _ = read_frame_sizes(self.config.baud, self.driver.reply_gap)
+        jog = jog_frame_size(len(self.servos))
+        return (read + jog) * self.timing.byte_time
+
+    def control_delay(self) -> float:
+        """
+        Return the delay from a cycle's reference to the servos' desired position [s].
+
+        The goal leads the reference by the playtime minus the goal interval I (see
+        :mod:`~sweetie_motion.servo.driver.bus`), so the servo's desired position follows the
+        reference I after the servo takes the S_JOG: at its next 11.2 ms tick, which finds the
+        newest S_JOG on average min(I, tick) / 2 old. The S_JOG reached it :attr:`jog_lag`
+        after the cycle. Measurements are stamped when the servo sampled them: this is the
+        delay they see.
+        """
+        interval = self.driver.period * self.budget.goal_every
+        return interval + self.jog_lag + min(interval, hx.TICK) / 2
 
     def submit(self, request: Request) -> Request:
         """Queue an operation's request; its future says what came of it."""
@@ -175,6 +215,10 @@ class BusLine(threading.Thread):
         now = self.clock()
         if self.waker.fileno() in ready:
             self.waker.drain()
+            with self.lock:
+                handed, self._handed = self._handed, math.nan
+            if math.isfinite(handed):
+                self.wakes.add(max(0.0, now - handed))
         if self.port.is_open:
             # whatever select said: bytes that came since decide what is overdue
             self._read(now)
@@ -273,6 +317,7 @@ class BusLine(threading.Thread):
             goals = self._goals if self._goal_new else None
             self._goal_new = False
             stopped = self._goals_stopped
+            stamp = self._goal_stamp
         period = self.driver.period
         if goals is None and (now - self._last_goals < 2 * period
                               or now < self._cycle_start + period):
@@ -292,8 +337,12 @@ class BusLine(threading.Thread):
         backlog = max(0.0, self.timing.tx_free - now)
         budget = (period - backlog) / self.timing.byte_time
         batch = self.scheduler.cycle_batch(jog, budget)
+        self._jog_end = math.nan
         if self.port.is_open and self._write_batch(batch) and jog is not None:
             self.stats.goals += 1
+            lag = self._jog_end - stamp
+            if 0.0 <= lag < 10 * period:    # (a stamp-less caller, or a stale one: not taken)
+                self.jog_lag += JOG_LAG_WEIGHT * (lag - self.jog_lag)
 
     def _goal_tags(self, goals: np.ndarray) -> List[hx.JogTag]:
         """Return the S_JOG tags: each servo's goal (ramped after a reconnection) and LED."""
@@ -357,7 +406,10 @@ class BusLine(threading.Thread):
         for outgoing in batch:
             request = outgoing.request
             if outgoing.expect is None or outgoing.servo is None:
-                self.timing.sent(now, outgoing.size, 0)
+                tx_end, _ = self.timing.sent(now, outgoing.size, 0)
+                if request is None:      # the scheduler's own frame without reply: the S_JOG
+                    self._jog_end = tx_end - outgoing.spacers * SPACER.size \
+                        * self.timing.byte_time
                 if request is not None:
                     request.future.set_result(SENT)
                 continue
@@ -388,4 +440,6 @@ class BusLine(threading.Thread):
             stats.rx_utilisation = stats.bytes_in * bt / stats.elapsed
         ages = self.ages.summary()
         stats.age_p50, stats.age_p99, stats.age_max = ages.p50, ages.p99, ages.largest
+        wakes = self.wakes.summary()
+        stats.wake_p99, stats.wake_max = wakes.p99, wakes.largest
         return stats

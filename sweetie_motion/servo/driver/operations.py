@@ -27,6 +27,7 @@ from sweetie_motion.servo.driver.config import (
 from sweetie_motion.servo.driver.line import BusLine
 from sweetie_motion.servo.driver.matching import FULL_READS, ReplySignature, Request
 from sweetie_motion.servo.driver.servo_state import LineServo
+from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
 
 #: an operation waits at most this long for one answer of the line thread [s]
 ANSWER_TIMEOUT = 30.0
@@ -34,6 +35,8 @@ ANSWER_TIMEOUT = 30.0
 CHECK_MARGIN = 2 * hx.TICK
 #: a configured servo that did not answer a scan's sweep is asked this many times more
 SCAN_RETRIES_CONFIGURED = 3
+#: at most this many STATs of a scan in flight on a line
+SCAN_WINDOW = 16
 
 
 def gather(futures: Sequence[concurrent.futures.Future]) -> concurrent.futures.Future:
@@ -345,8 +348,8 @@ class LineOperations:
         each ID only ``tries`` times, as most IDs are absent and each try waits a timeout).
         """
         found = {}
-        for servo_id in ids:
-            model = self._scan_one(servo_id, tries)
+        for servo_id in self._stat_sweep(list(ids), tries):
+            model = self._scan_model(servo_id, tries)
             if model is not None:
                 found[servo_id] = model
         asked = set(ids)
@@ -356,6 +359,51 @@ class LineOperations:
                 if model is not None:
                     found[servo.servo_id] = model
         return sorted(found.items())
+
+    def scan_window(self) -> int:
+        """
+        Return how many STATs of a scan may be in flight at once on this line.
+
+        Between cycles the line writes the queued requests at once: as many as take about a
+        third of a period on the request wire (so the next cycle's goals and reads are not
+        held up), at least one. A scan then costs a few round trips a window instead of one
+        per ID: on a busy machine each round trip waits for this thread to be scheduled.
+        """
+        wire = (SHORTEST_REQUEST + SPACER.size) * self.line.timing.byte_time
+        return max(1, min(SCAN_WINDOW, int(self.driver.period / 3 / wire)))
+
+    def _stat_sweep(self, ids: List[int], tries: int) -> List[int]:
+        """Ask each ID with STAT, :meth:`scan_window` at a time; return those that answered."""
+        answered: List[int] = []
+        left = list(ids)
+        window = self.scan_window()
+        for _ in range(max(1, tries)):
+            missed: List[int] = []
+            for k in range(0, len(left), window):
+                chunk = left[k:k + window]
+                requests = [self.line.submit(Request(hx.StatRequest().frame(i), i,
+                                                     ReplySignature.ack(hx.Command.STAT)))
+                            for i in chunk]
+                for servo_id, request in zip(chunk, requests):
+                    try:
+                        answer = request.future.result(ANSWER_TIMEOUT)
+                    except TimeoutError:
+                        raise BusStoppedError(f'bus {self.line.config.name}: no answer from '
+                                              f'its thread in {ANSWER_TIMEOUT:.0f} s') from None
+                    (answered if isinstance(answer, hx.AckReply) else missed).append(servo_id)
+            left = missed
+            if not left:
+                break
+        return sorted(answered)
+
+    def _scan_model(self, servo_id: int, tries: int) -> Optional[str]:
+        """Return the model of a servo that answered STAT ('unknown': it did not say)."""
+        try:
+            model = self.read_span(servo_id, hx.Memory.EEP, 0, 1, 'the model', retries=tries)
+        except ServoTimeoutError:
+            return 'unknown'
+        kind = hx.servo_type_of(model.data[0])
+        return kind.name if kind else f'model 0x{model.data[0]:02X}'
 
     def _scan_one(self, servo_id: int, tries: int) -> Optional[str]:
         """Return the model of the servo that answers STAT at this ID (None: none answered)."""

@@ -1,0 +1,154 @@
+"""
+The whole stack on the pty simulators, with and without commands typed beside it.
+
+Used by ``bench/servo_bus.py --stack``: ``sweetie-motion bringup --bus sim-serial`` (the
+package's simulator, faults on every line: 5 % corrupted and 1 % dropped replies) on the pony's
+three lines at one baud rate, for ``seconds``; with ``commands``, another process runs
+``servo status``, ``servo scan``, ``play nod``, ``status`` and ``list`` in a loop meanwhile.
+The figures are the driver's own, from ``/diagnostics``, measured from the end of the start-up
+(``servo_bus`` ``reset_statistics``): per line the measurement age p50 / p99 / max and how
+long after the cycle handed its goals over the line thread ran (p99 / max).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PONY = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
+FAULTS = ('corrupt-reply=0.05', 'drop=0.01')
+NS = 'bench_servos'
+RUNS = 0
+#: the commands a person types beside it, in a loop
+COMMANDS = (('servo', 'status'), ('servo', 'scan'), ('play', 'nod'), ('status',), ('list',))
+
+PROCESS_CONFIG = """\
+sweetie_motion:
+  namespace: {ns}
+  robot: sweetie_bot.yaml
+  period: 0.01
+  components:
+    - name: servo_bus
+      type: herkulex_bus
+      parameters:
+        mode: sim-serial
+        config: {servos}
+        sim: {{faults: [{faults}], seed: 1}}
+    - name: trajectory_storage
+      type: trajectory_storage
+    - name: torque_main_switch
+      type: torque_main_switch
+      parameters:
+        controlled_chains: [leg1, leg2, leg3, leg4, head, nose, eyes]
+    - name: joint_trajectory
+      type: joint_trajectory
+      parameters:
+        controlled_chains: [leg1, leg2, leg3, leg4, head, nose, eyes]
+        play_action: play_trajectory
+"""
+
+
+def _cli(*args):
+    return [sys.executable, '-m', 'sweetie_motion.cli', *args]
+
+
+def _with_namespace(command, ns):
+    return _cli(*command, '--namespace', ns)
+
+
+def run_stack(baud, seconds, commands, directory):
+    """Run the stack at ``baud`` for ``seconds``; return {line: figures [ms]}, commands run."""
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from sweetie_motion_msgs.srv import ServoCommand
+    servos = os.path.join(directory, f'servos_{baud}.yaml')
+    with open(PONY) as source, open(servos, 'w') as out:
+        out.write(source.read().replace('baud: 115200', f'baud: {baud}'))
+    global RUNS
+    RUNS += 1
+    ns = f'{NS}{RUNS}'   # each run its own names: nothing of a previous one is taken for it
+    config = os.path.join(directory, f'process_{baud}.yaml')
+    with open(config, 'w') as out:
+        out.write(PROCESS_CONFIG.format(ns=ns, servos=servos,
+                                        faults=', '.join(f"'{f}'" for f in FAULTS)))
+    log = open(os.path.join(directory, f'bringup_{baud}_{commands}.log'), 'w')
+    bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
+                               stdout=log, stderr=subprocess.STDOUT)
+    loop = None
+    rclpy.init()
+    node = rclpy.create_node('servo_bench')
+    latest = {}
+
+    def on_diagnostics(msg):
+        for status in msg.status:
+            if status.name.startswith(f'{ns}: servo bus '):
+                latest[status.name.rsplit(' ', 1)[1]] = {v.key: v.value for v in status.values}
+    node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
+    client = node.create_client(ServoCommand, f'/{ns}/servo_bus/command')
+
+    def spin_until(condition, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.05)
+            if condition():
+                return True
+        return False
+    try:
+        if not spin_until(lambda: client.service_is_ready() and len(latest) == 3, 240):
+            log.flush()
+            with open(log.name) as text:
+                tail = text.read()[-2000:]
+            raise RuntimeError(f'the bringup did not come up in 240 s:\n{tail}')
+        spin_until(lambda: False, 2.0)   # the lines settle after the start-up
+        future = client.call_async(ServoCommand.Request(command='reset_statistics'))
+        spin_until(future.done, 10)
+        typed = 0
+        if commands:
+            script = '; '.join(' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; echo done'
+                               for c in COMMANDS)
+            loop = subprocess.Popen(['bash', '-c', f'while true; do {script}; done'],
+                                    stdout=subprocess.PIPE, text=True, start_new_session=True)
+        started = time.monotonic()
+        spin_until(lambda: time.monotonic() - started > seconds, seconds + 5)
+        if loop is not None:
+            os.killpg(loop.pid, signal.SIGTERM)
+            out, _ = loop.communicate(timeout=10)
+            typed = out.count('done')
+        seen = time.monotonic()
+        stamp = {k: dict(v) for k, v in latest.items()}
+        # the next diagnostics: what the lines saw up to the end
+        spin_until(lambda: time.monotonic() - seen > 1.2, 3.0)
+        stamp = {k: dict(v) for k, v in latest.items()} or stamp
+    finally:
+        if loop is not None and loop.poll() is None:
+            os.killpg(loop.pid, signal.SIGKILL)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        bringup.send_signal(signal.SIGINT)
+        try:
+            bringup.wait(30)
+        except subprocess.TimeoutExpired:
+            bringup.kill()
+        log.close()
+    figures = {line: {key: float(values[key]) for key in (
+        'age_p50_ms', 'age_p99_ms', 'age_max_ms', 'wake_p99_ms', 'wake_max_ms')}
+        for line, values in stamp.items()}
+    return figures, typed
+
+
+def main():
+    """Run it once at each baud rate, with and without commands; print the figures."""
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
+    with tempfile.TemporaryDirectory(prefix='servo_stack_') as directory:
+        for baud in (666666, 115200):
+            for commands in (False, True):
+                figures, typed = run_stack(baud, seconds, commands, directory)
+                print(baud, 'commands' if commands else 'quiet', typed, figures, flush=True)
+
+
+if __name__ == '__main__':
+    main()
