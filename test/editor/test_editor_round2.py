@@ -50,7 +50,7 @@ def table_file(path: Path, rows: int, duration: float, joints=WIDE) -> Path:
     return path
 
 
-def in_dialog(qtbot, kind, handle, action, timeout: float = 10.0) -> None:
+def in_dialog(qtbot, kind, handle, action, timeout: float = 60.0) -> None:
     """
     Do ``action`` (which opens a dialog of ``kind`` and waits for it), then ``handle(dialog)``.
 
