@@ -82,6 +82,8 @@ class RobotView3D(QWidget):
         self.waypoints: Optional[np.ndarray] = None
         self.tool: Optional[np.ndarray] = None
         self.title = ''
+        #: the hooves marked (contact link -> supports the robot; False: lifted), None: none
+        self.hooves: Optional[Dict[str, bool]] = None
         #: the motion checks at the shown moment (links too close, centre of mass, support)
         self.marks: Optional[PoseMarks] = None
         #: frames painted, and the number of path points the last one drew
@@ -108,6 +110,25 @@ class RobotView3D(QWidget):
         self.tool = None if tool is None else np.asarray(tool, dtype=float)
         self.title = title
 
+    def painted_texts(self) -> List[Tuple[str, str]]:
+        """
+        Return the view's title and hint lines as (full, painted) pairs.
+
+        A line wider than the view is painted elided ("...") and the full lines are the
+        view's tooltip (at 1366 x 768 the hint was cut at the view's edge).
+        """
+        hint = 'grid 0.25 m; drag: turn, wheel: zoom'
+        if self.picked is not None:
+            hint += ', shift+click: target'
+        metrics = self.fontMetrics()
+        room = max(self.width() - 16, 0)
+        pairs = [(text, metrics.elidedText(text, Qt.ElideRight, room))
+                 for text in (self.title, hint)]
+        tip = '\n'.join(text for text, _ in pairs if text)
+        if self.toolTip() != tip:
+            self.setToolTip(tip)
+        return pairs
+
     def link_position(self, link: str) -> np.ndarray:
         """Return where a link was drawn at the last redraw [m] (the base's pose applied)."""
         return np.array(self._links[link])
@@ -125,6 +146,17 @@ class RobotView3D(QWidget):
         self.base = None if base is None else (np.asarray(base[0], dtype=float),
                                                np.asarray(base[1], dtype=float))
         self._path_revision += 1   # repaint at the next redraw
+
+    def set_hooves(self, hooves: Optional[Mapping[str, bool]]) -> None:
+        """
+        Mark the hooves (contact link -> supports the robot; None: no marks), at redraw.
+
+        A filled green disc where a hoof supports the robot, an orange ring where it is lifted.
+        """
+        hooves = dict(hooves) if hooves else None
+        if hooves != self.hooves:
+            self.hooves = hooves
+            self._path_revision += 1   # repaint at the next redraw
 
     def set_ghost(self, pose: Optional[Mapping[str, float]]) -> None:
         """Take a pose to draw faintly beside the robot's (None: none) [rad or m]."""
@@ -278,17 +310,24 @@ class RobotView3D(QWidget):
             painter.setPen(pen)
             self._polyline(painter, np.array([links[parent], links[child]]))
         self._paint_balance(painter)
+        for link, supports in (self.hooves or {}).items():
+            if link not in self._links:
+                continue
+            x, y = self.project(np.array([self._links[link]]))[0]
+            color = QColor('#2e7d32' if supports else '#e65100')
+            painter.setPen(QPen(color, 2))
+            painter.setBrush(color if supports else Qt.NoBrush)
+            painter.drawEllipse(QPointF(x, y), 5, 5)
+        painter.setBrush(Qt.NoBrush)
         if self.tool is not None:
             x, y = self.project(self.tool)[0]
             painter.setPen(QPen(QColor('#d62728'), 2))
             painter.drawLine(QPointF(x - 6, y - 6), QPointF(x + 6, y + 6))
             painter.drawLine(QPointF(x - 6, y + 6), QPointF(x + 6, y - 6))
         painter.setPen(QColor('#404040'))
-        painter.drawText(8, 16, self.title)
-        hint = 'grid 0.25 m; drag: turn, wheel: zoom'
-        if self.picked is not None:
-            hint += ', shift+click: target'
-        painter.drawText(8, self.height() - 8, hint)
+        title, hint = self.painted_texts()
+        painter.drawText(8, 16, title[1])
+        painter.drawText(8, self.height() - 8, hint[1])
         painter.end()
         self.frames += 1
         self.painted_path = 0 if self.path is None else len(self.path)

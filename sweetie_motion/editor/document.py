@@ -41,6 +41,8 @@ class EditorDocument:
         self._clean: Optional[WaypointsList] = self.waypoints
         #: grows with every change of the list (edit, undo, redo, replace): for backups
         self.revision = 0
+        #: grows when another list replaces the edited one (New, Load, a file, a backup)
+        self.generation = 0
         self._listeners: List[Callable[[], None]] = []
 
     # --- listeners -----------------------------------------------------------------------------
@@ -126,6 +128,7 @@ class EditorDocument:
         """
         self._steps.clear()
         self._index = 0
+        self.generation += 1
         self._clean = waypoints if clean else None
         self.name = name
         self.stored_name = name if clean else ''

@@ -2,19 +2,32 @@
 Qt table models over the presenter's WaypointsList (adapters: only Qt's required methods).
 
 They read the list and hand edits to the presenter, which applies them as undoable edits or
-refuses them with a message; the views are refreshed with a model reset.
+refuses them with a message. A change that keeps the table's shape (an edited cell, Undo of
+one) repaints the cells (``dataChanged``): the view keeps its scroll position and its current
+cell. Only rows or columns that come or go reset the model.
 """
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from PyQt5.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PyQt5.QtGui import QBrush, QColor
 from sweetie_motion.editor.presenter import EditorPresenter
+from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 
-#: fixed columns of the waypoint table before the joints: on/off, marker, the time and the
-#: time from the row before (both editable: play_motion_builder shows the latter)
-ACTIVE, MARKER, TIME, STEP = 0, 1, 2, 3
-FIXED = 4
+
+def initials(place: str) -> str:
+    """Return a leg's short name from its place: 'front left' -> 'FL', 'leg1' -> 'leg1'."""
+    words = place.split()
+    return ''.join(w[0].upper() for w in words) if len(words) > 1 else place
+
+
+#: fixed columns of the waypoint table before the joints: on/off, marker, the time, the
+#: time from the row before (both editable: play_motion_builder shows the latter) and the
+#: support strip (one tick per leg, drawn by the window's delegate)
+ACTIVE, MARKER, TIME, STEP, SUPPORT = 0, 1, 2, 3, 4
+FIXED = 5
+#: the data role of the support strip: [(leg, place, on: True/False, None: no column)]
+SUPPORT_ROLE = Qt.UserRole + 1
 
 
 class _PresenterModel(QAbstractTableModel):
@@ -22,10 +35,30 @@ class _PresenterModel(QAbstractTableModel):
     def __init__(self, presenter: EditorPresenter) -> None:
         super().__init__()
         self.presenter = presenter
+        self._shape = self._shape_now()
+
+    def _shape_now(self) -> Tuple[int, Tuple[str, ...]]:
+        """Return what a reset is needed for: the rows' count and the columns' names."""
+        return self.rowCount(), tuple(str(self.headerData(c, Qt.Horizontal))
+                                      for c in range(self.columnCount()))
 
     def refresh(self) -> None:
-        """Reload everything from the presenter."""
+        """
+        Reload everything from the presenter.
+
+        The same rows and columns: the cells and headers are repainted (an edited cell left
+        the table scrolled back to row 1 after a reset, and the next double-click landed in
+        another cell). Rows or columns that come or go: the model is reset.
+        """
+        shape = self._shape_now()
+        if shape == self._shape:
+            rows, columns = self.rowCount(), self.columnCount()
+            if rows and columns:
+                self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, columns - 1))
+                self.headerDataChanged.emit(Qt.Vertical, 0, rows - 1)
+            return
         self.beginResetModel()
+        self._shape = shape
         self.endResetModel()
 
     @property
@@ -45,10 +78,32 @@ class WaypointTableModel(_PresenterModel):
     marker and time cells coloured by severity, and the findings as their tooltip.
     """
 
-    def __init__(self, presenter: EditorPresenter) -> None:
+    def __init__(self, presenter: EditorPresenter,
+                 places: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(presenter)
         #: row -> (the worst severity, the findings in words), from the motion checks
         self.flagged: Dict[int, Tuple[str, str]] = {}
+        #: where each support leg is on the robot ('leg1' -> 'front left')
+        self.places = {leg: (places or {}).get(leg, leg) for leg in presenter.legs}
+
+    def support(self, row: int) -> List[Tuple[str, str, Optional[bool]]]:
+        """Return the support strip of ``row``: (leg, place, supports; None: no column)."""
+        waypoints = self._list
+        values = dict(zip(waypoints.joints, waypoints.waypoints[row].positions))
+        out = []
+        for leg, place in self.places.items():
+            value = values.get(f'{SUPPORT_PREFIX}{leg}')
+            out.append((leg, place, None if value is None else value >= 0.5))
+        return out
+
+    def support_tip(self, row: int) -> str:
+        """Return the support strip's tooltip of ``row``: every leg by place, and its name."""
+        lines = []
+        for leg, place, on in self.support(row):
+            state = 'no support column (click: add them)' if on is None else \
+                'supports' if on else 'lifted'
+            lines.append(f'{place} ({leg}): {state}')
+        return '\n'.join(lines + ['click a tick to lift or set down that leg'])
 
     def set_flagged(self, flagged: Dict[int, Tuple[str, str]]) -> None:
         """Take the rows the checks flag and repaint them."""
@@ -71,12 +126,15 @@ class WaypointTableModel(_PresenterModel):
                 return self.flagged[section][1]
             if role == Qt.DisplayRole:
                 return f'{section + 1} !'
+        if orientation == Qt.Horizontal and section == SUPPORT and role == Qt.ToolTipRole:
+            return 'the legs the robot stands on in each row: ' + ', '.join(
+                f'{initials(place)} {place} ({leg})' for leg, place in self.places.items())
         if role != Qt.DisplayRole:
             return None
         if orientation == Qt.Vertical:
             return str(section + 1)
         if section < FIXED:
-            return ('on', 'marker', 'time [s]', 'Δt [s]')[section]
+            return ('on', 'marker', 'time [s]', 'Δt [s]', 'support')[section]
         joints = self._list.joints
         return joints[section - FIXED] if section - FIXED < len(joints) else None
 
@@ -114,6 +172,15 @@ class WaypointTableModel(_PresenterModel):
                 return f'{waypoint.time:.3f}'
             # text, not a float: Qt's float editor rounds to two decimals
             return f'{waypoint.time:.6g}' if role == Qt.EditRole else None
+        if column == SUPPORT:
+            if role == SUPPORT_ROLE:
+                return self.support(row)
+            if role == Qt.ToolTipRole:
+                return self.support_tip(row)
+            if role == Qt.AccessibleTextRole:
+                return ', '.join(f'{place} {"up" if on is False else "down"}'
+                                 for _, place, on in self.support(row))
+            return None
         if column == STEP:
             step = waypoints.duration_before(row)
             if role == Qt.DisplayRole:

@@ -12,10 +12,10 @@ the physics had it at the play head (:meth:`PhysicsLine.base_at`).
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
-from PyQt5.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PyQt5.QtWidgets import QHBoxLayout, QWidget
 from sweetie_motion.editor.table_checks import RowFinding
 from sweetie_motion.editor.table_simulation import TableSimulation, TableSimulator
-from sweetie_motion.editor.widgets import push_button
+from sweetie_motion.editor.widgets import ElidedLabel, push_button
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
 
@@ -36,9 +36,8 @@ class PhysicsLine(QWidget):
             '(on a floor, the servos as the servo model has them): does it fall, does a servo '
             'hold its stall torque, does a hoof slip? On: again after every edit')
         self.simulate_button.setCheckable(True)
-        self.label = QLabel('physics: not simulated (Simulate)')
-        self.label.setObjectName('physics_label')
-        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        # a long verdict is elided, the whole of it in the tooltip
+        self.label = ElidedLabel('physics: not simulated (Simulate)', 'physics_label')
         self.show_button = push_button('Show', 'physics_show', 'move the play head to the '
                                        'next finding of the simulation')
         self.show_button.setEnabled(False)

@@ -262,6 +262,11 @@ class StopFirst(QObject):
             return ''
         files = dialog.selectedFiles()
         path = files[0] if files else ''
+        if save and path and suffix and not os.path.splitext(os.path.basename(path))[1] and \
+                not os.path.isdir(path):
+            # Qt's default suffix is not added to every typed name (a bare "wave" was saved
+            # as "wave"): added here, before the question whether a file is replaced
+            path = f'{path}.{suffix}'
         if save and path and os.path.exists(path):
             answer = self.question('Replace a file', f'{path} exists already. Replace it?',
                                    QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel,

@@ -193,7 +193,10 @@ class TableCommands:
         index = len(self.waypoints) if row is None else row + 1
         names = list(pose)
         positions = [tidy(pose[j]) for j in names]
-        support = {leg: 1.0 if on else 0.0 for leg, on in self.support().items()}
+        # a new row stands on the legs of the row it follows (four Add pose after a row with
+        # a lifted leg gave it back each time); the first row, on the default legs
+        support = None if index > 0 else {leg: 1.0 if on else 0.0
+                                          for leg, on in self.support().items()}
 
         def change(w: WaypointsList) -> None:
             w.add_from_state(names, positions, index=index, support=support, **kwargs)
@@ -201,6 +204,30 @@ class TableCommands:
             return False
         self.select([index])
         return True
+
+    def set_support(self, rows: Sequence[int], leg: str, on: bool) -> bool:
+        """
+        Set whether ``leg`` supports the robot in ``rows`` (one undoable edit).
+
+        A table without support columns gets them first, every leg supporting in every row.
+        """
+        rows = sorted({int(r) for r in rows})
+        if not rows or not 0 <= rows[0] <= rows[-1] < len(self.waypoints):
+            return self.board.refused(EditorError('choose the rows first'))
+        joint = f'{SUPPORT_PREFIX}{leg}'
+        legs = [f'{SUPPORT_PREFIX}{chain}' for chain in self.support()]
+        if joint not in legs:
+            legs.append(joint)
+
+        def change(w: WaypointsList) -> None:
+            added = [j for j in legs if j not in w.joints]
+            if added:
+                w.set_joints(list(w.joints) + added)
+            for row in rows:
+                w.set_position(row, joint, 1.0 if on else 0.0)
+        what = 'supports' if on else 'lifted'
+        return self.edit(f'{leg} {what} in {rows_text(rows)}', change,
+                         f'{leg} {what} in {rows_text(rows)}')
 
     def update_pose(self) -> bool:
         """Replace the selected rows' angles by the current pose."""

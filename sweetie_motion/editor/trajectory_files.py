@@ -51,7 +51,8 @@ class TrajectoryFiles:
         self.storage_up = storage_up
         #: the stored names, sorted
         self.names: List[str] = []
-        self._saving: Optional[Tuple[str, WaypointsList, bool]] = None
+        #: the save on its way: its name, the list sent, what follows it once stored
+        self._saving: Optional[Tuple[str, WaypointsList, Optional[Callable[[], None]]]] = None
 
     def refresh_names(self) -> None:
         """Ask the storage for its names."""
@@ -75,14 +76,19 @@ class TrajectoryFiles:
         name = name.strip()
         return name in self.names and name != self.document.stored_name
 
-    def save(self, name: str, close_after: bool = False, overwrite: bool = False) -> bool:
+    def save(self, name: str, close_after: bool = False, overwrite: bool = False,
+             then: Optional[Callable[[], None]] = None) -> bool:
         """
         Save the whole table (active rows; speed ignored) under ``name``.
 
         :param close_after: the window closes once the storage has it.
         :param overwrite: replace another stored trajectory of that name (ask first: a
             built-in one is shadowed by the copy until ``sweetie-motion delete NAME``).
+        :param then: called once the storage has it and nothing was edited meanwhile (what
+            the person asked for after "Save" in the unsaved-changes question: Load, New).
         """
+        if close_after:
+            then = self._close
         name = name.strip()
         try:
             check_name(name)
@@ -99,7 +105,7 @@ class TrajectoryFiles:
                 raise EditorError(f'saving {self._saving[0]!r} is on its way')
         except (TrajectoryFileError, WaypointError, EditorError) as error:
             return self.board.refused(EditorError(f'cannot save: {error}'))
-        self._saving = (name, self.document.waypoints, close_after)
+        self._saving = (name, self.document.waypoints, then)
         self.send(SaveTrajectory(name, goal))
         self.board.say(f'saving {name!r}...')
         return True
@@ -115,14 +121,32 @@ class TrajectoryFiles:
         return True
 
     def load_file(self, path: str) -> bool:
-        """Read a table dump, a backup or a trajectory file (it counts as unsaved)."""
+        """
+        Read a table dump, a backup, a trajectory file or the old robot's JSON (unsaved).
+
+        The table is named after the file, unless that name is stored already (the old
+        robot's ``greeting.json`` and the built-in ``greeting``): then it gets a free name
+        (``greeting_2``) and the message says why, so that Save does not aim at the stored one
+        unnoticed.
+        """
         try:
             waypoints, name = read_table(path)
         except WaypointError as error:
             return self.board.refused(EditorError(f'cannot load {error}'))
-        self.document.replace(waypoints, name or Path(path).stem, clean=False)
+        wanted = name or Path(path).stem
+        try:
+            check_name(wanted)
+        except TrajectoryFileError:
+            wanted = ''
+        given = self.free_name(wanted) if wanted else ''
+        self.document.replace(waypoints, given, clean=False)
         self.table.select([])
-        self.board.say(f'loaded {path}: {len(waypoints)} rows')
+        if given != wanted:
+            self.board.say(f'loaded {path}: {len(waypoints)} rows, named {given!r}: {wanted!r} '
+                           'is a stored trajectory (maybe a built-in one), which Save under '
+                           'that name would replace', 'warning')
+        else:
+            self.board.say(f'loaded {path}: {len(waypoints)} rows')
         return True
 
     # --- backups and closing -----------------------------------------------------------------
@@ -230,5 +254,18 @@ class TrajectoryFiles:
             self._safely(lambda: self.workspace.save_table(event.name, saved))
         self.board.say(f'saved {event.name!r}')
         self.refresh_names()
-        if saving is not None and saving[2] and not self.document.modified:
-            self.board.notify('close')
+        if saving is not None and saving[2] is not None and not self.document.modified:
+            saving[2]()
+
+    def _close(self) -> None:
+        self.board.notify('close')
+
+    def free_name(self, name: str) -> str:
+        """Return ``name``, or ``name_2``, ``name_3``... when it is stored already."""
+        if name not in self.names:
+            return name
+        base = name[:60]
+        number = 2
+        while f'{base}_{number}' in self.names:
+            number += 1
+        return f'{base}_{number}'

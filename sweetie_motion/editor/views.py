@@ -11,10 +11,10 @@ from typing import List, Optional, Tuple
 
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor, QImage, QPainter, QPen
-from PyQt5.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PyQt5.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 from sweetie_motion.editor.plot_render import PlotRenderer, PlotRequest, RenderedPlot
 from sweetie_motion.editor.table_checks import TableCheck
-from sweetie_motion.editor.widgets import push_button
+from sweetie_motion.editor.widgets import ElidedLabel, push_button
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
@@ -32,10 +32,9 @@ class CheckLine(QWidget):
         super().__init__()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel('checks: -')
-        self.label.setObjectName('checks_label')
-        # a long verdict is cut, not a reason for the window to grow
-        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        # a long verdict is elided (the whole of it in the tooltip), not a reason for the
+        # window to grow
+        self.label = ElidedLabel('checks: -', 'checks_label')
         self.show_button = push_button('Show', 'checks_show', 'move the play head to the '
                                        'next finding of the motion checks')
         self.show_button.setEnabled(False)

@@ -11,8 +11,8 @@ import time
 from typing import (Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence,
                     Tuple)
 
-from PyQt5.QtCore import Qt, QTimer
-from PyQt5.QtGui import QFontMetrics
+from PyQt5.QtCore import QRect, Qt, QTimer
+from PyQt5.QtGui import QFontMetrics, QPainter
 from PyQt5.QtWidgets import (
     QApplication, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMessageBox,
     QPushButton, QScrollArea, QSizePolicy, QSlider, QVBoxLayout, QWidget,
@@ -295,7 +295,8 @@ class MessageArea(QLabel):
     It wraps long messages instead of widening the window (a QLabel without wrapping asks for
     the width of its text, and the window grows to give it), and keeps the height of
     :data:`LINES` lines whatever the message, so that the window's panels do not jump when a
-    message wraps; the whole text is also its tooltip.
+    message wraps; a message longer than that ends in "…" (a long Execute result wrapped
+    below the window's edge) and the whole text is its tooltip (and :attr:`full_text`).
     """
 
     COLORS = {'info': '#202020', 'warning': '#8a5a00', 'error': '#c00000'}
@@ -315,14 +316,110 @@ class MessageArea(QLabel):
     def show_message(self, text: str, level: str = 'info') -> None:
         """Show ``text`` (replacing the message before)."""
         self.level = level
-        self.setText(text)
+        #: the whole message (what is shown may end in "…")
+        self.full_text = text
         self.setToolTip(text)
         self.setStyleSheet(f'color: {self.COLORS.get(level, "#202020")}; padding: 2px;'
                            + (' font-weight: bold;' if level == 'error' else ''))
         # the bold font of an error is the taller one: the height holds for every level
         bold = self.font()
         bold.setBold(True)
-        self.setFixedHeight(QFontMetrics(bold).lineSpacing() * self.LINES + 6)
+        # the lines, the padding (2 px each side) and the label's margin
+        self.setFixedHeight(QFontMetrics(bold).lineSpacing() * self.LINES + 10)
+        self._fit()
+
+    def text(self) -> str:
+        """Return the whole message (:meth:`shown_text`: what the area shows of it)."""
+        return getattr(self, 'full_text', super().text())
+
+    def shown_text(self) -> str:
+        """Return the message as shown (its start and "…" when it is longer than the area)."""
+        return super().text()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Fit the message to the new width."""
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the whole message, or the longest start of it that fits, ending in "…"."""
+        text = getattr(self, 'full_text', '')
+        font = self.font()
+        font.setBold(self.level == 'error')
+        metrics = QFontMetrics(font)
+        room = QRect(0, 0, max(self.contentsRect().width() - 4, 1), 1 << 20)
+        # LINES lines, not one more (a line's box is a little taller than its spacing)
+        lines = metrics.lineSpacing() * (self.LINES + 0.5)
+
+        def fits(shown: str) -> bool:
+            return metrics.boundingRect(room, Qt.TextWordWrap, shown).height() <= lines
+        if not text or self.width() <= 0 or fits(text):
+            self.setText(text)
+            return
+        low, high = 0, len(text)
+        while low < high:                      # the longest start that fits with "…"
+            middle = (low + high + 1) // 2
+            if fits(text[:middle].rstrip() + '…'):
+                low = middle
+            else:
+                high = middle - 1
+        self.setText(text[:low].rstrip() + '…')
+
+
+class ElidedLabel(QLabel):
+    """
+    A one-line label that never asks for its text's width: what does not fit is elided.
+
+    :meth:`text` is the whole text; the label paints as much as fits with "…" at the end,
+    and then its tooltip starts with the whole text (at 1366 x 768 the checks' line read
+    "load 1", the play head's time a lone "t"). :meth:`setToolTip` sets what the tooltip says
+    besides.
+    """
+
+    def __init__(self, text: str = '', name: str = '') -> None:
+        super().__init__(text)
+        if name:
+            self.setObjectName(name)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self._details = ''
+        self._fit()
+
+    def shown_text(self) -> str:
+        """Return the text as painted (elided when the label is narrower than it)."""
+        return self.fontMetrics().elidedText(self.text(), Qt.ElideRight,
+                                             max(self.contentsRect().width(), 0))
+
+    def setText(self, text: str) -> None:  # noqa: N802 -- Qt API
+        """Show ``text`` (elided if it does not fit)."""
+        super().setText(text)
+        self._fit()
+
+    def setToolTip(self, text: str) -> None:  # noqa: N802 -- Qt API
+        """Say ``text`` in the tooltip (after the whole text when it is elided)."""
+        self._details = text
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Elide again for the new width."""
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        text, details = self.text(), self._details
+        elided = bool(text) and self.shown_text() != text
+        tip = text if elided and text not in details else ''
+        tip = '\n'.join(t for t in (tip, details) if t)
+        if self.toolTip() != tip:
+            super().setToolTip(tip)
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 -- Qt API
+        """Paint the text elided to the width."""
+        painter = QPainter(self)
+        self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()),
+                                  self.palette(), self.isEnabled(), self.shown_text(),
+                                  self.foregroundRole())
+        painter.end()
 
 
 def fixed_width_label(name: str, text: str = '', longest: str = '') -> QLabel:
@@ -332,13 +429,14 @@ def fixed_width_label(name: str, text: str = '', longest: str = '') -> QLabel:
     Its texts must fit ``longest`` (a width in pixels cut "running 3.0 / 4.0 s" where the
     font was wider than the one it was chosen with); what does not fit goes in the tooltip.
     """
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+    label = ElidedLabel(text, name)
     if longest:
+        # a fixed width: a minimum with an ignored size hint let the layout lay the play
+        # head's time under the Live button (a lone "t" at 1366 x 768)
         margins = label.contentsMargins()
-        label.setMinimumWidth(label.fontMetrics().horizontalAdvance(longest) + 8 +
-                              margins.left() + margins.right())
+        label.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Preferred)
+        label.setFixedWidth(label.fontMetrics().horizontalAdvance(longest) + 8 +
+                            margins.left() + margins.right())
     return label
 
 

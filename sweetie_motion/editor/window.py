@@ -7,6 +7,7 @@ can (unsaved changes, restore a backup, file names) and redraws what the present
 changed. Every widget a person (or a test) uses has an objectName.
 """
 
+import os
 import time
 from typing import Callable, Dict, List, Mapping, Optional
 
@@ -20,11 +21,14 @@ from PyQt5.QtWidgets import (
 )
 from sweetie_motion.console.views import RobotView3D
 from sweetie_motion.editor.messages import rows_count
-from sweetie_motion.editor.models import FIXED, ToleranceTableModel, WaypointTableModel
+from sweetie_motion.editor.models import (
+    ACTIVE, FIXED, SUPPORT, ToleranceTableModel, WaypointTableModel,
+)
 from sweetie_motion.editor.physics_line import PhysicsLine
 from sweetie_motion.editor.play_head import PlayHead, table_key
 from sweetie_motion.editor.presenter import EditorPresenter
 from sweetie_motion.editor.stop_first import StopActions, StopFirst
+from sweetie_motion.editor.support_strip import SupportStripDelegate
 from sweetie_motion.editor.table_checks import RowFinding, TableChecker
 from sweetie_motion.editor.table_commands import SPEED_RANGE
 from sweetie_motion.editor.teaching import RECORD_SMOOTHING
@@ -47,6 +51,11 @@ VIEWS_DELAY_MS = 60
 #: the longest texts of the result and the servos labels (their widths are made for these)
 RESULT_LONGEST = 'running 888.8 / 888.8 s'
 SERVOS_LONGEST = 'servos (88 chains): OFF'
+#: the tabs' pane is never narrower than its tabs need, up to this [px]
+TABS_WIDEST = 720
+#: what Load file... offers: our tables and trajectories, and the old robot's animations
+LOAD_FILE_FILTERS = ('tables and trajectories (*.yaml *.yml *.json);;YAML (*.yaml *.yml);;'
+                     "the old robot's animations (*.json);;all files (*)")
 
 
 class EditorWindow(QMainWindow):
@@ -70,8 +79,12 @@ class EditorWindow(QMainWindow):
         #: the document name last put into the name selector: a name the user types there is
         #: kept through edits of the table, and replaced only when the document's name changes
         self._shown_name = ''
+        #: the document's generation shown (another one: a motion replaced the table)
+        self._shown_generation = -1
         self._robot_view_time = 0.0
         self._robot_follows = False
+        #: the 3D view shows the robot though a row is selected (Live, or a slider moved)
+        self._live = False
         #: the motion checks of the table, run in a thread after each change (no model: none)
         self.table_checker = TableChecker(self.model) if self.model is not None else None
         self.setWindowTitle(presenter.title)
@@ -84,7 +97,7 @@ class EditorWindow(QMainWindow):
         self._wire()
         #: what each of the presenter's topics redraws (every topic has one)
         self._views: Dict[str, Callable[[], None]] = {
-            'document': self._show_document, 'selection': self._show_selection,
+            'document': self._show_document, 'selection': self._selection_shown,
             'pose': self._show_pose, 'links': self._show_links,
             'execution': self._show_execution, 'servos': self._show_servos,
             'message': self._show_message, 'names': self._show_names,
@@ -125,8 +138,11 @@ class EditorWindow(QMainWindow):
         tabs_pane.setFrameShape(QFrame.NoFrame)
         tabs_pane.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         tabs_pane.setWidget(self.tabs)
+        # ... but at 1366 x 768 it is as wide as the tabs need: "Set robot pose" read
+        # "Set robot", cut by the pane's edge
+        tabs_pane.setMinimumWidth(min(self.tabs.minimumSizeHint().width(), TABS_WIDEST))
         splitter.addWidget(tabs_pane)
-        self.sliders = JointSliders(self.model, self.presenter.move_joint)
+        self.sliders = JointSliders(self.model, self._slider_moved)
         splitter.addWidget(self.sliders)
         views = QSplitter(Qt.Vertical)
         self.trajectory_plot = TrajectoryPlot(self.model)
@@ -154,7 +170,7 @@ class EditorWindow(QMainWindow):
         views.addWidget(timeline)
         views.addWidget(self.robot_view)
         splitter.addWidget(views)
-        splitter.setSizes([640, 280, 480])
+        splitter.setSizes([660, 260, 460])
         layout.addWidget(splitter, 1)
         layout.addLayout(self._build_commands())
         self.links_panel = LinkPanel()
@@ -241,10 +257,24 @@ class EditorWindow(QMainWindow):
         layout = QVBoxLayout(tab)
         self.table = QTableView()
         self.table.setObjectName('waypoint_table')
-        self.table_model = WaypointTableModel(self.presenter)
+        self.table_model = WaypointTableModel(self.presenter, self.leg_places())
         self.table.setModel(self.table_model)
+        # the support strip next to the time: one tick per leg (the support/ columns it
+        # shows are hidden among the joints)
+        self.support_delegate = SupportStripDelegate(
+            lambda row, leg, on: self.presenter.table.set_support([row], leg, on), self.table)
+        self.table.setItemDelegateForColumn(SUPPORT, self.support_delegate)
+        self.table.horizontalHeader().resizeSection(
+            SUPPORT, SupportStripDelegate.width_for(len(self.presenter.legs)))
+        # the on/off box needs no more than its header
+        self.table.horizontalHeader().resizeSection(
+            ACTIVE, self.table.fontMetrics().horizontalAdvance('on') + 30)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        # the row numbers' column is as wide as a flagged row's ("123 !") from the start: the
+        # columns do not shift (nor the table scroll) when the checks flag or clear a row
+        header = self.table.verticalHeader()
+        header.setMinimumWidth(header.fontMetrics().horizontalAdvance('888 !') + 12)
         layout.addWidget(self.table, 1)
         row = QHBoxLayout()
         self.add_pose_button = push_button('Add pose', 'add_pose_button',
@@ -301,6 +331,28 @@ class EditorWindow(QMainWindow):
         named.addStretch(1)
         layout.addLayout(named)
         return tab
+
+    def leg_places(self) -> Dict[str, str]:
+        """Return where each support leg is ('leg1' -> 'front left'; the robot's config)."""
+        places = {}
+        for leg in self.presenter.legs:
+            place = None
+            if self.model is not None:
+                try:
+                    place = self.model.get_chain_property(leg, 'place')
+                except Exception:  # noqa: B902 -- a leg the model does not know keeps its name
+                    place = None
+            places[leg] = str(place) if place else leg
+        return places
+
+    def _hide_support_columns(self) -> None:
+        """Hide the support/ columns among the joints: the strip shows and sets them."""
+        joints = self.presenter.waypoints.joints
+        for column, joint in enumerate(joints, start=FIXED):
+            self.table.setColumnHidden(column, joint.startswith(SUPPORT_PREFIX))
+        self.table.setColumnHidden(SUPPORT, not self.presenter.legs)
+        self.table.horizontalHeader().resizeSection(
+            SUPPORT, SupportStripDelegate.width_for(len(self.presenter.legs)))
 
     def _build_setup_tab(self) -> QWidget:
         tab = QWidget()
@@ -519,6 +571,8 @@ class EditorWindow(QMainWindow):
         self.accept_record_button.clicked.connect(self.accept_recording)
         self.discard_record_button.clicked.connect(p.teaching.discard)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        # a click on the selected row after Live shows that row again
+        self.table.pressed.connect(lambda _: self._selection_shown() if self._live else None)
         # the plot shows the joint of the column a person is on
         self.table.selectionModel().currentColumnChanged.connect(lambda *_: self._show_plot())
 
@@ -655,12 +709,27 @@ class EditorWindow(QMainWindow):
     def _show_document(self) -> None:
         p = self.presenter
         current = self.table.currentIndex()
+        # a reset (rows that came or went) scrolls the view home: it stays where it was, and
+        # the selection is scrolled to only if it is out of sight
+        scrolled = (self.table.horizontalScrollBar().value(),
+                    self.table.verticalScrollBar().value())
         self._syncing = True   # a reset empties the view's selection: keep the presenter's
         try:
             self.table_model.refresh()
             self.tolerance_model.refresh()
+            self._hide_support_columns()
+            if p.document.generation == self._shown_generation:
+                self.table.horizontalScrollBar().setValue(scrolled[0])
+                self.table.verticalScrollBar().setValue(scrolled[1])
         finally:
             self._syncing = False
+        replaced = p.document.generation != self._shown_generation
+        if replaced:
+            # another motion (New, Load, a file, a backup): the play head starts over
+            self._shown_generation = p.document.generation
+            self._end_scrub()
+        else:
+            self._keep_play_head_in_span()
         self._show_selection(current.column() if current.isValid() else 0)
         self.setWindowTitle(p.title)
         self.modified_label.setText('unsaved changes' if p.document.modified else '')
@@ -673,9 +742,9 @@ class EditorWindow(QMainWindow):
         self.goal_time.blockSignals(True)
         self.goal_time.setValue(p.waypoints.goal_time_tolerance)
         self.goal_time.blockSignals(False)
-        if p.document.name != self._shown_name:
+        if p.document.name != self._shown_name or replaced:
             self._shown_name = p.document.name
-            if p.document.name:
+            if p.document.name or replaced:
                 self.name_combo.setEditText(p.document.name)
         self._fill_joint_tree()
         self.sliders.show_animation_joints(p.waypoints.joints)
@@ -688,8 +757,9 @@ class EditorWindow(QMainWindow):
         #: the play head's table time [s] (None: the 3D view shows the robot)
         self.play_head_time: Optional[float] = None
         self.live_button = push_button('Live', 'play_head_live', 'the 3D view shows the '
-                                       'robot again (the play head goes)')
-        self.live_button.clicked.connect(self._end_scrub)
+                                       'robot, also while a row is selected (the play head '
+                                       'goes; a row clicked is shown again)')
+        self.live_button.clicked.connect(self._go_live)
         pane, self.play_head_slider, self.play_head_label = with_timeline(
             self.trajectory_plot, 'play head', 'play_head', 'the play head: drag it to see the '
             'motion between the rows in the 3D view and on the plot', 't = 000.00 s',
@@ -706,15 +776,53 @@ class EditorWindow(QMainWindow):
         self.play_head_time = first + (last - first) * value / PLAY_HEAD_STEPS
         self.play_head_label.setText(f't = {self.play_head_time:.2f} s')
         self.trajectory_plot.set_play_head(self.play_head_time)
+        self._live = False
         if self.presenter.table.selected_row is not None:
             self.presenter.table.select([])   # the play head's pose, not a row's
         self._show_robot(force=True)
 
+    def _go_live(self) -> None:
+        """Show the robot in the 3D view: no play head, and not the selected row."""
+        self._live = True
+        self._end_scrub()
+
+    def _slider_moved(self, joint: str, value: float) -> object:
+        """Move the robot as a person asks: the 3D view shows the robot, not the row."""
+        if not self._live:
+            self._live = True
+            self._end_scrub()
+        return self.presenter.move_joint(joint, value)
+
+    def _selection_shown(self) -> None:
+        """Show the rows the presenter selected (a click, Add pose) in the 3D view again."""
+        self._live = False
+        self._show_selection()
+
     def _end_scrub(self) -> None:
         self.play_head_time = None
         self.play_head_label.setText('')
+        self.play_head_slider.blockSignals(True)
+        self.play_head_slider.setValue(0)
+        self.play_head_slider.blockSignals(False)
         self.trajectory_plot.set_play_head(None)
         self._show_robot(force=True)
+
+    def _keep_play_head_in_span(self) -> None:
+        """Keep the play head within the active rows after an edit (it goes with them)."""
+        if self.play_head_time is None:
+            return
+        span = self._play_head.span(self.presenter.waypoints)
+        if span is None:
+            self._end_scrub()
+            return
+        first, last = span
+        self.play_head_time = min(max(self.play_head_time, first), last)
+        fraction = (self.play_head_time - first) / (last - first) if last > first else 0.0
+        self.play_head_slider.blockSignals(True)
+        self.play_head_slider.setValue(int(round(fraction * PLAY_HEAD_STEPS)))
+        self.play_head_slider.blockSignals(False)
+        self.play_head_label.setText(f't = {self.play_head_time:.2f} s')
+        self.trajectory_plot.set_play_head(self.play_head_time)
 
     def _show_selection(self, column: Optional[int] = None) -> None:
         rows = self.presenter.table.selection
@@ -771,13 +879,14 @@ class EditorWindow(QMainWindow):
         # a selected row is shown, else the play head's pose, except while a motion runs: then
         # the robot, as it moves
         scrubbing = self.play_head_time is not None and p.execution is None
-        showing_row = (p.table.selected_row is not None or scrubbing) and p.execution is None
+        showing_row = (p.table.selected_row is not None or scrubbing) and \
+            p.execution is None and not self._live
         if not force and (showing_row or now - self._robot_view_time < ROBOT_VIEW_PERIOD):
             return
         self._robot_view_time = now
         # the QPainter view takes the pose at once: a frame costs about a millisecond
         pose = dict(p.current_pose)
-        row = p.table.selected_row if p.execution is None else None
+        row = p.table.selected_row if p.execution is None and not self._live else None
         if row is not None:
             pose.update(p.waypoints.pose(row))
         elif scrubbing:
@@ -796,6 +905,7 @@ class EditorWindow(QMainWindow):
             checked = self.table_checker.result if self.table_checker is not None else None
             self.robot_view.set_marks(checked.marks_at(moment) if checked is not None and
                                       moment is not None else None)
+            self.robot_view.set_hooves(self._hooves_at(row, moment))
             # after Simulate, a moment of the table shows the pony where the physics had it;
             # the robot itself is drawn where the physics robot has it (tilted, fallen)
             if moment is not None:
@@ -805,6 +915,31 @@ class EditorWindow(QMainWindow):
             else:
                 self.robot_view.set_base(p.base_pose)
             self.robot_view.redraw()
+
+    def _hooves_at(self, row: Optional[int], moment: Optional[float]
+                   ) -> Optional[Dict[str, bool]]:
+        """
+        Return the hooves the 3D view marks, as contact link -> supports.
+
+        The shown row's support (at the play head, the row's before it); None: the robot is
+        shown, or the table has no support columns.
+        """
+        waypoints = self.presenter.waypoints
+        if self.model is None or moment is None or not len(waypoints):
+            return None
+        if row is None:
+            before = [k for k in waypoints.active_indices()
+                      if waypoints.waypoints[k].time <= moment + 1e-9]
+            row = before[-1] if before else None
+        if row is None:
+            return None
+        hooves = {}
+        for leg, _, on in self.table_model.support(row):
+            contact = self.model.get_chain_property(leg, 'contact') \
+                if leg in self.model.list_chains() else None
+            if contact and on is not None:
+                hooves[str(contact)] = on
+        return hooves or None
 
     def _show_pose(self) -> None:
         first = self.joint_tree.topLevelItemCount() == 0
@@ -971,13 +1106,29 @@ class EditorWindow(QMainWindow):
 
     # --- actions that need the window ----------------------------------------------------------
 
-    def _ask_discard(self, what: str) -> bool:
+    def _ask_discard(self, what: str, then: Optional[Callable[[], object]] = None,
+                     name: Optional[str] = None) -> bool:
+        """
+        Ask Save / Discard / Cancel about unsaved changes before ``what``; return whether to go on.
+
+        :param then: what to do once Save stored the table (the asked action); without it, or
+            without a name to save under, the question offers only Discard and Cancel.
+        :param name: the name Save stores the table under (default: the name selector's).
+        """
         if not self.presenter.document.modified:
             return True
+        name = (self.name_combo.currentText() if name is None else name).strip()
+        buttons = QMessageBox.Discard | QMessageBox.Cancel
+        if then is not None and name:
+            buttons |= QMessageBox.Save
+        saved = f' (Save stores them as {name!r} first.)' if then is not None and name else \
+            ' (To keep them, name the trajectory and Save first.)' if then is not None else ''
         answer = self.stops.question('Unsaved changes',
                                      f'The trajectory has unsaved changes. Discard them and '
-                                     f'{what}?', QMessageBox.Discard | QMessageBox.Cancel,
-                                     QMessageBox.Cancel, name='discard_question')
+                                     f'{what}?{saved}', buttons, QMessageBox.Cancel,
+                                     name='discard_question')
+        if answer == QMessageBox.Save:
+            self.save(then=then, name=name)
         return answer == QMessageBox.Discard
 
     def _keep_or_give_up_recording(self) -> bool:
@@ -994,21 +1145,36 @@ class EditorWindow(QMainWindow):
 
     def new_trajectory(self) -> None:
         """Start an empty trajectory (after asking about unsaved changes)."""
-        if self._ask_discard('start a new trajectory'):
-            self.presenter.table.new_trajectory()
-            self.name_combo.setEditText('')
-            if not self.presenter.waypoints.joints:
-                self.tabs.setCurrentIndex(1)
+        if self._ask_discard('start a new trajectory', self._new_trajectory):
+            self._new_trajectory()
+
+    def _new_trajectory(self) -> None:
+        self.presenter.table.new_trajectory()
+        self.name_combo.setEditText('')
+        if not self.presenter.waypoints.joints:
+            self.tabs.setCurrentIndex(1)
 
     def load(self) -> None:
         """Load the named trajectory from the storage node."""
         name = self.name_combo.currentText()
-        if self._ask_discard(f'load {name.strip()!r}'):
+        # the selector holds the name to load: Save keeps the table under its own name
+        if self._ask_discard(f'load {name.strip()!r}', lambda: self.presenter.files.load(name),
+                             self.presenter.document.name):
             self.presenter.files.load(name)
 
-    def save(self) -> None:
-        """Save under the name in the selector; ask before another stored one is replaced."""
-        name = self.name_combo.currentText().strip()
+    def save(self, close_after: bool = False,
+             then: Optional[Callable[[], object]] = None, name: Optional[str] = None) -> None:
+        """
+        Save under the name in the selector; ask before another stored one is replaced.
+
+        :param close_after: the window closes once the storage has it.
+        :param then: what follows once the storage has it (see :meth:`_ask_discard`).
+        :param name: the name to save under (default: the selector's).
+        """
+        if name is None:
+            name = self.name_combo.currentText().strip() or (
+                self.presenter.document.name if close_after else '')
+        name = name.strip()
         overwrite = self.presenter.files.overwrites(name)
         if overwrite:
             answer = self.stops.question(
@@ -1020,7 +1186,8 @@ class EditorWindow(QMainWindow):
             if answer != QMessageBox.Save:
                 self.presenter.say(f'not saved: {name!r} kept as it was')
                 return
-        self.presenter.files.save(name, overwrite=overwrite)
+        self.presenter.files.save(name, overwrite=overwrite, close_after=close_after,
+                                  then=then)
 
     def accept_recording(self) -> None:
         """Make the recorded keyframes the table; ask before the table's rows are replaced."""
@@ -1060,13 +1227,19 @@ class EditorWindow(QMainWindow):
         return self.presenter.files.dump(path)
 
     def load_file(self, path: Optional[str] = None) -> bool:
-        """Read a table or trajectory file (asks for it without ``path``)."""
-        if not self._ask_discard('load a file'):
-            return False
+        """
+        Read a table or trajectory file: ours (YAML) or the old robot's (JSON).
+
+        Asks for the file without ``path``, then about unsaved changes.
+        """
         if path is None:
-            path = self.stops.ask_file('Load a table', '', 'YAML (*.yaml)')
+            path = self.stops.ask_file('Load a table', '', LOAD_FILE_FILTERS)
             if not path:
                 return False
+        chosen = path
+        if not self._ask_discard(f'load {os.path.basename(path)}',
+                                 lambda: self.presenter.files.load_file(chosen)):
+            return False
         return self.presenter.files.load_file(path)
 
     def restore_backup(self, path: Optional[str] = None) -> bool:
@@ -1133,8 +1306,9 @@ class EditorWindow(QMainWindow):
             p.files.closing(discard=True)
             event.accept()
         elif answer == QMessageBox.Save:
-            # closes when the storage has it (the presenter says 'close'); stays if refused
-            p.files.save(self.name_combo.currentText() or p.document.name, close_after=True)
+            # closes when the storage has it (the presenter says 'close'); stays if refused;
+            # a stored name (a built-in's) is asked about as Save asks
+            self.save(close_after=True)
             event.ignore()
         else:
             event.ignore()

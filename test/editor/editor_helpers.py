@@ -277,3 +277,103 @@ def add_poses(qtbot, robot, editor: Editor, poses: List[dict],
 def shown_whole(label) -> bool:
     """Return whether a label's text fits its width (stumble 16: "running 3.0 /", "OF")."""
     return label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()
+
+
+def cut_texts(window) -> List[str]:
+    """
+    Return what a person sees cut in ``window``, in words.
+
+    Every visible label and button whose text is wider (or, wrapped, taller) than the widget.
+
+    A label that elides its text ("..." at the end) with the full text in its tooltip is not
+    cut: the person sees that there is more, and where to read it. Painted texts of the 3D view
+    are judged by the view itself (``texts``: (full, shown) pairs).
+    """
+    from PyQt5.QtCore import QRect, Qt
+    from PyQt5.QtGui import QFontMetrics
+    from PyQt5.QtWidgets import (
+        QAbstractButton, QCheckBox, QLabel, QPushButton, QRadioButton, QStyle,
+        QStyleOptionButton, QWidget,
+    )
+    cut = []
+
+    def elided(widget, shown: str, text: str) -> bool:
+        return shown.endswith('…') and shown[:-1].rstrip() in text and \
+            text in widget.toolTip()
+
+    for widget in window.findChildren(QLabel) + window.findChildren(QAbstractButton):
+        if not widget.isVisibleTo(window) or not widget.isVisible():
+            continue
+        text = widget.text().replace('&&', '\0').replace('&', '').replace('\0', '&')
+        if not text.strip() or (isinstance(widget, QLabel) and (
+                widget.textFormat() == Qt.RichText or '<' in text)):
+            continue
+        metrics = widget.fontMetrics()
+        name = f'{type(widget).__name__} {widget.objectName() or "(unnamed)"} {text!r}'
+        # the text partly under another widget or beyond its pane's edge ("Set robot p", a
+        # lone "t"): the text's span (left-aligned labels, centred buttons) must be in sight
+        seen = widget.visibleRegion().boundingRect()
+        shown = widget.shown_text() if callable(getattr(widget, 'shown_text', None)) else text
+        wide = min(max(metrics.horizontalAdvance(line) for line in shown.split('\n')) + 4,
+                   widget.width())
+        if isinstance(widget, QLabel) and not widget.alignment() & Qt.AlignHCenter:
+            left = widget.contentsRect().left() if widget.alignment() & Qt.AlignLeft or \
+                not widget.alignment() & Qt.AlignRight else widget.width() - wide
+        else:
+            left = (widget.width() - wide) // 2
+        parent = widget.parentWidget()
+        over = [s for s in (parent.findChildren(QWidget) if parent is not None else [])
+                if s.parentWidget() is parent and s is not widget and s.isVisible() and
+                s.geometry().intersects(widget.geometry()) and
+                widget.isAncestorOf(s) is False and not s.isAncestorOf(widget)]
+        if over:
+            names = ', '.join(o.objectName() or type(o).__name__ for o in over)
+            cut.append(f'{name}: lies under {names}')
+            continue
+        end = min(left + wide, widget.width())
+        if not seen.isEmpty() and (seen.left() > left or seen.right() < end - 2 or
+                                   seen.height() < min(widget.height(), metrics.height())):
+            cut.append(f'{name}: {seen.width()} x {seen.height()} of {widget.width()} x '
+                       f'{widget.height()} px in sight')
+            continue
+        if isinstance(widget, QLabel):
+            shown = widget.shown_text() if callable(getattr(widget, 'shown_text', None)) \
+                else text
+            if shown != text and not elided(widget, shown, text):
+                cut.append(f'{name}: shows {shown!r} without the rest in its tooltip')
+            room = widget.contentsRect()
+            if widget.wordWrap():
+                font = widget.font()
+                font.setBold(font.bold() or 'bold' in widget.styleSheet())
+                needed = QFontMetrics(font).boundingRect(
+                    QRect(0, 0, max(room.width() - 4, 1), 1 << 20), Qt.TextWordWrap,
+                    shown).height()
+                if needed > room.height():
+                    cut.append(f'{name}: needs {needed} px high, has {widget.height()}')
+            else:
+                lines = shown.split('\n')
+                wide = max(metrics.horizontalAdvance(line) for line in lines)
+                if wide > room.width():
+                    cut.append(f'{name}: needs {wide} px, has {room.width()}')
+                high = metrics.lineSpacing() * len(lines)
+                if high > room.height() + 2:
+                    cut.append(f'{name}: needs {high} px high, has {room.height()}')
+            continue
+        option = QStyleOptionButton()
+        widget.initStyleOption(option)
+        element = (QStyle.SE_CheckBoxContents if isinstance(widget, QCheckBox) else
+                   QStyle.SE_RadioButtonContents if isinstance(widget, QRadioButton) else
+                   QStyle.SE_PushButtonContents if isinstance(widget, QPushButton) else None)
+        if element is None:
+            continue
+        room = widget.style().subElementRect(element, option, widget).width()
+        wide = metrics.horizontalAdvance(text)
+        if wide > room:
+            cut.append(f'{name}: needs {wide} px, has {room}')
+    for view in window.findChildren(QWidget):
+        texts = getattr(view, 'painted_texts', None)
+        if view.isVisible() and callable(texts):
+            for full, shown in texts():
+                if shown != full and not (shown.endswith('…') and full in view.toolTip()):
+                    cut.append(f'{type(view).__name__} paints {full!r} as {shown!r}')
+    return cut
