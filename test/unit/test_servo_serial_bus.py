@@ -406,6 +406,7 @@ def test_a_scan_asks_several_ids_at_once_within_a_third_of_a_period(baud, at_lea
 
 # --- faults -------------------------------------------------------------------------------------
 
+@pytest.mark.serial   # 'lost' is 3 missed replies: a starved simulator loses its servo too
 def test_lost_servo_keeps_its_measurement_and_comes_back(rig):
     bus = rig.start([(1, 0.1), (2, 0.2)], lost_after=3, late_grace=0.05)
     rig.sims[0].control.fault('silent=2+1.0')
