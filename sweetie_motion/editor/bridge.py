@@ -107,6 +107,7 @@ class EditorBridge(BridgeBase):
         from sweetie_motion_msgs.msg import SupportState
         from sweetie_motion_msgs.srv import SetChainsTorque
         super().__init__()
+        self._closed = False
         self.node = node
         declare_table(node, self.PARAMETERS)
         self.values: Dict[str, Any] = read_table(node, self.PARAMETERS)
@@ -173,7 +174,8 @@ class EditorBridge(BridgeBase):
         return f'/{namespace}/{relative}' if namespace else f'/{relative}'
 
     def close(self) -> None:
-        """Release the clients (the node's owner destroys the node)."""
+        """Release the clients (the node's owner destroys the node); poll says nothing after."""
+        self._closed = True
         self._action.destroy()
         self.pendant.destroy()
 
@@ -228,6 +230,8 @@ class EditorBridge(BridgeBase):
 
     def poll(self) -> List[object]:
         """Return the events that arrived since the last call, and those of the deadlines."""
+        if self._closed:
+            return []   # a window's timer may tick once more after its bridge is gone
         now = time.monotonic()
         events: List[object] = []
         pose, fresh = self._take_pose(now)
