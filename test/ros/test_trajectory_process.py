@@ -293,11 +293,15 @@ def test_blocked_joint_aborts_with_path_tolerance_violated(pony):
 
 def test_preemption_switches_without_a_jump(pony):
     since = ros_now(pony)
-    first = send(pony, pony.fjt, fjt_goal(['joint52'], [[1.0], [0.0]], [1.5, 3.0]))
+    # what is judged is the reference; a loaded machine's virtual robot may lag it by more
+    # than the test config's 0.3 rad at full speed, which is no concern of this test
+    loose = [JointTolerance(name='joint52', position=1.0)]
+    first = send(pony, pony.fjt, fjt_goal(['joint52'], [[1.0], [0.0]], [1.5, 3.0],
+                                          path_tolerance=loose))
     # preempt mid-motion: once the first motion is well under way, whatever the machine's load
     wait_for(lambda: pony.position('joint52', 'reference') > 0.35, 20,
              message='the first motion under way')
-    second = run(pony, pony.fjt, fjt_goal(['joint52'], [[-0.4]], [1.2]))
+    second = run(pony, pony.fjt, fjt_goal(['joint52'], [[-0.4]], [1.2], path_tolerance=loose))
     old = wait_future(first.get_result_async(), 10)
     assert old.status == GoalStatus.STATUS_ABORTED
     assert 'preempted' in old.result.error_string
@@ -439,6 +443,9 @@ def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
     since = ros_now(pony)
     result = run(pony, pony.play, PlayTrajectory.Goal(name='nod'))
     assert result.status == GoalStatus.STATUS_SUCCEEDED, result.result.error_string
+    # nod ends at zero: wait for the last references to arrive (a loaded machine delays them)
+    wait_for(lambda: abs(pony.position('joint53', 'reference')) < 0.05, 10,
+             message='the reference of joint53 at the end of nod')
     stamps, positions, _ = references(pony, since, 'joint53')
     assert np.abs(np.diff(positions)).max() < 0.05
     assert positions[-1] == pytest.approx(0.0, abs=0.05)
