@@ -9,6 +9,7 @@ states, switch the torque off and pose the robot by hand, ask the servos, identi
 """
 
 from pathlib import Path
+import re
 import signal
 import subprocess
 import sys
@@ -236,6 +237,12 @@ def test_the_state_publishers_dds_threads_are_not_real_time(pony):
         threads
 
 
+def under_way(output: str) -> bool:
+    """Return whether identify's progress says 5 % of the excitation or more is played."""
+    # a loaded machine skips progress lines: 0 %, then 8 %
+    return any(int(done) >= 5 for done in re.findall(r'\((\d+)%\)', output))
+
+
 def identify_process(*args: str) -> Process:
     return Process([sys.executable, '-m', 'sweetie_motion.cli', 'servo', 'identify',
                     '--namespace', NS, *args], 'identify')
@@ -278,7 +285,7 @@ EXCITATION_STARTS_WITHIN = 90.0
 def test_ctrl_c_stops_the_excitation_and_aborts_the_identification(pony):
     first = identify_process('--joints', 'joint11', '--png', '')
     try:
-        wait_for(lambda: '(5%)' in first.output() or '(6%)' in first.output(),
+        wait_for(lambda: under_way(first.output()),
                  EXCITATION_STARTS_WITHIN, period=0.1, message='the excitation under way')
         moving = pony.position('joint11', 'reference')
         code = first.stop(signal.SIGINT, timeout=30)
@@ -341,7 +348,7 @@ def test_a_killed_identify_stops_the_excitation_within_half_a_second(pony):
     # the identification itself runs on until someone aborts it (the way out a user has)
     killed = identify_process('--joints', 'joint11', '--png', '')
     try:
-        wait_for(lambda: '(5%)' in killed.output() or '(6%)' in killed.output(),
+        wait_for(lambda: under_way(killed.output()),
                  EXCITATION_STARTS_WITHIN, period=0.1,
                  message=lambda: f'the excitation under way; identify said:\n{killed.output()}')
         from stopping import judge_stop
