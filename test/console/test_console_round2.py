@@ -2,13 +2,11 @@
 The console's stumbles of issue #37 that need no arm, driven through the window at 1366 x 768.
 
 The console runs without its motion process (a namespace nobody serves): what is tested is the
-window's own work, Save as... here.
+window's own work: what it shows at that size.
 """
 
-from console_helpers import Console, until
-from PyQt5.QtCore import Qt
-from PyQt5.QtTest import QTest
-from PyQt5.QtWidgets import QApplication, QFileDialog, QLineEdit
+from console_helpers import Console
+from PyQt5.QtWidgets import QApplication
 import pytest
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -28,26 +26,6 @@ def lone_console(qtbot, arm_model, tmp_path):
         yield console
     finally:
         console.close()
-
-
-def test_save_as_adds_txt_to_a_bare_name(qtbot, lone_console, tmp_path):
-    from test_editor_round2 import in_dialog
-    window = lone_console.window
-    window.editor.setPlainText('HOME\nMOVL Z800 F100\n')
-
-    def type_bare_name(dialog) -> None:
-        # the person looks at every file, then types a name without a suffix
-        dialog.selectNameFilter('all files (*)')
-        name = dialog.findChild(QLineEdit, 'fileNameEdit')
-        QTest.keyClicks(name, str(tmp_path / 'wave_twice'))
-        QTest.keyClick(name, Qt.Key_Return)
-    in_dialog(qtbot, QFileDialog, type_bare_name,
-              lambda: qtbot.mouseClick(window.save_as_button, Qt.LeftButton))
-    until(qtbot, lambda: (tmp_path / 'wave_twice.txt').exists(), 10, 'wave_twice.txt written')
-    assert not (tmp_path / 'wave_twice').exists()
-    assert (tmp_path / 'wave_twice.txt').read_text() == 'HOME\nMOVL Z800 F100\n'
-    assert lone_console.presenter.source == str(tmp_path / 'wave_twice.txt')
-    assert not window.isWindowModified()
 
 
 def test_nothing_is_cut_in_the_console_at_1366x768(qtbot, lone_console, artifacts_dir):

@@ -62,17 +62,32 @@ def in_dialog(qtbot, kind, handle, action, timeout: float = 60.0) -> None:
     done = []
     deadline = time.monotonic() + timeout
 
+    failed = []
+
+    def give_up() -> None:
+        # a dialog left open would hold the test in its event loop for ever: close it
+        modal = QApplication.activeModalWidget()
+        if modal is not None:
+            modal.close()
+
     def look() -> None:
         found = [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and
                  w.isVisible()]
         if found:
             done.append(found[-1])
-            handle(found[-1])
+            try:
+                handle(found[-1])
+            except Exception as error:  # noqa: B902 -- said after the dialog is closed
+                failed.append(error)
+                give_up()
         elif time.monotonic() < deadline:
             QTimer.singleShot(50, look)
+        else:
+            give_up()
     QTimer.singleShot(50, look)
     action()
     until(qtbot, lambda: done, timeout, f'a {kind.__name__} to open')
+    assert not failed, f'handling the {kind.__name__}: {failed[0]!r}'
 
 
 def double_click_and_type(qtbot, table, pos, text: str) -> None:
