@@ -55,17 +55,25 @@ def pytest_configure(config):
 #: folders whose tests share session-scoped processes: under pytest-xdist they stay on one worker
 #: (the editor's motion process is started once and ended after its folder's last test)
 _ONE_WORKER_FOLDERS = ('editor',)
+#: files whose bringups run heavy real-time work (the servo simulators and line threads, the
+#: physics stepped in the cycle): two at once on 2 cores starve every normal thread (a
+#: bringup's executor answered nothing for 60 s), so they take turns on one worker
+_REAL_TIME_FILES = ('test_servo_stack.py', 'test_parameters.py', 'test_servo_control_delay.py',
+                    'test_physics_robot.py')
 
 
 def pytest_collection_modifyitems(config, items):
     """
     Group the tests for pytest-xdist's ``--dist loadgroup``: a file stays on one worker.
 
-    A folder of :data:`_ONE_WORKER_FOLDERS` stays whole on one worker.
+    A folder of :data:`_ONE_WORKER_FOLDERS` stays whole on one worker, and the files of
+    :data:`_REAL_TIME_FILES` share one.
     """
     for item in items:
         folder = item.path.parent.name
         group = folder if folder in _ONE_WORKER_FOLDERS else str(item.path)
+        if item.path.name in _REAL_TIME_FILES:
+            group = 'real-time servo simulators'
         item.add_marker(pytest.mark.xdist_group(group))
 
 

@@ -26,7 +26,9 @@ from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import ServoModels
 import yaml
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+# serial: beside another worker's processes under pytest-xdist its bringup's executor answered
+# nothing for 60 s (its simulators and line threads run real-time); alone it holds
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 NS = 'pony_servos'
 #: the simulated servos' true alpha: the defaults with viscous and Coulomb friction changed
