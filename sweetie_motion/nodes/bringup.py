@@ -347,9 +347,15 @@ def wait_at_rest(executor: MotionExecutor, bringup: 'MotionBringup',
     """
     Spin ``executor`` until the reference rests for a while (a dead client's pendant stops it).
 
+    Rest alone is not enough: a motion that paused would end the wait while its client's goals
+    still run. Every pendant watch of the bringup's nodes must also have looked at its clients
+    after this wait began (the parent's end is then seen, its motions stopped).
+
     :return: whether it came to rest within ``timeout`` [s].
     """
-    deadline = time.monotonic() + timeout
+    began = time.monotonic()
+    deadline = began + timeout
+    watches = [watch for node in bringup.nodes for watch in node.pendant_watches()]
     resting_since = None
     while executor.context.ok() and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
@@ -362,7 +368,8 @@ def wait_at_rest(executor: MotionExecutor, bringup: 'MotionBringup',
             resting_since = None
         elif resting_since is None:
             resting_since = now
-        elif now - resting_since >= REST_CONFIRMED:
+        elif now - resting_since >= REST_CONFIRMED and all(
+                watch.looked is not None and watch.looked > began for watch in watches):
             return True
     return False
 

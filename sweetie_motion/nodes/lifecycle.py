@@ -27,6 +27,7 @@ from sweetie_motion.core.component import Component
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.params import declare_table, read_table
+from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.rclpy_private import change_state_service, RCLError
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.ros.conversions import joint_state_positions
@@ -285,6 +286,10 @@ class ManagedNode(LifecycleNode):
             self.get_logger().warning(f'move_by_hand ignored: {error}',
                                       throttle_duration_sec=5.0)
             return None
+
+    def pendant_watches(self) -> List[PendantWatch]:
+        """Return the watches over clients' pendants among this node's entities."""
+        return [e for e in getattr(self, '_entities', ()) if isinstance(e, PendantWatch)]
 
     def destroy_entities(self, entities: List[Any]) -> None:
         """Destroy the publishers, subscriptions, services, timers, action servers given."""

@@ -47,6 +47,8 @@ class PendantWatch:
         self._stopped: set = set()
         self._refused = set()
         self._last_check = time.monotonic()
+        #: when the last look at the clients ended (time.monotonic) [s]; None: not yet
+        self.looked: Optional[float] = None
         #: a client whose heartbeat names this is one whose process this node can see
         self._namespace = process_namespace()
         self._subscription = node.create_subscription(
@@ -90,3 +92,4 @@ class PendantWatch:
                 self.node.get_logger().warning(f'holding where a brake ends: '
                                                f'{lapse.describe()}')
                 self._hold(lapse)
+        self.looked = time.monotonic()
