@@ -195,6 +195,97 @@ class _Reach:
         off_circle = math.sqrt(radial @ radial) - self.radius
         return math.sqrt(off_circle * off_circle + along * along) - self.reach
 
+    @staticmethod
+    def of_chain(evaluator: Any, joints: Sequence[str], prismatic: np.ndarray,
+                 lower: np.ndarray, upper: np.ndarray) -> '_Reach':
+        """
+        Return where the tip can be at all, whatever the joint positions.
+
+        Consecutive joint origins of revolute joints keep their distance whatever the joint
+        positions (both are fixed in the link between them); a prismatic joint adds its
+        travel. Seen from the second joint's origin (the shoulder of an arm), which turns on a
+        circle about the first joint's axis, the rest of the chain reaches a sphere; the tip is
+        within that distance of the circle. The bound lets a target beyond reach fail at once.
+        """
+        model = evaluator.model
+        data = evaluator.create_data()
+        zero = np.zeros(len(joints))
+        q = evaluator.configuration(zero, np.empty(evaluator.nq))
+        pinocchio.forwardKinematics(model, data, q)
+        tip = pinocchio.updateFramePlacement(model, data, evaluator.frame_id).translation.copy()
+        ids = [model.getJointId(name) for name in joints]
+        points = [data.oMi[jid].translation.copy() for jid in ids] + [tip]
+        travel = np.where(prismatic, upper - lower, 0.0)
+        if len(joints) < 2 or prismatic[0] or not np.isfinite(travel).all():
+            reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
+            return _Reach(points[0], np.zeros(3), 0.0, reach + float(np.sum(travel)))
+        first = ids[0]
+        jacobian = pinocchio.computeJointJacobian(model, data, q, first)
+        axis = data.oMi[first].rotation @ jacobian[3:, model.joints[first].idx_v]
+        axis /= np.linalg.norm(axis)
+        arm = points[1] - points[0]
+        along = float(arm @ axis)
+        radius = float(np.linalg.norm(arm - along * axis))
+        reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points[1:], points[2:]))
+        return _Reach(points[0] + along * axis, axis, radius, reach + float(np.sum(travel[1:])))
+
+
+class _ArgumentCheck:
+    """
+    Checks of a ChainIK's arguments, each failure an :class:`IkInputError` naming the argument.
+
+    :param chain: the chain (named in the errors); :param joints: its joints, in chain order.
+    """
+
+    def __init__(self, chain: str, joints: Sequence[str]) -> None:
+        self.chain, self.joints = chain, tuple(joints)
+
+    def vector(self, argument: str, value: Any, size: int, allow_inf: bool = False,
+               per_joint: bool = True) -> np.ndarray:
+        """Return ``value`` as ``size`` numbers (per joint: an error names the joint)."""
+        try:
+            vector = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, f'expected {size} numbers', self.chain) from None
+        if vector.shape != (size,):
+            raise IkInputError(argument, f'shape {vector.shape}',
+                               f'expected {size} values (joints {", ".join(self.joints)})'
+                               if per_joint else f'expected {size} values', self.chain)
+        bad = np.isnan(vector) if allow_inf else ~np.isfinite(vector)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = f'joint {self.joints[i]!r}' if per_joint else f'entry {i}'
+            raise IkInputError(argument, vector.tolist(),
+                               f'{what} is {vector[i]} (NaN{"" if allow_inf else " or inf"})',
+                               self.chain)
+        return vector
+
+    def positive(self, argument: str, value: Any) -> float:
+        """Return ``value`` as a finite number > 0."""
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, 'expected a number', self.chain) from None
+        if not value > 0 or math.isinf(value):
+            raise IkInputError(argument, value, 'expected a finite number > 0', self.chain)
+        return value
+
+    def budget(self, argument: str, value: Any) -> float:
+        """Return ``value`` as a duration >= 0 [s]."""
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise IkInputError(argument, value, 'expected a duration [s]', self.chain) from None
+        if not value >= 0:
+            raise IkInputError(argument, value, 'expected a duration >= 0 [s]', self.chain)
+        return value
+
+    def count(self, argument: str, value: Any, minimum: int) -> int:
+        """Return ``value`` as an integer >= ``minimum``."""
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise IkInputError(argument, value, f'expected an integer >= {minimum}', self.chain)
+        return int(value)
+
 
 class _Workspace:
     """What one thread needs to solve: pinocchio Data, buffers, random generator."""
@@ -210,6 +301,102 @@ class _Workspace:
         # ChainIK._workspace sets these right after construction: they read this workspace.
         self.evaluate: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
         self.converged: Callable[[np.ndarray], bool]
+
+
+class _MovedLimits:
+    """
+    The limits of the joints a solver moves: steps come back within them, restarts sample them.
+
+    :param low: lower limits [rad or m] (-inf: none); :param high: upper limits (+inf: none);
+    :param continuous: which joints are continuous; :param prismatic: which are prismatic.
+    """
+
+    def __init__(self, low: np.ndarray, high: np.ndarray, continuous: np.ndarray,
+                 prismatic: np.ndarray) -> None:
+        self.lower, self.upper = low, high
+        # Random restarts sample the limits; a joint without a finite limit samples a span of
+        # _FREE_SPAN on the missing side(s), or [-pi, pi] when it has none.
+        finite_low, finite_high = np.isfinite(low), np.isfinite(high)
+        sample_low = np.where(finite_low, low, np.where(finite_high, high - 2 * _FREE_SPAN,
+                                                        -_FREE_SPAN))
+        sample_high = np.where(finite_high, high, np.where(finite_low, low + 2 * _FREE_SPAN,
+                                                           _FREE_SPAN))
+        self.sample_low, self.sample_high = sample_low, sample_high
+        self.wrap = continuous & ~finite_low & ~finite_high
+        self.any_wrap = bool(self.wrap.any())
+        self.periodic = ~prismatic & finite_low & finite_high
+        self.all_periodic = bool(self.periodic.all())
+        # Limits as centre +- half range: one comparison finds the joints outside. A joint
+        # without limits has an infinite half range; one with a single limit needs the
+        # general comparison (box False).
+        both, neither = finite_low & finite_high, ~finite_low & ~finite_high
+        self.box = bool(np.all(both | neither))
+        low_or_zero, high_or_zero = np.where(both, low, 0.0), np.where(both, high, 0.0)
+        self.centre = 0.5 * (low_or_zero + high_or_zero)
+        self.half_range = np.where(both, 0.5 * (high_or_zero - low_or_zero), math.inf)
+        self.negative_half_range = -self.half_range
+        self.centred = not self.centre.any()
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """Return a random configuration within the limits (a restart)."""
+        return rng.uniform(self.sample_low, self.sample_high)
+
+    def outside(self, trial: np.ndarray) -> np.ndarray:
+        """Return which joints of ``trial`` [rad or m] are outside the limits (bool mask)."""
+        if self.box:
+            if self.centred:
+                return np.abs(trial) > self.half_range
+            return np.abs(trial - self.centre) > self.half_range
+        return (trial < self.lower) | (trial > self.upper)
+
+    def project(self, trial: np.ndarray, outside: np.ndarray) -> np.ndarray:
+        """
+        Bring the joints of ``trial`` that are ``outside`` the limits back within them.
+
+        A revolute joint is an angle: it goes to the nearest allowed angle on the circle, so
+        a step past the middle of the forbidden arc lands on the far limit (the pose is the
+        same modulo 2 pi; only the final configuration matters, not a path). Other joints are
+        clamped. The other joints keep their step: solving the step again with the stopped
+        joints fixed costs more than it gains (measured on the arm, bench/ik.py).
+
+        :return: the projected trial [rad or m].
+        """
+        if self.all_periodic:
+            centre, half = self.centre, self.half_range
+            offset = np.remainder(trial - centre + math.pi, 2 * math.pi) - math.pi
+            clamped = np.minimum(np.maximum(offset, self.negative_half_range), half)
+            return np.where(outside, centre + clamped, trial)
+        projected = np.minimum(np.maximum(trial, self.lower), self.upper)
+        periodic = outside & self.periodic
+        if np.count_nonzero(periodic):
+            centre, half = self.centre[periodic], self.half_range[periodic]
+            offset = np.remainder(trial[periodic] - centre + math.pi, 2 * math.pi) - math.pi
+            projected[periodic] = centre + np.minimum(np.maximum(offset, -half), half)
+        return projected
+
+
+class _Run:
+    """
+    One solve across its attempts: its budgets, its counts and the best configuration met.
+
+    :param workspace: the calling thread's; :param start: when the solve began
+        (time.perf_counter) [s]; :param deadline: its wall-time guard [s];
+    :param seed: the seed in chain order, clamped into the limits;
+    :param iteration_budget: iterations allowed, all attempts together.
+    """
+
+    def __init__(self, workspace: _Workspace, start: float, deadline: float, seed: np.ndarray,
+                 iteration_budget: int) -> None:
+        self.workspace, self.start, self.deadline = workspace, start, deadline
+        self.seed, self.iteration_budget = seed, iteration_budget
+        self.iterations = self.attempts = 0
+        self.best_x: Optional[np.ndarray] = None
+        self.best_cost = math.inf
+        self.best_error: Optional[np.ndarray] = None
+
+    def keep(self, x: np.ndarray, cost: float, error: np.ndarray) -> None:
+        """Keep ``x`` as the best configuration so far."""
+        self.best_x, self.best_cost, self.best_error = x, cost, error
 
 
 _TARGET_FORMS = 'expected a 4x4 pose, a pinocchio.SE3 or (position-only task) a 3-vector'
@@ -254,6 +441,75 @@ def _read_target(target: Any, chain: str, needs_rotation: bool, position: np.nda
         position[:] = matrix
     else:
         raise IkInputError('target', f'shape {matrix.shape}', _TARGET_FORMS, chain)
+
+
+def _evaluation(evaluator: Any, workspace: _Workspace, free: Optional[np.ndarray],
+                rows: Optional[np.ndarray], root_weights: Optional[np.ndarray],
+                needs_rotation: bool) -> Callable:
+    """
+    Return ``evaluate(x) -> (error (6,), weighted error, weighted Jacobian)`` of a thread.
+
+    :param free: the indices of the moved joints (None: all); :param rows: the error rows
+        that count (None: all six); :param root_weights: their weights' roots (None: ones).
+    """
+    target_p, target_r = workspace.target_p, workspace.target_r
+    model, data, frame_id = evaluator.model, workspace.data, evaluator.frame_id
+    frame_jacobian = pinocchio.computeFrameJacobian
+    axes = pinocchio.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    placements = data.oMf
+    log3 = pinocchio.log3
+    configuration, q_buffer = evaluator.configuration, workspace.q
+    direct = evaluator.direct
+    columns = evaluator.columns
+    full = workspace.full
+    concatenate = np.concatenate
+    zeros = np.zeros(3)
+
+    if direct and columns is None and free is None and rows is None and root_weights is None:
+        def evaluate_lean(x):  # the common case, kept lean: it runs twice per iteration
+            jac = frame_jacobian(model, data, x, frame_id, axes)
+            placement = placements[frame_id]
+            error = concatenate((target_p - placement.translation,
+                                 log3(target_r @ placement.rotation.T)))
+            return error, error, jac
+        return evaluate_lean
+
+    def evaluate(x):
+        if free is not None:
+            full[free] = x
+            x = full
+        q = x if direct else configuration(x, q_buffer)
+        jac = frame_jacobian(model, data, q, frame_id, axes)
+        if columns is not None:
+            jac = jac[:, columns]
+        if free is not None:
+            jac = jac[:, free]
+        placement = placements[frame_id]
+        rotation_error = log3(target_r @ placement.rotation.T) if needs_rotation else zeros
+        error = concatenate((target_p - placement.translation, rotation_error))
+        werr, wjac = (error, jac) if rows is None else (error[rows], jac[rows])
+        if root_weights is not None:
+            werr = werr * root_weights
+            wjac = wjac * root_weights[:, None]
+        return error, werr, wjac
+    return evaluate
+
+
+def _convergence(position_rows: np.ndarray, orientation_rows: np.ndarray,
+                 position_tolerance: float, orientation_tolerance: float) -> Callable:
+    """Return ``converged(error (6,)) -> bool`` for a task's rows and tolerances."""
+    tol_p2 = position_tolerance ** 2
+    tol_r2 = orientation_tolerance ** 2
+    if position_rows.size == 3 and orientation_rows.size == 3:
+        def converged_6d(error):
+            p, r = error[:3], error[3:]
+            return p @ p <= tol_p2 and r @ r <= tol_r2
+        return converged_6d
+
+    def converged(error):
+        p, r = error[position_rows], error[orientation_rows]
+        return p @ p <= tol_p2 and r @ r <= tol_r2
+    return converged
 
 
 _EYE3 = np.eye(3)
@@ -309,34 +565,60 @@ class ChainIK:
         self.joints: Tuple[str, ...] = tuple(info.joints)
         self.tip = info.tip
         self._evaluator = kinematics.evaluator(info, info.tip)
-        n = len(self.joints)
-        self._n = n
+        self._check = _ArgumentCheck(chain, self.joints)
+        self._n = len(self.joints)
+        self._read_task(task, weights)
+        self.position_tolerance = self._check.positive('position_tolerance', position_tolerance)
+        self.orientation_tolerance = self._check.positive('orientation_tolerance',
+                                                          orientation_tolerance)
+        self.time_guard = self._check.budget('time_guard', time_guard)
+        self.max_iterations = self._check.count('max_iterations', max_iterations, 0)
+        self.max_attempts = (None if max_attempts is None
+                             else self._check.count('max_attempts', max_attempts, 1))
+        joint_info = [model.get_joint_info(name) for name in self.joints]
+        self._prismatic = np.array([j.joint_type == 'prismatic' for j in joint_info])
+        free = self._read_limits(joint_info, lower, upper, fixed_joints)
+        self._limits = _MovedLimits(self.lower[free], self.upper[free],
+                                    self._evaluator.continuous[free], self._prismatic[free])
+        self._m = int(free.sum())
+        self._prepare_weights()
+        self._reach = _Reach.of_chain(self._evaluator, self.joints, self._prismatic, self.lower,
+                                      self.upper)
+        self._seed_sequence = np.random.SeedSequence(random_seed)
+        self._restart_seed = 0 if random_seed is None else random_seed
+        self._local = threading.local()
+        self._spawn_lock = threading.Lock()
+
+    # --- validation ----------------------------------------------------------------------------
+
+    def _read_task(self, task: str, weights: Optional[ArrayLike]) -> None:
+        """Validate the task and its six weights (x, y, z, rx, ry, rz)."""
         if task not in TASKS:
-            raise IkInputError('task', task, f'expected one of {", ".join(TASKS)}', chain)
+            raise IkInputError('task', task, f'expected one of {", ".join(TASKS)}', self.chain)
         self.task = task
         if weights is None:
             weights = (1.0,) * 6 if task == 'pose' else (1.0, 1.0, 1.0, 0.0, 0.0, 0.0)
         elif task == 'position':
             raise IkInputError('weights', weights,
                                'weights are for a pose task; a position task weighs x, y, z '
-                               'alike and leaves the orientation free', chain)
-        weights = self._vector('weights', weights, 6, per_joint=False)
-        if np.any(weights < 0) or not np.any(weights[:3] > 0) and not np.any(weights[3:] > 0):
-            raise IkInputError('weights', weights.tolist(),
-                               'expected six weights >= 0, at least one > 0', chain)
-        self.weights = weights
-        self.position_tolerance = self._positive('position_tolerance', position_tolerance)
-        self.orientation_tolerance = self._positive('orientation_tolerance',
-                                                    orientation_tolerance)
-        self.time_guard = self._budget('time_guard', time_guard)
-        self.max_iterations = self._count('max_iterations', max_iterations, 0)
-        self.max_attempts = (None if max_attempts is None
-                             else self._count('max_attempts', max_attempts, 1))
+                               'alike and leaves the orientation free', self.chain)
+        vector = self._check.vector('weights', weights, 6, per_joint=False)
+        if np.any(vector < 0) or not np.any(vector[:3] > 0) and not np.any(vector[3:] > 0):
+            raise IkInputError('weights', vector.tolist(),
+                               'expected six weights >= 0, at least one > 0', self.chain)
+        self.weights = vector
 
-        joint_info = [model.get_joint_info(name) for name in self.joints]
-        low = np.array([j.lower for j in joint_info]) if lower is None else self._vector(
+    def _read_limits(self, joint_info: Sequence[Any], lower: Optional[ArrayLike],
+                     upper: Optional[ArrayLike], fixed_joints: Sequence[str]) -> np.ndarray:
+        """
+        Validate the limits and the fixed joints; set them.
+
+        :return: which joints of the chain the solver moves (bool mask, chain order).
+        """
+        n, chain = self._n, self.chain
+        low = np.array([j.lower for j in joint_info]) if lower is None else self._check.vector(
             'lower', lower, n, allow_inf=True)
-        high = np.array([j.upper for j in joint_info]) if upper is None else self._vector(
+        high = np.array([j.upper for j in joint_info]) if upper is None else self._check.vector(
             'upper', upper, n, allow_inf=True)
         bad = np.flatnonzero(~(low <= high))
         if bad.size:
@@ -362,35 +644,11 @@ class ChainIK:
         self.fixed_joints = tuple(j for j in self.joints if j in fixed_joints)
         #: indices of the joints the solver moves, None when it moves all of them
         self._free = None if free.all() else np.flatnonzero(free)
-        # Everything below is about the joints the solver moves.
-        low, high = low[free], high[free]
-        continuous = self._evaluator.continuous[free]
-        self._prismatic = np.array([j.joint_type == 'prismatic' for j in joint_info])
-        prismatic = self._prismatic[free]
-        self._lower, self._upper = low, high
-        self._m = int(free.sum())
-        # Random restarts sample the limits; a joint without a finite limit samples a span of
-        # _FREE_SPAN on the missing side(s), or [-pi, pi] when it has none.
-        finite_low, finite_high = np.isfinite(low), np.isfinite(high)
-        sample_low = np.where(finite_low, low, np.where(finite_high, high - 2 * _FREE_SPAN,
-                                                        -_FREE_SPAN))
-        sample_high = np.where(finite_high, high, np.where(finite_low, low + 2 * _FREE_SPAN,
-                                                           _FREE_SPAN))
-        self._sample_low, self._sample_high = sample_low, sample_high
-        self._wrap = continuous & ~finite_low & ~finite_high
-        self._any_wrap = bool(self._wrap.any())
-        self._periodic = ~prismatic & finite_low & finite_high
-        # Limits as centre +- half range: one comparison finds the joints outside. A joint
-        # without limits has an infinite half range; one with a single limit needs the
-        # general comparison (_box False).
-        both, neither = finite_low & finite_high, ~finite_low & ~finite_high
-        self._box = bool(np.all(both | neither))
-        low_or_zero, high_or_zero = np.where(both, low, 0.0), np.where(both, high, 0.0)
-        self._centre = 0.5 * (low_or_zero + high_or_zero)
-        self._half_range = np.where(both, 0.5 * (high_or_zero - low_or_zero), math.inf)
-        self._negative_half_range = -self._half_range
-        self._centred = not self._centre.any()
+        return free
 
+    def _prepare_weights(self) -> None:
+        """Precompute which error rows count, their weights and the tolerance bound."""
+        weights = self.weights
         rows = np.flatnonzero(weights > 0)
         self._rows = None if rows.size == 6 else rows
         root = np.sqrt(weights[rows])
@@ -402,90 +660,6 @@ class ChainIK:
         # tolerance test runs only below it.
         self._cost_bound = (weights[:3].max() * self.position_tolerance ** 2
                             + weights[3:].max() * self.orientation_tolerance ** 2)
-        self._reach = self._reach_bound()
-
-        self._all_periodic = bool(self._periodic.all())
-        self._seed_sequence = np.random.SeedSequence(random_seed)
-        self._restart_seed = 0 if random_seed is None else random_seed
-        self._local = threading.local()
-        self._spawn_lock = threading.Lock()
-
-    # --- validation ----------------------------------------------------------------------------
-
-    def _vector(self, argument: str, value: Any, size: int, allow_inf: bool = False,
-                per_joint: bool = True) -> np.ndarray:
-        try:
-            vector = np.array(value, dtype=float)
-        except (TypeError, ValueError):
-            raise IkInputError(argument, value, f'expected {size} numbers', self.chain) from None
-        if vector.shape != (size,):
-            raise IkInputError(argument, f'shape {vector.shape}',
-                               f'expected {size} values (joints {", ".join(self.joints)})'
-                               if per_joint else f'expected {size} values', self.chain)
-        bad = np.isnan(vector) if allow_inf else ~np.isfinite(vector)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            what = f'joint {self.joints[i]!r}' if per_joint else f'entry {i}'
-            raise IkInputError(argument, vector.tolist(),
-                               f'{what} is {vector[i]} (NaN{"" if allow_inf else " or inf"})',
-                               self.chain)
-        return vector
-
-    def _positive(self, argument: str, value: Any) -> float:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise IkInputError(argument, value, 'expected a number', self.chain) from None
-        if not value > 0 or math.isinf(value):
-            raise IkInputError(argument, value, 'expected a finite number > 0', self.chain)
-        return value
-
-    def _budget(self, argument: str, value: Any) -> float:
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise IkInputError(argument, value, 'expected a duration [s]', self.chain) from None
-        if not value >= 0:
-            raise IkInputError(argument, value, 'expected a duration >= 0 [s]', self.chain)
-        return value
-
-    def _count(self, argument: str, value: Any, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-            raise IkInputError(argument, value, f'expected an integer >= {minimum}', self.chain)
-        return int(value)
-
-    def _reach_bound(self) -> '_Reach':
-        """
-        Return where the tip can be at all, whatever the joint positions.
-
-        Consecutive joint origins of revolute joints keep their distance whatever the joint
-        positions (both are fixed in the link between them); a prismatic joint adds its
-        travel. Seen from the second joint's origin (the shoulder of an arm), which turns on a
-        circle about the first joint's axis, the rest of the chain reaches a sphere; the tip is
-        within that distance of the circle. The bound lets a target beyond reach fail at once.
-        """
-        evaluator = self._evaluator
-        model = evaluator.model
-        data = evaluator.create_data()
-        zero = np.zeros(self._n)
-        q = evaluator.configuration(zero, np.empty(evaluator.nq))
-        pinocchio.forwardKinematics(model, data, q)
-        tip = pinocchio.updateFramePlacement(model, data, evaluator.frame_id).translation.copy()
-        ids = [model.getJointId(name) for name in self.joints]
-        points = [data.oMi[jid].translation.copy() for jid in ids] + [tip]
-        travel = np.where(self._prismatic, self.upper - self.lower, 0.0)
-        if self._n < 2 or self._prismatic[0] or not np.isfinite(travel).all():
-            reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points, points[1:]))
-            return _Reach(points[0], np.zeros(3), 0.0, reach + float(np.sum(travel)))
-        first = ids[0]
-        jacobian = pinocchio.computeJointJacobian(model, data, q, first)
-        axis = data.oMi[first].rotation @ jacobian[3:, model.joints[first].idx_v]
-        axis /= np.linalg.norm(axis)
-        arm = points[1] - points[0]
-        along = float(arm @ axis)
-        radius = float(np.linalg.norm(arm - along * axis))
-        reach = sum(float(np.linalg.norm(b - a)) for a, b in zip(points[1:], points[2:]))
-        return _Reach(points[0] + along * axis, axis, radius, reach + float(np.sum(travel[1:])))
 
     # --- per-thread state ------------------------------------------------------------------------
 
@@ -495,8 +669,11 @@ class ChainIK:
             with self._spawn_lock:
                 child = self._seed_sequence.spawn(1)[0]
             workspace = _Workspace(self._evaluator, np.random.default_rng(child))
-            workspace.evaluate = self._evaluation(workspace)
-            workspace.converged = self._convergence()
+            workspace.evaluate = _evaluation(self._evaluator, workspace, self._free, self._rows,
+                                             self._root_weights, self._needs_rotation)
+            workspace.converged = _convergence(self._position_rows, self._orientation_rows,
+                                               self.position_tolerance,
+                                               self.orientation_tolerance)
             self._local.workspace = workspace
         return workspace
 
@@ -525,9 +702,9 @@ class ChainIK:
         """
         rng = rng or self._workspace().rng
         if self._free is None:
-            return rng.uniform(self._sample_low, self._sample_high)
+            return self._limits.sample(rng)
         position = np.clip(np.zeros(self._n), self.lower, self.upper)
-        position[self._free] = rng.uniform(self._sample_low, self._sample_high)
+        position[self._free] = self._limits.sample(rng)
         return position
 
     def solve(self, target: Union[np.ndarray, pinocchio.SE3, Sequence[float]],
@@ -553,230 +730,149 @@ class ChainIK:
         workspace = self._workspace()
         _read_target(target, self.chain, self._needs_rotation, workspace.target_p,
                      workspace.target_r)
-        n = self._n
-        if seed is None:
-            seed_vector = np.zeros(n)
-        else:
-            seed_vector = self._vector('seed', seed, n)
+        seed_vector = (np.zeros(self._n) if seed is None
+                       else self._check.vector('seed', seed, self._n))
         seed_vector = np.minimum(np.maximum(seed_vector, self.lower), self.upper)
-        free = self._free
-        if free is None:
+        if self._free is None:
             x = seed_vector
         else:
             workspace.full[:] = seed_vector  # the fixed joints stay there
-            x = seed_vector[free]
-        guard = self.time_guard if time_guard is None else self._budget(
+            x = seed_vector[self._free]
+        guard = self.time_guard if time_guard is None else self._check.budget(
             'time_guard', time_guard)
-        iteration_budget = self.max_iterations if max_iterations is None else self._count(
-            'max_iterations', max_iterations, 0)
-        attempt_budget = self.max_attempts if max_attempts is None else self._count(
+        run = _Run(workspace, start, start + guard, seed_vector,
+                   self.max_iterations if max_iterations is None else self._check.count(
+                       'max_iterations', max_iterations, 0))
+        attempt_budget = self.max_attempts if max_attempts is None else self._check.count(
             'max_attempts', max_attempts, 1)
-        deadline = start + guard
-
         beyond_reach = (self._position_rows.size == 3
                         and self._reach.distance(workspace.target_p) > self.position_tolerance)
         if beyond_reach:
             attempt_budget = 1  # one descent finds the closest point; restarts cannot help
-
-        evaluate, converged = workspace.evaluate, workspace.converged
-        cost_bound = self._cost_bound
-        project, outside_of = self._project, self._outside
-        count, dot = np.count_nonzero, np.dot
-        posv = lapack.dposv
-        perf_counter = time.perf_counter
-        diagonal = slice(None, None, self._m + 1)
         rng: Optional[np.random.Generator] = None  # made at the first restart
-
-        best_x, best_cost, best_error = x, math.inf, None
-        iterations = attempts = 0
-        reason = ''
-        while not reason:
-            attempts += 1
-            error, werr, wjac = evaluate(x)
-            cost = werr @ werr
-            # The first start is the best so far even when its cost overflows to inf.
-            if cost < best_cost or best_error is None:
-                best_x, best_cost, best_error = x, cost, error
-            if converged(error):
-                return self._result(True, x, error, iterations, attempts, start, 'converged',
-                                    seed_vector)
-            factor, rejections = 1.0, 0
-            window_cost, window_end = cost, _PROGRESS_WINDOW
-            for step in range(_ATTEMPT_ITERATIONS):
-                if iterations >= iteration_budget:
-                    reason = 'iteration budget'
-                    break
-                if perf_counter() > deadline:
-                    reason = 'time guard'
-                    break
-                iterations += 1
-                jac_t = wjac.T
-                hessian = dot(jac_t, wjac)
-                hessian.flat[diagonal] += factor * (_DAMPING_GAIN * cost + _DAMPING_MIN)
-                _, delta, info = posv(hessian, dot(jac_t, werr))
-                if info:  # not positive definite in floating point: damp more
-                    factor *= _FACTOR_UP
-                    continue
-                if step >= _GEODESIC_AFTER:
-                    # Geodesic acceleration (Transtrum and Sethna, 2012): the second-order
-                    # correction of the step, from one probe along it, bends the step along
-                    # a curved valley where plain damped steps crawl.
-                    probe = evaluate(x + _GEODESIC_PROBE * delta)[1]
-                    curvature = (werr - probe) / _GEODESIC_PROBE - wjac @ delta
-                    _, acceleration, info = posv(hessian, dot(jac_t, curvature))
-                    acceleration *= 2 / _GEODESIC_PROBE
-                    if not info and (dot(acceleration, acceleration)
-                                     <= _GEODESIC_RATIO ** 2 * dot(delta, delta)):
-                        delta -= 0.5 * acceleration
-                trial = x + delta
-                outside = outside_of(trial)
-                if count(outside):
-                    trial = project(trial, outside)
-                new_error, new_werr, new_wjac = evaluate(trial)
-                new_cost = dot(new_werr, new_werr)
-                if new_cost < cost:
-                    x, error, werr, wjac, cost = trial, new_error, new_werr, new_wjac, new_cost
-                    if cost < best_cost:
-                        best_x, best_cost, best_error = x, cost, error
-                    if cost <= cost_bound and converged(error):
-                        return self._result(True, x, error, iterations, attempts, start,
-                                            'converged', seed_vector)
-                    factor, rejections = max(factor * _FACTOR_DOWN, _FACTOR_MIN), 0
-                else:
-                    factor *= _FACTOR_UP
-                    rejections += 1
-                    if rejections >= _MAX_REJECTIONS:
-                        break  # no step reduces the error: a local minimum (or a limit)
-                if step >= window_end:
-                    if cost > _PROGRESS_RATIO * window_cost:
-                        break  # crawling: a fresh start is cheaper
-                    window_cost, window_end = cost, step + _PROGRESS_WINDOW
+        while True:
+            converged, reason = self._descend(run, x)
+            if converged:
+                return self._result(True, run, 'converged')
             if reason:
                 break
             if beyond_reach:
                 reason = 'beyond reach'
-            elif attempt_budget is not None and attempts >= attempt_budget:
+            elif attempt_budget is not None and run.attempts >= attempt_budget:
                 reason = 'attempt budget'
-            elif iterations >= iteration_budget:
+            elif run.iterations >= run.iteration_budget:
                 reason = 'iteration budget'
-            elif perf_counter() > deadline:
+            elif time.perf_counter() > run.deadline:
                 reason = 'time guard'
+            if reason:
+                break
+            if rng is None:
+                # drawn from the request (seed and target): the same request restarts alike
+                # on any machine, different seeds restart differently
+                words = np.frombuffer(np.concatenate(
+                    [seed_vector, workspace.target_p]).tobytes(), dtype=np.uint32)
+                rng = np.random.default_rng(np.random.SeedSequence(
+                    [self._restart_seed, *words.tolist()]))
+            x = self._limits.sample(rng)
+        return self._result(False, run, reason)
+
+    def _descend(self, run: '_Run', x: np.ndarray) -> Tuple[bool, str]:
+        """
+        Make one attempt from ``x``: damped steps until converged, stuck, crawling or spent.
+
+        The best configuration met is kept in ``run`` (on convergence: the solution).
+
+        :return: (whether it converged, why the whole solve must stop: '' when only this
+            attempt ended — at a local minimum, crawling, or after its iteration cap).
+        """
+        evaluate, converged = run.workspace.evaluate, run.workspace.converged
+        cost_bound = self._cost_bound
+        project, outside_of = self._limits.project, self._limits.outside
+        count, dot = np.count_nonzero, np.dot
+        perf_counter = time.perf_counter
+        run.attempts += 1
+        error, werr, wjac = evaluate(x)
+        cost = werr @ werr
+        # The first start is the best so far even when its cost overflows to inf.
+        if cost < run.best_cost or run.best_error is None:
+            run.keep(x, cost, error)
+        if converged(error):
+            run.keep(x, cost, error)
+            return True, ''
+        factor, rejections = 1.0, 0
+        window_cost, window_end = cost, _PROGRESS_WINDOW
+        budget, deadline = run.iteration_budget, run.deadline
+        for step in range(_ATTEMPT_ITERATIONS):
+            if run.iterations >= budget:
+                return False, 'iteration budget'
+            if perf_counter() > deadline:
+                return False, 'time guard'
+            run.iterations += 1
+            delta = self._damped_step(evaluate, x, werr, wjac, factor * (
+                _DAMPING_GAIN * cost + _DAMPING_MIN), step >= _GEODESIC_AFTER)
+            if delta is None:  # not positive definite in floating point: damp more
+                factor *= _FACTOR_UP
+                continue
+            trial = x + delta
+            outside = outside_of(trial)
+            if count(outside):
+                trial = project(trial, outside)
+            new_error, new_werr, new_wjac = evaluate(trial)
+            new_cost = dot(new_werr, new_werr)
+            if new_cost < cost:
+                x, error, werr, wjac, cost = trial, new_error, new_werr, new_wjac, new_cost
+                if cost < run.best_cost:
+                    run.keep(x, cost, error)
+                if cost <= cost_bound and converged(error):
+                    run.keep(x, cost, error)
+                    return True, ''
+                factor, rejections = max(factor * _FACTOR_DOWN, _FACTOR_MIN), 0
             else:
-                if rng is None:
-                    # drawn from the request (seed and target): the same request restarts
-                    # alike on any machine, different seeds restart differently
-                    words = np.frombuffer(np.concatenate(
-                        [seed_vector, workspace.target_p]).tobytes(), dtype=np.uint32)
-                    rng = np.random.default_rng(np.random.SeedSequence(
-                        [self._restart_seed, *words.tolist()]))
-                x = rng.uniform(self._sample_low, self._sample_high)
-        assert best_error is not None  # the first start always sets it
-        return self._result(False, best_x, best_error, iterations, attempts, start, reason,
-                            seed_vector)
+                factor *= _FACTOR_UP
+                rejections += 1
+                if rejections >= _MAX_REJECTIONS:
+                    break  # no step reduces the error: a local minimum (or a limit)
+            if step >= window_end:
+                if cost > _PROGRESS_RATIO * window_cost:
+                    break  # crawling: a fresh start is cheaper
+                window_cost, window_end = cost, step + _PROGRESS_WINDOW
+        return False, ''
 
-    def _evaluation(self, workspace: _Workspace):
-        """Return ``evaluate(x) -> (error (6,), weighted error, weighted Jacobian)``."""
-        target_p, target_r = workspace.target_p, workspace.target_r
-        needs_rotation = self._needs_rotation
-        evaluator = self._evaluator
-        model, data, frame_id = evaluator.model, workspace.data, evaluator.frame_id
-        frame_jacobian = pinocchio.computeFrameJacobian
-        axes = pinocchio.ReferenceFrame.LOCAL_WORLD_ALIGNED
-        placements = data.oMf
-        log3 = pinocchio.log3
-        configuration, q_buffer = evaluator.configuration, workspace.q
-        direct = evaluator.direct
-        columns = evaluator.columns
-        rows, root_weights = self._rows, self._root_weights
-        free, full = self._free, workspace.full
-        concatenate = np.concatenate
-        zeros = np.zeros(3)
-
-        if direct and columns is None and free is None and rows is None and root_weights is None:
-            def evaluate_lean(x):  # the common case, kept lean: it runs twice per iteration
-                jac = frame_jacobian(model, data, x, frame_id, axes)
-                placement = placements[frame_id]
-                error = concatenate((target_p - placement.translation,
-                                     log3(target_r @ placement.rotation.T)))
-                return error, error, jac
-            return evaluate_lean
-
-        def evaluate(x):
-            if free is not None:
-                full[free] = x
-                x = full
-            q = x if direct else configuration(x, q_buffer)
-            jac = frame_jacobian(model, data, q, frame_id, axes)
-            if columns is not None:
-                jac = jac[:, columns]
-            if free is not None:
-                jac = jac[:, free]
-            placement = placements[frame_id]
-            rotation_error = log3(target_r @ placement.rotation.T) if needs_rotation else zeros
-            error = concatenate((target_p - placement.translation, rotation_error))
-            werr, wjac = (error, jac) if rows is None else (error[rows], jac[rows])
-            if root_weights is not None:
-                werr = werr * root_weights
-                wjac = wjac * root_weights[:, None]
-            return error, werr, wjac
-        return evaluate
-
-    def _convergence(self):
-        """Return ``converged(error (6,)) -> bool`` for this solver's task and tolerances."""
-        tol_p2 = self.position_tolerance ** 2
-        tol_r2 = self.orientation_tolerance ** 2
-        position_rows, orientation_rows = self._position_rows, self._orientation_rows
-        if position_rows.size == 3 and orientation_rows.size == 3:
-            def converged_6d(error):
-                p, r = error[:3], error[3:]
-                return p @ p <= tol_p2 and r @ r <= tol_r2
-            return converged_6d
-
-        def converged(error):
-            p, r = error[position_rows], error[orientation_rows]
-            return p @ p <= tol_p2 and r @ r <= tol_r2
-        return converged
-
-    def _outside(self, trial: np.ndarray) -> np.ndarray:
-        """Return which joints of ``trial`` [rad or m] are outside the limits (bool mask)."""
-        if self._box:
-            if self._centred:
-                return np.abs(trial) > self._half_range
-            return np.abs(trial - self._centre) > self._half_range
-        return (trial < self._lower) | (trial > self._upper)
-
-    def _project(self, trial: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    def _damped_step(self, evaluate: Callable, x: np.ndarray, werr: np.ndarray,
+                     wjac: np.ndarray, damping: float, geodesic: bool) -> Optional[np.ndarray]:
         """
-        Bring the joints of ``trial`` that are ``outside`` the limits back within them.
+        Return the damped least-squares step from ``x``, None when it cannot be solved.
 
-        A revolute joint is an angle: it goes to the nearest allowed angle on the circle, so
-        a step past the middle of the forbidden arc lands on the far limit (the pose is the
-        same modulo 2 pi; only the final configuration matters, not a path). Other joints are
-        clamped. The other joints keep their step: solving the step again with the stopped
-        joints fixed costs more than it gains (measured on the arm, bench/ik.py).
-
-        :return: the projected trial [rad or m].
+        :param geodesic: add the geodesic acceleration (Transtrum and Sethna, 2012): the
+            second-order correction of the step, from one probe along it, bends the step along
+            a curved valley where plain damped steps crawl.
         """
-        if self._all_periodic:
-            centre, half = self._centre, self._half_range
-            offset = np.remainder(trial - centre + math.pi, 2 * math.pi) - math.pi
-            clamped = np.minimum(np.maximum(offset, self._negative_half_range), half)
-            return np.where(outside, centre + clamped, trial)
-        projected = np.minimum(np.maximum(trial, self._lower), self._upper)
-        periodic = outside & self._periodic
-        if np.count_nonzero(periodic):
-            centre, half = self._centre[periodic], self._half_range[periodic]
-            offset = np.remainder(trial[periodic] - centre + math.pi, 2 * math.pi) - math.pi
-            projected[periodic] = centre + np.minimum(np.maximum(offset, -half), half)
-        return projected
+        dot, posv = np.dot, lapack.dposv
+        jac_t = wjac.T
+        hessian = dot(jac_t, wjac)
+        hessian.flat[::self._m + 1] += damping
+        _, delta, info = posv(hessian, dot(jac_t, werr))
+        if info:
+            return None
+        if geodesic:
+            probe = evaluate(x + _GEODESIC_PROBE * delta)[1]
+            curvature = (werr - probe) / _GEODESIC_PROBE - wjac @ delta
+            _, acceleration, info = posv(hessian, dot(jac_t, curvature))
+            acceleration *= 2 / _GEODESIC_PROBE
+            if not info and (dot(acceleration, acceleration)
+                             <= _GEODESIC_RATIO ** 2 * dot(delta, delta)):
+                delta -= 0.5 * acceleration
+        return delta
 
-    def _result(self, success: bool, x: np.ndarray, current: np.ndarray, iterations: int,
-                attempts: int, start: float, reason: str, seed: np.ndarray) -> IkResult:
-        free = self._free
+    def _result(self, success: bool, run: '_Run', reason: str) -> IkResult:
+        """Return the result of ``run``: its best configuration (on success, the solution)."""
+        x, current = run.best_x, run.best_error
+        assert x is not None and current is not None  # the first start always sets them
+        free, seed = self._free, run.seed
         moved = np.array(x, dtype=float)
-        if self._any_wrap:
+        if self._limits.any_wrap:
             # A joint without limits turns the short way from the seed.
-            wrap = self._wrap
+            wrap = self._limits.wrap
             start_angle = (seed if free is None else seed[free])[wrap]
             moved[wrap] = start_angle + np.remainder(moved[wrap] - start_angle + math.pi,
                                                      2 * math.pi) - math.pi
@@ -787,5 +883,5 @@ class ChainIK:
             position[free] = moved
         p = current[self._position_rows]
         r = current[self._orientation_rows]
-        return IkResult(success, position, math.sqrt(p @ p), math.sqrt(r @ r), iterations,
-                        attempts, time.perf_counter() - start, reason, self.chain)
+        return IkResult(success, position, math.sqrt(p @ p), math.sqrt(r @ r), run.iterations,
+                        run.attempts, time.perf_counter() - run.start, reason, self.chain)
