@@ -687,10 +687,40 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                  group_decl: Mapping[str, Mapping[str, Any]],
                  limits_decl: Optional[Mapping[str, Mapping[str, Any]]] = None) -> _State:
     tree = parse_urdf(xml)
-    links = set(tree.links)
     specs = [ChainSpec.from_mapping(name, decl) for name, decl in chain_decl.items()]
     groups = {name: GroupSpec.from_mapping(name, decl) for name, decl in group_decl.items()}
+    chain_group = _chain_groups(specs, groups, chain_decl)
+    chain_paths = {spec.name: _chain_path(tree, spec) for spec in specs}
+    order = _joint_order(tree, specs, groups, chain_paths, chain_group)
+    limit_entries = _limit_entries(limits_decl or {},
+                                   set(groups) | set(chain_paths) | {o[0] for o in order})
+    joints = _joint_infos(tree, order, chain_paths, limit_entries)
+    index_of = {j.name: j.index for j in joints}
+    chains = {}
+    for spec in specs:
+        names = tuple(j for j, _ in chain_paths[spec.name])
+        chains[spec.name] = _Chain(
+            spec, chain_group[spec.name], names,
+            _readonly(np.array([index_of[j] for j in names], dtype=np.intp)),
+            tuple(v for _, v in chain_paths[spec.name]),
+            spec.last_link_virtual or spec.last_link)
+    group_indices = {}
+    for name in groups:
+        members = [j.index for j in joints if j.group == name]
+        group_indices[name] = _readonly(np.array(members, dtype=np.intp))
+    for j in joints:
+        if math.isnan(j.lower) or math.isnan(j.upper):
+            raise UrdfError(f'joint {j.name!r} has NaN limits')
+    return _State(tree, xml, chains, groups, joints, group_indices)
 
+
+def _chain_groups(specs: Sequence[ChainSpec], groups: Dict[str, GroupSpec],
+                  chain_decl: Mapping[str, Any]) -> Dict[str, str]:
+    """
+    Return the group of every chain; a chain no group names becomes a group of its own.
+
+    :param groups: the declared groups; the chains' own groups are added to it.
+    """
     chain_group: Dict[str, str] = {}
     for group in groups.values():
         for chain in group.chains:
@@ -707,40 +737,47 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                     f'chain {spec.name!r} is in no group, and a group of that name exists')
             groups[spec.name] = GroupSpec(spec.name, (spec.name,), ())
             chain_group[spec.name] = spec.name
+    return chain_group
 
-    chain_paths: Dict[str, List[Tuple[str, bool]]] = {}
-    for spec in specs:
-        for role in ('first_link', 'last_link', 'last_link_virtual'):
-            link = getattr(spec, role)
-            if link is not None and link not in links:
-                raise UnknownLinkError(spec.name, link, role)
-        path = tree.path(spec.first_link, spec.last_link)
-        if path is None:
+
+def _chain_path(tree: Any, spec: ChainSpec) -> List[Tuple[str, bool]]:
+    """Return the movable joints of a chain, root to tip: (name, whether virtual)."""
+    for role in ('first_link', 'last_link', 'last_link_virtual'):
+        link = getattr(spec, role)
+        if link is not None and link not in tree.links:
+            raise UnknownLinkError(spec.name, link, role)
+    path = tree.path(spec.first_link, spec.last_link)
+    if path is None:
+        raise ChainDeclarationError(
+            f'chain {spec.name!r}: first_link {spec.first_link!r} is not an ancestor of '
+            f'last_link {spec.last_link!r}')
+    along = [(j, False) for j in path]
+    if spec.last_link_virtual:
+        extra = tree.path(spec.last_link, spec.last_link_virtual)
+        if extra is None:
             raise ChainDeclarationError(
-                f'chain {spec.name!r}: first_link {spec.first_link!r} is not an ancestor of '
-                f'last_link {spec.last_link!r}')
-        along = [(j, False) for j in path]
-        if spec.last_link_virtual:
-            extra = tree.path(spec.last_link, spec.last_link_virtual)
-            if extra is None:
-                raise ChainDeclarationError(
-                    f'chain {spec.name!r}: last_link {spec.last_link!r} is not an ancestor of '
-                    f'last_link_virtual {spec.last_link_virtual!r}')
-            along += [(j, True) for j in extra]
-        movable = []
-        for urdf_joint, virtual in along:
-            if urdf_joint.joint_type == 'fixed':
-                continue
-            if urdf_joint.joint_type not in ACTUATED_TYPES:
-                raise ChainDeclarationError(
-                    f'chain {spec.name!r}: joint {urdf_joint.name!r} of type '
-                    f'{urdf_joint.joint_type} is not supported in a chain (revolute, continuous '
-                    'and prismatic are)')
-            movable.append((urdf_joint.name, virtual))
-        if not movable:
-            raise ChainDeclarationError(f'chain {spec.name!r} has no movable joints')
-        chain_paths[spec.name] = movable
+                f'chain {spec.name!r}: last_link {spec.last_link!r} is not an ancestor of '
+                f'last_link_virtual {spec.last_link_virtual!r}')
+        along += [(j, True) for j in extra]
+    movable = []
+    for urdf_joint, virtual in along:
+        if urdf_joint.joint_type == 'fixed':
+            continue
+        if urdf_joint.joint_type not in ACTUATED_TYPES:
+            raise ChainDeclarationError(
+                f'chain {spec.name!r}: joint {urdf_joint.name!r} of type '
+                f'{urdf_joint.joint_type} is not supported in a chain (revolute, continuous '
+                'and prismatic are)')
+        movable.append((urdf_joint.name, virtual))
+    if not movable:
+        raise ChainDeclarationError(f'chain {spec.name!r} has no movable joints')
+    return movable
 
+
+def _joint_order(tree: Any, specs: Sequence[ChainSpec], groups: Mapping[str, GroupSpec],
+                 chain_paths: Mapping[str, List[Tuple[str, bool]]],
+                 chain_group: Mapping[str, str]) -> List[Tuple[str, str, str, bool]]:
+    """Return the model's joints in order: (joint, chain or '', group, virtual)."""
     # Chains that share joints must be one resource: the arbiter could not grant them apart.
     owners: Dict[str, str] = {}
     for spec in specs:
@@ -752,8 +789,7 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                 shared = [j for j, _ in chain_paths[spec.name]
                           if j in {n for n, _ in chain_paths[other]}]
                 raise ChainOverlapError(other, spec.name, shared)
-
-    order: List[Tuple[str, str, str, bool]] = []  # (joint, chain, group, virtual)
+    order: List[Tuple[str, str, str, bool]] = []
     seen = set()
     for spec in specs:
         for joint, virtual in chain_paths[spec.name]:
@@ -781,9 +817,13 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                 order.append((joint, '', group.name, group.virtual))
             else:
                 raise ChainDeclarationError(f'joint {joint!r} is listed by two groups')
+    return order
 
-    limit_entries = _limit_entries(limits_decl or {},
-                                   set(groups) | set(chain_paths) | {o[0] for o in order})
+
+def _joint_infos(tree: Any, order: Sequence[Tuple[str, str, str, bool]],
+                 chain_paths: Mapping[str, List[Tuple[str, bool]]],
+                 limit_entries: Mapping[str, Mapping[str, float]]) -> List[JointInfo]:
+    """Return every joint's information, its limits resolved from the most specific entry."""
     joints: List[JointInfo] = []
     for index, (name, chain, group_name, virtual) in enumerate(order):
         urdf_joint = tree.joints[name]
@@ -797,20 +837,4 @@ def _build_state(xml: str, chain_decl: Mapping[str, Mapping[str, Any]],
                                 urdf_joint.lower, urdf_joint.upper, urdf_joint.velocity,
                                 urdf_joint.effort, acceleration,
                                 resolved.get('jerk', math.inf)))
-    index_of = {j.name: j.index for j in joints}
-    chains = {}
-    for spec in specs:
-        names = tuple(j for j, _ in chain_paths[spec.name])
-        chains[spec.name] = _Chain(
-            spec, chain_group[spec.name], names,
-            _readonly(np.array([index_of[j] for j in names], dtype=np.intp)),
-            tuple(v for _, v in chain_paths[spec.name]),
-            spec.last_link_virtual or spec.last_link)
-    group_indices = {}
-    for name in groups:
-        members = [j.index for j in joints if j.group == name]
-        group_indices[name] = _readonly(np.array(members, dtype=np.intp))
-    for j in joints:
-        if math.isnan(j.lower) or math.isnan(j.upper):
-            raise UrdfError(f'joint {j.name!r} has NaN limits')
-    return _State(tree, xml, chains, groups, joints, group_indices)
+    return joints
