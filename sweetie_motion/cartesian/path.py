@@ -287,22 +287,55 @@ class CartesianPath:
     # --- planning ------------------------------------------------------------------------------
 
     def _plan(self, reduce_radius: bool, min_radius: float) -> None:
+        spans = _Spans(self._waypoints)
+        kinds, turn, demand = self._corner_kinds(spans)
+        tangent, radii = self._corner_radii(spans, kinds, turn, demand, reduce_radius,
+                                            min_radius)
+        builder, knots = self._lay_segments(spans, kinds, turn, tangent, radii)
         m = len(self._waypoints)
-        points = np.array([w.position for w in self._waypoints])
-        rotations = np.array([w.rotation for w in self._waypoints])
-        deltas = np.diff(points, axis=0)
-        distance = np.linalg.norm(deltas, axis=1)
-        rotation_only = distance <= POSITION_EPSILON
-        directions = deltas / np.where(rotation_only, 1.0, distance)[:, None]
-        relative = [log_so3(rotations[j].T @ rotations[j + 1]) for j in range(m - 1)]
-        angles = np.array([np.linalg.norm(v) for v in relative])
-        axes = np.array([v / a if a > 0 else np.zeros(3) for v, a in zip(relative, angles)])
+        # Orientation: a constant rate per span (between nominal points), blended at corners.
+        span_s = np.diff(knots)
+        rates = spans.angles / span_s
+        axes = spans.axes
+        blend_demand = np.zeros(m)
+        for k in range(1, m - 1):
+            changes = np.linalg.norm(axes[k - 1] * rates[k - 1] - axes[k] * rates[k]) > 1e-12
+            if kinds[k] != 'stop' and changes:
+                blend_demand[k] = self._requested[k]
+        half_width = _share(blend_demand, span_s)
 
+        self._length = float(builder.s)
+        self._knots = knots
+        self._half_width = half_width
+        self._rotations = spans.rotations
+        self._axes = axes
+        self._rates = rates
+        self._body_rate = axes * rates[:, None]
+        self._corners = tuple(
+            Corner(self._input_indices[k], kinds[k], float(knots[k]), float(self._requested[k]),
+                   float(radii[k]), float(turn[k]), float(half_width[k])) for k in range(m))
+        self._stops = tuple(float(knots[k]) for k in range(m)
+                            if kinds[k] in ('start', 'end', 'stop'))
+        self._segments = builder.finish(self._segment_rates)
+        self._seg_start = np.array([seg.start for seg in self._segments])
+        self._seg_kind = np.array([_KIND_CODES[seg.kind] for seg in self._segments])
+        self._seg_p0 = np.array([seg.start_point for seg in self._segments])
+        self._seg_u, self._seg_center, self._seg_e1, self._seg_e2, self._seg_r = builder.arrays()
+
+    def _corner_kinds(self, spans: '_Spans') -> Tuple[List[str], np.ndarray, np.ndarray]:
+        """
+        Return what every waypoint is, its turn angle and the line its blend asks for.
+
+        :return: (kinds: start, end, stop, straight or ARC; turn angles [rad]; the length [m]
+            of each line a requested arc would take on both sides).
+        """
+        m = len(self._waypoints)
         kinds = ['start'] + [''] * (m - 2) + ['end']
         turn = np.zeros(m)
         demand = np.zeros(m)
+        directions = spans.directions
         for k in range(1, m - 1):
-            if rotation_only[k - 1] or rotation_only[k] or self._requested[k] <= 0:
+            if spans.rotation_only[k - 1] or spans.rotation_only[k] or self._requested[k] <= 0:
                 kinds[k] = 'stop'
                 continue
             cos_turn = float(np.clip(directions[k - 1] @ directions[k], -1.0, 1.0))
@@ -314,8 +347,21 @@ class CartesianPath:
             else:
                 kinds[k] = ARC
                 demand[k] = self._requested[k] * math.tan(turn[k] / 2)
-        line_lengths = np.where(rotation_only, 0.0, distance)
-        tangent = _share(demand, line_lengths)
+        return kinds, turn, demand
+
+    def _corner_radii(self, spans: '_Spans', kinds: List[str], turn: np.ndarray,
+                      demand: np.ndarray, reduce_radius: bool,
+                      min_radius: float) -> Tuple[np.ndarray, np.ndarray]:
+        """
+        Fit the arcs into the lines they share; an arc that fits too small becomes a stop.
+
+        :return: (the line every corner takes on each side [m], the arcs' radii [m]); ``kinds``
+            is updated.
+        :raises PathError: an arc does not fit and ``reduce_radius`` is off.
+        """
+        m = len(self._waypoints)
+        distance = spans.distance
+        tangent = _share(demand, np.where(spans.rotation_only, 0.0, distance))
         radii = np.zeros(m)
         for k in range(1, m - 1):
             if kinds[k] != ARC:
@@ -333,21 +379,28 @@ class CartesianPath:
             else:
                 radii[k] = fits
         tangent[[k for k in range(m) if kinds[k] != ARC]] = 0.0
+        return tangent, radii
 
+    def _lay_segments(self, spans: '_Spans', kinds: List[str], turn: np.ndarray,
+                      tangent: np.ndarray,
+                      radii: np.ndarray) -> Tuple['_SegmentBuilder', np.ndarray]:
+        """Return the segments (lines, arcs, rotations) and every waypoint's ``s`` [m]."""
+        m = len(self._waypoints)
+        points, directions = spans.points, spans.directions
         builder = _SegmentBuilder()
         knots = np.zeros(m)
         for j in range(m - 1):
             target = self._input_indices[j + 1]
-            if rotation_only[j]:
+            if spans.rotation_only[j]:
                 # what is left of the position (under 1 um) moves along, so that the end is
                 # exact
-                length = angles[j] * self._eqradius
+                length = spans.angles[j] * self._eqradius
                 builder.add(ROTATION, length, target, points[j], points[j + 1],
-                            direction=deltas[j] / length)
+                            direction=spans.deltas[j] / length)
             else:
                 start = points[j] + directions[j] * tangent[j]
                 end = points[j + 1] - directions[j] * tangent[j + 1]
-                length = distance[j] - tangent[j] - tangent[j + 1]
+                length = spans.distance[j] - tangent[j] - tangent[j + 1]
                 if length > LENGTH_EPSILON:
                     builder.add(LINE, length, target, start, end, direction=directions[j])
             k = j + 1
@@ -358,36 +411,8 @@ class CartesianPath:
                                 turn[k], tangent[k], target)
             else:
                 knots[k] = builder.s
-        length = builder.s
-        knots[m - 1] = length
-
-        # Orientation: a constant rate per span (between nominal points), blended at corners.
-        span_s = np.diff(knots)
-        rates = angles / span_s
-        blend_demand = np.zeros(m)
-        for k in range(1, m - 1):
-            changes = np.linalg.norm(axes[k - 1] * rates[k - 1] - axes[k] * rates[k]) > 1e-12
-            if kinds[k] != 'stop' and changes:
-                blend_demand[k] = self._requested[k]
-        half_width = _share(blend_demand, span_s)
-
-        self._length = float(length)
-        self._knots = knots
-        self._half_width = half_width
-        self._rotations = rotations
-        self._axes = axes
-        self._rates = rates
-        self._body_rate = axes * rates[:, None]
-        self._corners = tuple(
-            Corner(self._input_indices[k], kinds[k], float(knots[k]), float(self._requested[k]),
-                   float(radii[k]), float(turn[k]), float(half_width[k])) for k in range(m))
-        self._stops = tuple(float(knots[k]) for k in range(m)
-                            if kinds[k] in ('start', 'end', 'stop'))
-        self._segments = builder.finish(self._segment_rates)
-        self._seg_start = np.array([seg.start for seg in self._segments])
-        self._seg_kind = np.array([_KIND_CODES[seg.kind] for seg in self._segments])
-        self._seg_p0 = np.array([seg.start_point for seg in self._segments])
-        self._seg_u, self._seg_center, self._seg_e1, self._seg_e2, self._seg_r = builder.arrays()
+        knots[m - 1] = builder.s
+        return builder, knots
 
     def _segment_rates(self, start: float, end: float) -> float:
         """Return the largest orientation rate [rad/m] over [start, end] of ``s``."""
@@ -537,6 +562,25 @@ class CartesianPath:
         drotation = np.einsum('nij,nj->ni', rotation, body_rate)
         ddrotation = np.einsum('nij,nj->ni', rotation, body_acc)
         return rotation, drotation, ddrotation
+
+
+class _Spans:
+    """The spans between consecutive waypoints: their lines and their rotations."""
+
+    def __init__(self, waypoints: Sequence[Pose]) -> None:
+        m = len(waypoints)
+        self.points = np.array([w.position for w in waypoints])
+        self.rotations = np.array([w.rotation for w in waypoints])
+        self.deltas = np.diff(self.points, axis=0)
+        self.distance = np.linalg.norm(self.deltas, axis=1)
+        self.rotation_only = self.distance <= POSITION_EPSILON
+        self.directions = self.deltas / np.where(self.rotation_only, 1.0,
+                                                 self.distance)[:, None]
+        relative = [log_so3(self.rotations[j].T @ self.rotations[j + 1])
+                    for j in range(m - 1)]
+        self.angles = np.array([np.linalg.norm(v) for v in relative])
+        self.axes = np.array([v / a if a > 0 else np.zeros(3)
+                              for v, a in zip(relative, self.angles)])
 
 
 class _SegmentBuilder:
