@@ -62,7 +62,7 @@ motion, a disabled row keeps its relative place within its segment).
 
 from dataclasses import dataclass, replace
 import math
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -389,16 +389,8 @@ def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
 
     h_before = np.diff(t)
     original = usage(h_before)
-    selected = np.zeros(k - 1, bool)
-    selected[first:last] = True
-    # a pause is judged on the keyframes: two poses an author took of a robot at rest differ
-    # by what its servos settle to, which is still a pause
-    still = np.all(np.abs(np.diff(p, axis=0)) <= PAUSE_TOLERANCE, axis=1)
-    pause = selected & (still | ~original.moves)
-    free = selected & original.limited & ~pause
-    shortened = pause & (not keep_pauses)
-    fixed = ~free & ~shortened
-
+    selected, pause, free, shortened, fixed = _segment_roles(p, original, first, last,
+                                                             keep_pauses)
     guess = _toppra_times(build_spline(t, _snap(p), interpolation=interpolation), planning)
     toppra_duration = float(guess[-1] - guess[0]) if guess is not None else math.nan
     h = h_before.copy()
@@ -407,16 +399,39 @@ def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
     h[shortened] = min_segment
     h, iterations = _repair(h, free, fixed, min_segment, usage)
 
+    new_times, h, method, final, uniform_duration = _settle(
+        t, p, h, fixed, original if whole else None, limits, interpolation, usage)
+    _verify(new_times, p, joints, limits, planning, interpolation, final, selected, first, last)
+    segments = _report(h_before, h, final, selected, original, pause, keep_pauses, min_segment,
+                       joints)
+    return RetimeResult(new_times, duration, float(new_times[-1] - new_times[0]),
+                        uniform_duration, toppra_duration, segments, method, iterations)
+
+
+def _settle(t: np.ndarray, p: np.ndarray, h: np.ndarray, fixed: np.ndarray,
+            original: Optional['_Usage'], limits: JointLimits, interpolation: str,
+            usage: Callable[[np.ndarray], '_Usage']
+            ) -> Tuple[np.ndarray, np.ndarray, str, '_Usage', float]:
+    """
+    Choose between the retimed segments and one uniform factor for the whole motion.
+
+    :param h: the retimed segment durations [s]; :param fixed: the segments that keep theirs;
+    :param original: the original spacing's use of the limits when the whole motion is
+        retimed (None: a range only, which keeps the segments).
+    :return: (new times, segment durations, method ``segments`` or ``uniform``, their use of
+        the limits, the uniform factor's duration (nan when there is none)).
+    """
     uniform_times = None
     uniform_duration = math.nan
-    if whole:
+    duration = float(t[-1] - t[0])
+    if original is not None:
         factor = float(np.max(original.ratio))
         if factor > 0:
             uniform_times = scale_times(t, factor, float(t[0]))
             uniform_duration = duration * factor
     final = usage(h)
     worst = float(np.max(final.ratio))
-    if whole and worst > 1.0:
+    if original is not None and worst > 1.0:
         # one last uniform factor: exact, every segment's need scales by 1 / factor
         h = h * worst
         final = usage(h)
@@ -431,11 +446,27 @@ def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
             > _position_excess(t, p, limits, interpolation) + 1e-9):
         new_times, h, method = uniform_times, np.diff(uniform_times), 'uniform'
         final = usage(h)
-    _verify(new_times, p, joints, limits, planning, interpolation, final, selected, first, last)
-    segments = _report(h_before, h, final, selected, original, pause, keep_pauses, min_segment,
-                       joints)
-    return RetimeResult(new_times, duration, float(new_times[-1] - new_times[0]),
-                        uniform_duration, toppra_duration, segments, method, iterations)
+    return new_times, h, method, final, uniform_duration
+
+
+def _segment_roles(p: np.ndarray, original: '_Usage', first: int, last: int,
+                   keep_pauses: bool) -> Tuple[np.ndarray, ...]:
+    """
+    Return what may change of every segment (boolean masks, one entry per segment).
+
+    :return: (selected: in the range to retime; pause: still; free: retimed to the limits;
+        shortened: a pause brought to the shortest segment; fixed: keeps its duration).
+    """
+    selected = np.zeros(len(p) - 1, bool)
+    selected[first:last] = True
+    # a pause is judged on the keyframes: two poses an author took of a robot at rest differ
+    # by what its servos settle to, which is still a pause
+    still = np.all(np.abs(np.diff(p, axis=0)) <= PAUSE_TOLERANCE, axis=1)
+    pause = selected & (still | ~original.moves)
+    free = selected & original.limited & ~pause
+    shortened = pause & (not keep_pauses)
+    fixed = ~free & ~shortened
+    return selected, pause, free, shortened, fixed
 
 
 def _snap(p: np.ndarray) -> np.ndarray:
