@@ -320,6 +320,93 @@ class _Rls:
         self.last = math.nan
 
 
+def _measurement_arrays(names: Sequence[str], position: ArrayLike,
+                        velocity: Optional[ArrayLike], stamp: Optional[ArrayLike],
+                        velocity_required: bool
+                        ) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """
+    Return a measurement's positions, velocities and stamps as arrays, one per name.
+
+    :raises MalformedInputError: sizes do not match, values are not finite, or velocities are
+        required and missing.
+    """
+    position = np.asarray(position, dtype=float).reshape(-1)
+    if len(position) != len(names):
+        raise MalformedInputError('measured position', f'{len(names)} values (one per name)',
+                                  f'{len(position)}')
+    if velocity is not None:
+        velocity = np.asarray(velocity, dtype=float).reshape(-1)
+        if len(velocity) != len(names):
+            raise MalformedInputError('measured velocity',
+                                      f'{len(names)} values (one per name)',
+                                      f'{len(velocity)}')
+    elif velocity_required:
+        raise MalformedInputError('measured velocity', 'values (velocity_source=measured)',
+                                  'none')
+    if stamp is not None:
+        stamp = np.asarray(stamp, dtype=float).reshape(-1)
+        if len(stamp) != len(names) or not np.all(np.isfinite(stamp)):
+            raise MalformedInputError('measurement stamps', f'{len(names)} finite times',
+                                      f'{len(stamp)} values')
+    if not np.all(np.isfinite(position)):
+        raise MalformedInputError('measured position', 'finite values', 'NaN or infinity')
+    return position, velocity, stamp
+
+
+def _plausible(rls: _Rls, model: ServoModelParams, config: IdentConfig
+               ) -> Tuple[Tuple[float, ...], Tuple[int, ...], Tuple[int, ...], str]:
+    """
+    Return (alpha, not excited, set to a bound, reason to refuse ('' : none)).
+
+    The covariance of the estimate is P times the variance of the torque residual (the
+    RMS prediction error times the stiffness). A parameter the motion did not excite is
+    set to its prior value, and the others to their estimate given that value (the
+    conditional mean: alpha_E + P_EK P_KK^-1 (prior_K - alpha_K)): taken as they were,
+    they would keep what the free estimate of the kept one made them (a Coulomb friction
+    that took over the static friction's share, the static one then set back to its prior,
+    counted that share twice).
+    """
+    alpha = rls.alpha.copy()
+    P = rls.P
+    sigma_e = math.sqrt(rls.error_sq) * model.stiffness(config.battery_voltage)
+    initial = config.initial_covariance
+    untouched = []
+    for i in range(len(ALPHA_BOUNDS)):
+        variance = float(P[i, i])
+        sigma = math.sqrt(max(variance, 0.0)) * sigma_e
+        precise = variance <= EXCITED_SHARE_PRECISE * initial and \
+            sigma <= EXCITED_PRECISION * abs(rls.prior[i])
+        if variance > EXCITED_SHARE * initial and not precise:
+            untouched.append(i)
+    variances = np.diag(P).copy()
+    if untouched:
+        kept = np.array(untouched)
+        rest = np.array([i for i in range(len(ALPHA_BOUNDS)) if i not in untouched])
+        if len(rest):
+            gain = P[np.ix_(rest, kept)] @ np.linalg.pinv(P[np.ix_(kept, kept)])
+            alpha[rest] += gain @ (rls.prior[kept] - alpha[kept])
+            variances[rest] -= np.einsum('ij,ji->i', gain, P[np.ix_(kept, rest)])
+        alpha[kept] = rls.prior[kept]
+    clamped = []
+    for i, (low, high) in enumerate(ALPHA_BOUNDS):
+        if i in untouched:
+            continue
+        sigma = math.sqrt(max(float(variances[i]), 0.0)) * sigma_e
+        bound = low if alpha[i] < low else high if alpha[i] > high else None
+        if bound is None:
+            continue
+        if abs(alpha[i] - bound) > REFUSE_SIGMAS * sigma:
+            unit = f' {ALPHA_UNITS[i]}' if ALPHA_UNITS[i] else ''
+            side = 'below' if bound == low else 'above'
+            return (tuple(alpha), (), (), f'{ALPHA_NAMES[i]} (alpha[{i}]) = '
+                    f'{alpha[i]:.4g} +- {sigma:.2g}{unit} is {side} its physical bound '
+                    f'{bound:g}{unit} (is control_delay right? a wrong delay shows as '
+                    'viscous friction)')
+        alpha[i] = bound
+        clamped.append(i)
+    return tuple(float(a) for a in alpha), tuple(untouched), tuple(clamped), ''
+
+
 class ServoIdentification:
     """
     Torque error and RLS identification of the servo models (see the module docstring).
@@ -407,26 +494,8 @@ class ServoIdentification:
         :raises MalformedInputError: sizes do not match, or values are not finite.
         """
         names = list(names)
-        position = np.asarray(position, dtype=float).reshape(-1)
-        if len(position) != len(names):
-            raise MalformedInputError('measured position', f'{len(names)} values (one per name)',
-                                      f'{len(position)}')
-        if velocity is not None:
-            velocity = np.asarray(velocity, dtype=float).reshape(-1)
-            if len(velocity) != len(names):
-                raise MalformedInputError('measured velocity',
-                                          f'{len(names)} values (one per name)',
-                                          f'{len(velocity)}')
-        elif self.config.velocity_source == 'measured':
-            raise MalformedInputError('measured velocity', 'values (velocity_source=measured)',
-                                      'none')
-        if stamp is not None:
-            stamp = np.asarray(stamp, dtype=float).reshape(-1)
-            if len(stamp) != len(names) or not np.all(np.isfinite(stamp)):
-                raise MalformedInputError('measurement stamps', f'{len(names)} finite times',
-                                          f'{len(stamp)} values')
-        if not np.all(np.isfinite(position)):
-            raise MalformedInputError('measured position', 'finite values', 'NaN or infinity')
+        position, velocity, stamp = _measurement_arrays(
+            names, position, velocity, stamp, self.config.velocity_source == 'measured')
         config = self.config
         if self.history.count == 0:
             self.ignored_measurements += 1
@@ -662,7 +731,8 @@ class ServoIdentification:
             else:
                 model = self._models[index]
                 assert model is not None  # start() identifies only servos with a model
-                alpha, untouched, clamped, reason = self._plausible(self._rls[index], model)
+                alpha, untouched, clamped, reason = _plausible(self._rls[index], model,
+                                                               self.config)
                 if reason:
                     refused[name] = reason
                     continue
@@ -676,59 +746,6 @@ class ServoIdentification:
         self._rls.clear()
         return IdentResult(tuple(models), failed, tuple(unsampled), refused, kept, bounded,
                            no_samples)
-
-    def _plausible(self, rls: _Rls, model: ServoModelParams
-                   ) -> Tuple[Tuple[float, ...], Tuple[int, ...], Tuple[int, ...], str]:
-        """
-        Return (alpha, not excited, set to a bound, reason to refuse ('' : none)).
-
-        The covariance of the estimate is P times the variance of the torque residual (the
-        RMS prediction error times the stiffness). A parameter the motion did not excite is
-        set to its prior value, and the others to their estimate given that value (the
-        conditional mean: alpha_E + P_EK P_KK^-1 (prior_K - alpha_K)): taken as they were,
-        they would keep what the free estimate of the kept one made them (a Coulomb friction
-        that took over the static friction's share, the static one then set back to its prior,
-        counted that share twice).
-        """
-        alpha = rls.alpha.copy()
-        P = rls.P
-        sigma_e = math.sqrt(rls.error_sq) * model.stiffness(self.config.battery_voltage)
-        initial = self.config.initial_covariance
-        untouched = []
-        for i in range(len(ALPHA_BOUNDS)):
-            variance = float(P[i, i])
-            sigma = math.sqrt(max(variance, 0.0)) * sigma_e
-            precise = variance <= EXCITED_SHARE_PRECISE * initial and \
-                sigma <= EXCITED_PRECISION * abs(rls.prior[i])
-            if variance > EXCITED_SHARE * initial and not precise:
-                untouched.append(i)
-        variances = np.diag(P).copy()
-        if untouched:
-            kept = np.array(untouched)
-            rest = np.array([i for i in range(len(ALPHA_BOUNDS)) if i not in untouched])
-            if len(rest):
-                gain = P[np.ix_(rest, kept)] @ np.linalg.pinv(P[np.ix_(kept, kept)])
-                alpha[rest] += gain @ (rls.prior[kept] - alpha[kept])
-                variances[rest] -= np.einsum('ij,ji->i', gain, P[np.ix_(kept, rest)])
-            alpha[kept] = rls.prior[kept]
-        clamped = []
-        for i, (low, high) in enumerate(ALPHA_BOUNDS):
-            if i in untouched:
-                continue
-            sigma = math.sqrt(max(float(variances[i]), 0.0)) * sigma_e
-            bound = low if alpha[i] < low else high if alpha[i] > high else None
-            if bound is None:
-                continue
-            if abs(alpha[i] - bound) > REFUSE_SIGMAS * sigma:
-                unit = f' {ALPHA_UNITS[i]}' if ALPHA_UNITS[i] else ''
-                side = 'below' if bound == low else 'above'
-                return (tuple(alpha), (), (), f'{ALPHA_NAMES[i]} (alpha[{i}]) = '
-                        f'{alpha[i]:.4g} +- {sigma:.2g}{unit} is {side} its physical bound '
-                        f'{bound:g}{unit} (is control_delay right? a wrong delay shows as '
-                        'viscous friction)')
-            alpha[i] = bound
-            clamped.append(i)
-        return tuple(float(a) for a in alpha), tuple(untouched), tuple(clamped), ''
 
     def abort(self) -> List[str]:
         """
