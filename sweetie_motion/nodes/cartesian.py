@@ -13,7 +13,7 @@ controller directly (R-CART-2).
 
 import math
 import traceback
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -49,6 +49,35 @@ class CartesianGoalError(SweetieMotionError):
         self.code = int(code)
         self.failed_waypoint = int(failed_waypoint)
         super().__init__(message)
+
+
+def goal_radii_and_speeds(request, count: int) -> Tuple[list, list]:
+    """
+    Check a goal's numbers; return its blend radius and its speed (None: the limits') per waypoint.
+
+    :raises CartesianGoalError: a negative or non-finite number, a list of the wrong length.
+    """
+    numbers = {'blend_radius': request.blend_radius, 'max_velocity': request.max_velocity,
+               'max_acceleration': request.max_acceleration, 'max_jerk': request.max_jerk,
+               'speed_scale': request.speed_scale}
+    for name, value in numbers.items():
+        if not math.isfinite(value) or value < 0:
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'{name} must be a number >= 0, got {value}')
+    if request.speed_scale > 1:
+        raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                 f'speed_scale must be within (0, 1] (0 means 1), got '
+                                 f'{request.speed_scale}')
+    radii = list(request.blend_radii) or [request.blend_radius] * count
+    speeds = [v or None for v in request.speeds] or [None] * count
+    for name, given in (('blend_radii', radii), ('speeds', speeds)):
+        if len(given) != count:
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'{name} has {len(given)} values for {count} waypoints')
+        if any(v is not None and (not math.isfinite(v) or v < 0) for v in given):
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'{name} must be numbers >= 0')
+    return radii, speeds
 
 
 class CartesianMotionNode(ManagedNode):
@@ -153,42 +182,11 @@ class CartesianMotionNode(ManagedNode):
             raise CartesianGoalError(CartesianCode.INVALID_JOINTS,
                                      f'{self.get_name()} moves chain {planner.chain!r}, not '
                                      f'{chain!r}')
-        if request.frame_id not in ('', 'world', self.process.model.get_chain_links(chain)[0]):
-            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                     f'frame_id {request.frame_id!r}: waypoints are given in '
-                                     "the chain's base frame "
-                                     f'{self.process.model.get_chain_links(chain)[0]!r}')
-        waypoints = []
-        for number, pose in enumerate(request.waypoints, start=1):
-            try:
-                waypoints.append(pose_from_msg(pose))
-            except ValueError as error:
-                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                         f'waypoint {number}: {error}') from None
+        waypoints = self._goal_waypoints(request, chain)
+        radii, speeds = goal_radii_and_speeds(request, len(waypoints))
         values = {name: self.get_parameter(name).value for name in (
             'max_velocity', 'max_acceleration', 'max_jerk', 'lateral_acceleration',
             'angular_speed', 'limits.policy', 'max_points')}
-        numbers = {'blend_radius': request.blend_radius, 'max_velocity': request.max_velocity,
-                   'max_acceleration': request.max_acceleration, 'max_jerk': request.max_jerk,
-                   'speed_scale': request.speed_scale}
-        for name, value in numbers.items():
-            if not math.isfinite(value) or value < 0:
-                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                         f'{name} must be a number >= 0, got {value}')
-        if request.speed_scale > 1:
-            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                     f'speed_scale must be within (0, 1] (0 means 1), got '
-                                     f'{request.speed_scale}')
-        radii = list(request.blend_radii) or [request.blend_radius] * len(waypoints)
-        speeds = [v or None for v in request.speeds] or [None] * len(waypoints)
-        for name, given in (('blend_radii', radii), ('speeds', speeds)):
-            if len(given) != len(waypoints):
-                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                         f'{name} has {len(given)} values for '
-                                         f'{len(waypoints)} waypoints')
-            if any(v is not None and (not math.isfinite(v) or v < 0) for v in given):
-                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
-                                         f'{name} must be numbers >= 0')
         start = self._current(chain)
         if request.start_from_current:
             waypoints.insert(0, planner.tip_pose(start))
@@ -231,6 +229,26 @@ class CartesianMotionNode(ManagedNode):
                 f'the motion takes {len(plan.times)} samples; {self.get_name()} accepts at '
                 f'most {values["max_points"]} (parameter max_points)')
         return plan
+
+    def _goal_waypoints(self, request, chain: str) -> list:
+        """
+        Return a goal's waypoints as poses in the chain's base frame.
+
+        :raises CartesianGoalError: another frame, or a malformed pose (naming its number).
+        """
+        base = self.process.model.get_chain_links(chain)[0]
+        if request.frame_id not in ('', 'world', base):
+            raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                     f'frame_id {request.frame_id!r}: waypoints are given in '
+                                     f"the chain's base frame {base!r}")
+        waypoints = []
+        for number, pose in enumerate(request.waypoints, start=1):
+            try:
+                waypoints.append(pose_from_msg(pose))
+            except ValueError as error:
+                raise CartesianGoalError(CartesianCode.INVALID_GOAL,
+                                         f'waypoint {number}: {error}') from None
+        return waypoints
 
     def _current(self, chain: str):
         """Return the chain's joints in the cycle's current reference."""
