@@ -110,6 +110,30 @@ def disabled_pairs(srdf_xml: str) -> Set[Tuple[str, str]]:
     return pairs
 
 
+class _ExactDistances:
+    """
+    Coal's distance of a pair at a pose of a motion, each measured once.
+
+    A pose whose joints between the pair's shapes are those of a pose already measured puts
+    the shapes in the same place against each other: the same distance.
+    """
+
+    def __init__(self, collision: 'CollisionModel', positions: np.ndarray) -> None:
+        self._collision = collision
+        self._positions = positions
+        self._configurations = collision.robot.configurations(positions)
+        #: pair -> {the joints between its shapes (bytes): coal's distance there}
+        self._known: Dict[int, Dict[bytes, float]] = {}
+
+    def __call__(self, row: int, pair: int) -> float:
+        """Return the distance of ``pair`` at pose ``row`` [m]."""
+        seen = self._known.setdefault(pair, {})
+        key = self._positions[row, self._collision._between[pair]].tobytes()
+        if key not in seen:
+            seen[key] = self._collision.exact_configuration(self._configurations[row], pair)
+        return seen[key]
+
+
 class CollisionModel:
     """
     The collision shapes of a robot and the pairs of them that are checked.
@@ -345,41 +369,8 @@ class CollisionModel:
         if not len(self.pairs) or not len(positions):
             return []
         bounds, steps = self._bounds(positions)
-        rotation, translation = self.robot.placements(positions)
-        # walk each pair's candidate poses in time; skip a pose whose side of the margin is
-        # certain: the last exact distance, less (or plus) how far the pair's shapes can have
-        # moved since, is still above (or below) it
-        travelled = np.cumsum(steps, axis=0)
-        configurations = self.robot.configurations(positions)
-        best: Dict[int, Tuple[float, int]] = {}
-        #: pair -> {the joints between its shapes (bytes): coal's distance there}
-        known: Dict[int, Dict[bytes, float]] = {}
-
-        def exact(row: int, pair: int) -> float:
-            # a pose whose joints between the pair's shapes are those of a pose already
-            # measured puts the shapes in the same place against each other: the same distance
-            seen = known.setdefault(pair, {})
-            key = positions[row, self._between[pair]].tobytes()
-            if key not in seen:
-                seen[key] = self.exact_configuration(configurations[row], pair)
-            return seen[key]
-        near = np.flatnonzero((bounds < margin).any(axis=0))
-        refined_all = self._refined_many(rotation, translation, bounds, near, margin)
-        for pair in near.tolist():
-            rows, refined = refined_all[pair]
-            # the spheres of the pair's parts: a tighter bound where the whole shapes' is not
-            bounds[rows, pair] = np.maximum(bounds[rows, pair], refined)
-            candidates = rows[refined < margin]
-            way = travelled[:, pair]
-            index = 0
-            while index < len(candidates):
-                row = int(candidates[index])
-                last = exact(row, pair)
-                if pair not in best or last < best[pair][0]:
-                    best[pair] = (last, row)
-                # the first pose after which the shapes may have moved across the margin
-                certain = int(np.searchsorted(way, way[row] + abs(last - margin), side='right'))
-                index = max(index + 1, int(np.searchsorted(candidates, certain)))
+        exact = _ExactDistances(self, positions)
+        best = self._near_approaches(positions, bounds, steps, margin, exact)
         measured = set(best)
         nearest = np.argmin(bounds, axis=0)
         lowest = bounds[nearest, np.arange(len(self.pairs))]
@@ -398,6 +389,42 @@ class CollisionModel:
                                    distance, float(times[row]), p in measured)
                       for p, (distance, row) in best.items()]
         return sorted(approaches, key=lambda a: a.distance)
+
+    def _near_approaches(self, positions: np.ndarray, bounds: np.ndarray, steps: np.ndarray,
+                         margin: float,
+                         exact: '_ExactDistances') -> Dict[int, Tuple[float, int]]:
+        """
+        Return the closest exact approach of every pair that may come within ``margin``.
+
+        :param bounds: each pose's lower bound of each pair's distance [m] (tightened here
+            where the spheres of the pair's parts give more).
+        :param steps: how far each pair's shapes can move from one pose to the next [m].
+        :return: pair -> (distance [m], pose row).
+        """
+        rotation, translation = self.robot.placements(positions)
+        # walk each pair's candidate poses in time; skip a pose whose side of the margin is
+        # certain: the last exact distance, less (or plus) how far the pair's shapes can have
+        # moved since, is still above (or below) it
+        travelled = np.cumsum(steps, axis=0)
+        best: Dict[int, Tuple[float, int]] = {}
+        near = np.flatnonzero((bounds < margin).any(axis=0))
+        refined_all = self._refined_many(rotation, translation, bounds, near, margin)
+        for pair in near.tolist():
+            rows, refined = refined_all[pair]
+            # the spheres of the pair's parts: a tighter bound where the whole shapes' is not
+            bounds[rows, pair] = np.maximum(bounds[rows, pair], refined)
+            candidates = rows[refined < margin]
+            way = travelled[:, pair]
+            index = 0
+            while index < len(candidates):
+                row = int(candidates[index])
+                last = exact(row, pair)
+                if pair not in best or last < best[pair][0]:
+                    best[pair] = (last, row)
+                # the first pose after which the shapes may have moved across the margin
+                certain = int(np.searchsorted(way, way[row] + abs(last - margin), side='right'))
+                index = max(index + 1, int(np.searchsorted(candidates, certain)))
+        return best
 
     def _refined_many(self, rotation: np.ndarray, translation: np.ndarray,
                       bounds: np.ndarray, pairs: np.ndarray, margin: float
