@@ -362,15 +362,7 @@ class CartesianPlanner:
             raise ValueError(f'start: expected {len(self.joints)} joint positions, got '
                              f'{start.shape}')
         path = CartesianPath(request.waypoints, request.radius, eqradius=self.eqradius)
-        here = self.tip_pose(start)
-        first = path.waypoints[0]
-        distance = float(np.linalg.norm(here.position - first.position))
-        angle = float(np.arccos(np.clip(
-            (np.trace(here.rotation.T @ first.rotation) - 1) / 2, -1.0, 1.0)))
-        if self.task == 'position':
-            angle = 0.0
-        if distance > START_POSITION_TOLERANCE or angle > START_ORIENTATION_TOLERANCE:
-            raise StartPoseError(distance, angle)
+        self._check_start(path, start)
         profile = path_profile(path, request.max_velocity, request.max_acceleration,
                                request.max_jerk, request.lateral_acceleration,
                                request.angular_speed, request.speeds)
@@ -392,26 +384,53 @@ class CartesianPlanner:
                 retimed_by = (f'{violation.joint} needed {abs(violation.value):.2f} against '
                               f'its {violation.quantity} limit {violation.limit:.2f}')
                 continue
-            velocities = np.gradient(positions, samples.time, axis=0) if len(samples) > 1 \
-                else np.zeros_like(positions)
-            velocities[0] = velocities[-1] = 0.0  # the profile starts and ends at rest
-            times = samples.time
-            prelude = 0
-            if np.any(np.abs(positions[0] - start) > 1e-6):
-                lead_t, lead_q, lead_v = self._reconfiguration(start, positions[0])
-                prelude = len(lead_t) - 1
-                times = np.concatenate([lead_t[:-1], samples.time + lead_t[-1]])
-                positions = np.concatenate([lead_q[:-1], positions])
-                velocities = np.concatenate([lead_v[:-1], velocities])
-            warnings: Tuple[str, ...] = ()
-            if self.checks is not None:
-                segments = [None] * prelude + [samples.segment_of(k)
-                                               for k in range(len(samples))]
-                warnings = tuple(self.checks.check(times, positions, segments))
-            return CartesianPlan(path, profile, samples, self.joints, positions, velocities,
-                                 override, retimed_by, prelude, times, singular, warnings)
+            return self._finish(path, profile, samples, positions, start, override, retimed_by,
+                                singular)
         assert last is not None
         raise last  # still beyond the limits after every round of slowing down
+
+    def _check_start(self, path: CartesianPath, start: np.ndarray) -> None:
+        """
+        Refuse a path whose first waypoint is not where the tool is at ``start``.
+
+        :raises StartPoseError: how far the tool is from it [m, rad].
+        """
+        here = self.tip_pose(start)
+        first = path.waypoints[0]
+        distance = float(np.linalg.norm(here.position - first.position))
+        angle = float(np.arccos(np.clip(
+            (np.trace(here.rotation.T @ first.rotation) - 1) / 2, -1.0, 1.0)))
+        if self.task == 'position':
+            angle = 0.0
+        if distance > START_POSITION_TOLERANCE or angle > START_ORIENTATION_TOLERANCE:
+            raise StartPoseError(distance, angle)
+
+    def _finish(self, path: CartesianPath, profile: MotionProfile, samples: CartesianSamples,
+                positions: np.ndarray, start: np.ndarray, override: float, retimed_by: str,
+                singular: Tuple[int, float, float]) -> CartesianPlan:
+        """
+        Return the plan of joint positions within the limits: velocities, a reconfiguration.
+
+        A reconfiguration of the joints (the first sample's solution is not ``start``) comes
+        first, as a prelude; the plan is checked (links, zones) with it.
+        """
+        velocities = np.gradient(positions, samples.time, axis=0) if len(samples) > 1 \
+            else np.zeros_like(positions)
+        velocities[0] = velocities[-1] = 0.0  # the profile starts and ends at rest
+        times = samples.time
+        prelude = 0
+        if np.any(np.abs(positions[0] - start) > 1e-6):
+            lead_t, lead_q, lead_v = self._reconfiguration(start, positions[0])
+            prelude = len(lead_t) - 1
+            times = np.concatenate([lead_t[:-1], samples.time + lead_t[-1]])
+            positions = np.concatenate([lead_q[:-1], positions])
+            velocities = np.concatenate([lead_v[:-1], velocities])
+        warnings: Tuple[str, ...] = ()
+        if self.checks is not None:
+            segments = [None] * prelude + [samples.segment_of(k) for k in range(len(samples))]
+            warnings = tuple(self.checks.check(times, positions, segments))
+        return CartesianPlan(path, profile, samples, self.joints, positions, velocities,
+                             override, retimed_by, prelude, times, singular, warnings)
 
     def _joint_path(self, samples: CartesianSamples, start: np.ndarray
                     ) -> Tuple[np.ndarray, Tuple[int, float, float]]:
