@@ -8,7 +8,7 @@ XML, so that errors can name the exact joint or link.
 
 from dataclasses import dataclass, field
 import math
-from typing import Dict, List, Optional, Tuple, TYPE_CHECKING
+from typing import Dict, List, Mapping, Optional, Set, Tuple, TYPE_CHECKING
 import xml.etree.ElementTree as ElementTree
 
 from sweetie_motion.errors import UrdfError
@@ -128,6 +128,23 @@ def parse_urdf(xml: str) -> UrdfTree:
         raise UrdfError(f'malformed URDF: {error}') from None
     if root.tag != 'robot':
         raise UrdfError(f'malformed URDF: the root element is <{root.tag}>, not <robot>')
+    links = _link_names(root)
+    link_set = set(links)
+    joints: Dict[str, UrdfJoint] = {}
+    parent_joint: Dict[str, UrdfJoint] = {}
+    for element in root.findall('joint'):
+        joint = _joint(element, link_set, joints, parent_joint)
+        joints[joint.name] = joint
+        parent_joint[joint.child] = joint
+    roots = [link for link in links if link not in parent_joint]
+    if len(roots) != 1:
+        raise UrdfError(f'malformed URDF: expected one root link, found {roots or "none"}')
+    return UrdfTree(root.get('name', ''), links, joints, parent_joint, roots[0],
+                    _collision_boxes(root))
+
+
+def _link_names(root: ElementTree.Element) -> List[str]:
+    """Return the names of the links of a <robot>, in document order (each once)."""
     links = []
     for link in root.findall('link'):
         name = link.get('name')
@@ -137,48 +154,48 @@ def parse_urdf(xml: str) -> UrdfTree:
     if len(set(links)) != len(links):
         duplicates = sorted({n for n in links if links.count(n) > 1})
         raise UrdfError(f'malformed URDF: duplicate link(s) {", ".join(duplicates)}')
-    link_set = set(links)
-    joints: Dict[str, UrdfJoint] = {}
-    parent_joint: Dict[str, UrdfJoint] = {}
-    for element in root.findall('joint'):
-        name = element.get('name')
-        jtype = element.get('type')
-        if not name or not jtype:
-            raise UrdfError('malformed URDF: a <joint> lacks its name or type')
-        where = f'joint {name!r}'
-        if name in joints:
-            raise UrdfError(f'malformed URDF: duplicate joint {name!r}')
-        parent = element.find('parent')
-        child = element.find('child')
-        parent_name = None if parent is None else parent.get('link')
-        child_name = None if child is None else child.get('link')
-        if not parent_name or not child_name:
-            raise UrdfError(f'malformed URDF: {where} lacks <parent link> or <child link>')
-        for link_name in (parent_name, child_name):
-            if link_name not in link_set:
-                raise UrdfError(f'malformed URDF: {where} references unknown link {link_name!r}')
-        if child_name in parent_joint:
-            raise UrdfError(f'malformed URDF: link {child_name!r} has two parent joints')
-        lower, upper, velocity, effort = -math.inf, math.inf, math.inf, math.inf
-        limit = element.find('limit')
-        if jtype in ('revolute', 'prismatic'):
-            if limit is None:
-                raise UrdfError(f'malformed URDF: {where} of type {jtype} has no <limit>')
-            lower = _float_attr(limit, 'lower', 0.0, where)
-            upper = _float_attr(limit, 'upper', 0.0, where)
-            if lower > upper:
-                raise UrdfError(f'malformed URDF: {where} has lower limit {lower} > upper {upper}')
-        if limit is not None:
-            velocity = _float_attr(limit, 'velocity', math.inf, where)
-            effort = _float_attr(limit, 'effort', math.inf, where)
-        joint = UrdfJoint(name, jtype, parent_name, child_name, lower, upper, velocity, effort)
-        joints[name] = joint
-        parent_joint[child_name] = joint
-    roots = [link for link in links if link not in parent_joint]
-    if len(roots) != 1:
-        raise UrdfError(f'malformed URDF: expected one root link, found {roots or "none"}')
-    return UrdfTree(root.get('name', ''), links, joints, parent_joint, roots[0],
-                    _collision_boxes(root))
+    return links
+
+
+def _joint(element: ElementTree.Element, links: Set[str], joints: Mapping[str, UrdfJoint],
+           parent_joint: Mapping[str, UrdfJoint]) -> UrdfJoint:
+    """
+    Return a <joint>: its links, type and limits.
+
+    :param links: the robot's links; :param joints: the joints read before this one;
+    :param parent_joint: the joint above each child link read before.
+    """
+    name = element.get('name')
+    jtype = element.get('type')
+    if not name or not jtype:
+        raise UrdfError('malformed URDF: a <joint> lacks its name or type')
+    where = f'joint {name!r}'
+    if name in joints:
+        raise UrdfError(f'malformed URDF: duplicate joint {name!r}')
+    parent = element.find('parent')
+    child = element.find('child')
+    parent_name = None if parent is None else parent.get('link')
+    child_name = None if child is None else child.get('link')
+    if not parent_name or not child_name:
+        raise UrdfError(f'malformed URDF: {where} lacks <parent link> or <child link>')
+    for link_name in (parent_name, child_name):
+        if link_name not in links:
+            raise UrdfError(f'malformed URDF: {where} references unknown link {link_name!r}')
+    if child_name in parent_joint:
+        raise UrdfError(f'malformed URDF: link {child_name!r} has two parent joints')
+    lower, upper, velocity, effort = -math.inf, math.inf, math.inf, math.inf
+    limit = element.find('limit')
+    if jtype in ('revolute', 'prismatic'):
+        if limit is None:
+            raise UrdfError(f'malformed URDF: {where} of type {jtype} has no <limit>')
+        lower = _float_attr(limit, 'lower', 0.0, where)
+        upper = _float_attr(limit, 'upper', 0.0, where)
+        if lower > upper:
+            raise UrdfError(f'malformed URDF: {where} has lower limit {lower} > upper {upper}')
+    if limit is not None:
+        velocity = _float_attr(limit, 'velocity', math.inf, where)
+        effort = _float_attr(limit, 'effort', math.inf, where)
+    return UrdfJoint(name, jtype, parent_name, child_name, lower, upper, velocity, effort)
 
 
 def _triple(element: Optional[ElementTree.Element], key: str, where: str
