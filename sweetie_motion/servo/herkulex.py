@@ -45,6 +45,9 @@ MAX_ID = 0xFD
 #: Frame size bounds [bytes] (header included).
 MIN_FRAME_SIZE = 7
 MAX_FRAME_SIZE = 223
+#: what a frame parser's look at a header found: a whole intact frame, or too few bytes yet
+_FRAME = 'frame'
+_MORE = 'more'
 MAX_DATA_SIZE = MAX_FRAME_SIZE - MIN_FRAME_SIZE
 #: A reply's CMD is the request's CMD with this bit set.
 REPLY_FLAG = 0x40
@@ -404,11 +407,52 @@ class FrameParser:
         setattr(self.counters, kind, getattr(self.counters, kind) + 1)
         self.counters.garbage_bytes += 1
 
+    def _judge(self, pos: int, available: int) -> Tuple[str, int]:
+        """
+        Judge the bytes at ``pos`` of the buffer (a header starts there).
+
+        :return: (:data:`_FRAME`, its size) for a whole intact frame; (:data:`_MORE`, 0) when
+            more bytes must come to tell; else (the error counter it counts in, 0).
+        """
+        buf = self._buf
+        if available < 3:
+            return _MORE, 0
+        size = buf[pos + 2]
+        if not MIN_FRAME_SIZE <= size <= MAX_FRAME_SIZE:
+            return 'size_errors', 0
+        if available < 5:
+            return _MORE, 0
+        cmd = buf[pos + 4]
+        if self.commands is not None and cmd not in self.commands:
+            return 'command_errors', 0
+        if available < 7:
+            return _MORE, 0
+        c1, c2 = buf[pos + 5], buf[pos + 6]
+        if c1 ^ c2 != 0xFE or c1 & 1:
+            return 'checksum_errors', 0
+        expected = _expected_size(cmd, buf, pos, available)
+        if expected == -1 and size >= 9:
+            return _MORE, 0
+        if (expected is not None and expected != -1 and expected != size) \
+                or not _size_fits(cmd, size) or (expected == -1 and size < 9):
+            return 'size_errors', 0
+        if available < size:
+            return _MORE, 0
+        x = size ^ buf[pos + 3] ^ cmd
+        for k in range(pos + 7, pos + size):
+            x ^= buf[k]
+        if (x & 0xFE) != c1:
+            return 'checksum_errors', 0
+        if buf[pos + 3] > BROADCAST_ID:
+            # ID 0xFF is no servo's: bit 0 of the ID flipped past the checksums (fact
+            # sheet 1.2's blind spot) on a broadcast frame
+            return 'command_errors', 0
+        return _FRAME, size
+
     def _scan(self, old: int) -> List[Tuple[Frame, int]]:
         buf = self._buf
         out: List[Tuple[Frame, int]] = []
         counters = self.counters
-        commands = self.commands
         pos = 0
         n = len(buf)
         while True:
@@ -420,51 +464,14 @@ class FrameParser:
                 break
             counters.garbage_bytes += i - pos
             pos = i
-            available = n - pos
-            if available < 3:
+            verdict, size = self._judge(pos, n - pos)
+            if verdict is _MORE:
                 break
-            size = buf[pos + 2]
-            if not MIN_FRAME_SIZE <= size <= MAX_FRAME_SIZE:
-                self._reject('size_errors')
+            if verdict is not _FRAME:
+                self._reject(verdict)
                 pos += 1
                 continue
-            if available < 5:
-                break
             cmd = buf[pos + 4]
-            if commands is not None and cmd not in commands:
-                self._reject('command_errors')
-                pos += 1
-                continue
-            if available < 7:
-                break
-            c1, c2 = buf[pos + 5], buf[pos + 6]
-            if c1 ^ c2 != 0xFE or c1 & 1:
-                self._reject('checksum_errors')
-                pos += 1
-                continue
-            expected = _expected_size(cmd, buf, pos, available)
-            if expected == -1 and size >= 9:
-                break
-            if (expected is not None and expected != -1 and expected != size) \
-                    or not _size_fits(cmd, size) or (expected == -1 and size < 9):
-                self._reject('size_errors')
-                pos += 1
-                continue
-            if available < size:
-                break
-            x = size ^ buf[pos + 3] ^ cmd
-            for k in range(pos + 7, pos + size):
-                x ^= buf[k]
-            if (x & 0xFE) != c1:
-                self._reject('checksum_errors')
-                pos += 1
-                continue
-            if buf[pos + 3] > BROADCAST_ID:
-                # ID 0xFF is no servo's: bit 0 of the ID flipped past the checksums (fact
-                # sheet 1.2's blind spot) on a broadcast frame
-                self._reject('command_errors')
-                pos += 1
-                continue
             frame = Frame(buf[pos + 3], cmd, bytes(buf[pos + 7:pos + size]))
             counters.frames += 1
             pos += size
