@@ -171,35 +171,11 @@ class CollisionModel:
             [o.name for o in objects[robot_shapes:]]
         skip = disabled_pairs(srdf_xml) if srdf_xml else set()
         skip |= {(a, b) for a, b in allowed} | {(b, a) for a, b in allowed}
-        self.geometry.removeAllCollisionPairs()
-        pairs: List[Tuple[int, int]] = []
-        for i in range(len(objects)):
-            for k in range(i + 1, len(objects)):
-                if k >= robot_shapes and i >= robot_shapes:
-                    continue   # two obstacles
-                ji, jk = objects[i].parentJoint, objects[k].parentJoint
-                if ji == jk or (k < robot_shapes and not adjacent and (
-                        model.parents[ji] == jk or model.parents[jk] == ji)):
-                    continue
-                if (self.links[i], self.links[k]) in skip:
-                    continue
-                pairs.append((i, k))
-                self.geometry.addCollisionPair(pinocchio.CollisionPair(i, k))
+        pairs = self._checked_pairs(objects, robot_shapes, skip, adjacent)
         self.pairs = np.array(pairs, dtype=int).reshape(-1, 2)
         self.geometry_data = pinocchio.GeometryData(self.geometry)
         self._joints = np.array([o.parentJoint for o in objects], dtype=int)
-        centres, radii = [], []
-        for index, o in enumerate(objects):
-            if index in self._planes:   # unbounded: its pairs' bounds come from the plane
-                centres.append(np.zeros(3))
-                radii.append(0.0)
-                continue
-            shape = o.geometry
-            shape.computeLocalAABB()
-            centres.append(np.asarray(o.placement.act(np.asarray(shape.aabb_center))))
-            radii.append(float(shape.aabb_radius))
-        self._centres = np.array(centres).reshape(-1, 3)
-        self._radii = np.array(radii)
+        self._centres, self._radii = self._bounding_spheres(objects)
         #: each shape's capsule (ends in its joint's frame (2, 3), radius): a sphere is one
         #: whose ends meet
         self._capsules = [self._meshes[index].placed(o.placement) if index in self._meshes
@@ -214,6 +190,45 @@ class CollisionModel:
         #: joints between them): where those are equal, so is the pair's distance
         self._between = [self._joints_between(int(self._joints[i]), int(self._joints[k]))
                          for i, k in self.pairs]
+
+    def _checked_pairs(self, objects: List[Any], robot_shapes: int, skip: Set[Tuple[str, str]],
+                       adjacent: bool) -> List[Tuple[int, int]]:
+        """
+        Return the pairs of shapes checked, and make them the geometry's collision pairs.
+
+        Not checked: two obstacles, two shapes on one joint, a link and its parent (unless
+        ``adjacent``), the pairs in ``skip`` (link names).
+        """
+        model = self.robot.model
+        self.geometry.removeAllCollisionPairs()
+        pairs: List[Tuple[int, int]] = []
+        for i in range(len(objects)):
+            for k in range(i + 1, len(objects)):
+                if k >= robot_shapes and i >= robot_shapes:
+                    continue   # two obstacles
+                ji, jk = objects[i].parentJoint, objects[k].parentJoint
+                if ji == jk or (k < robot_shapes and not adjacent and (
+                        model.parents[ji] == jk or model.parents[jk] == ji)):
+                    continue
+                if (self.links[i], self.links[k]) in skip:
+                    continue
+                pairs.append((i, k))
+                self.geometry.addCollisionPair(pinocchio.CollisionPair(i, k))
+        return pairs
+
+    def _bounding_spheres(self, objects: List[Any]) -> Tuple[np.ndarray, np.ndarray]:
+        """Return each shape's bounding sphere: centres in its joint's frame (n, 3), radii."""
+        centres, radii = [], []
+        for index, o in enumerate(objects):
+            if index in self._planes:   # unbounded: its pairs' bounds come from the plane
+                centres.append(np.zeros(3))
+                radii.append(0.0)
+                continue
+            shape = o.geometry
+            shape.computeLocalAABB()
+            centres.append(np.asarray(o.placement.act(np.asarray(shape.aabb_center))))
+            radii.append(float(shape.aabb_radius))
+        return np.array(centres).reshape(-1, 3), np.array(radii)
 
     def _joints_between(self, a: int, b: int) -> np.ndarray:
         """Return the motion columns of the joints on the chain from joint a to joint b."""
