@@ -109,6 +109,84 @@ def decode_value(value: Any, name: str = '') -> TrajectoryGoal:
                            str(error)) from None
 
 
+class _PendingRequest:
+    """
+    One request to the storage node: the future of its decoded answer, its timers, its resends.
+
+    The first answer, error or timeout settles ``outer``; the others are ignored, and the
+    requests still in flight are cancelled.
+    """
+
+    def __init__(self, node: Any, what: str, name: str, send: Callable[[], Future],
+                 decode: Callable[[Any], Any]) -> None:
+        self.node, self.what, self.name = node, what, name
+        self._send, self._decode = send, decode
+        self.outer = Future(executor=getattr(node, 'executor', None))
+        self._lock = threading.Lock()
+        self._timers: List[Any] = []
+        self._sent: List[Future] = []
+        self._timeout: Optional[float] = None
+
+    def start(self, inner: Future, timeout: Optional[float], repeatable: bool) -> None:
+        """Watch the request sent (``inner``): its timeout, and resends when ``repeatable``."""
+        self._sent.append(inner)
+        self._timeout = timeout
+        if timeout is not None:
+            with self._lock:
+                self._timers.append(self.node.create_timer(timeout, self._expired))
+        if repeatable and (timeout is None or timeout > ASK_AGAIN_AFTER):
+            with self._lock:
+                self._timers.append(self.node.create_timer(ASK_AGAIN_AFTER, self._ask_again))
+        inner.add_done_callback(self._answered)
+
+    def settle(self, result: Any = None, error: Optional[Exception] = None) -> bool:
+        """Give ``outer`` its result or error unless it has one; return whether it took it."""
+        with self._lock:
+            if self.outer.done():
+                return False
+            for timer in self._timers:
+                timer.cancel()
+                self.node.destroy_timer(timer)
+            self._timers.clear()
+            if error is not None:
+                self.outer.set_exception(error)
+            else:
+                self.outer.set_result(result)
+            pending = list(self._sent)
+        for request in pending:
+            if not request.done():
+                request.cancel()
+        return True
+
+    def _answered(self, future: Future) -> None:
+        if future.cancelled():
+            return
+        response = future.result()
+        if response is None:
+            self.settle(error=StorageError(f'{self.what}: no answer from the storage node',
+                                           self.name))
+            return
+        try:
+            value = self._decode(response)
+        except StorageError as error:
+            self.settle(error=error)
+            return
+        self.settle(value)
+
+    def _expired(self) -> None:
+        self.settle(error=StorageTimeoutError(
+            f'{self.what}: the trajectory storage did not answer within {self._timeout:g} s',
+            self.name))
+
+    def _ask_again(self) -> None:
+        with self._lock:
+            if self.outer.done():
+                return
+            again = self._send()
+            self._sent.append(again)
+        again.add_done_callback(self._answered)
+
+
 class TrajectoryStorageClient:
     """
     Talk to a ``trajectory_storage`` node through its parameter services.
@@ -226,74 +304,19 @@ class TrajectoryStorageClient:
             an answer; the first answer counts): reads only. A save sent again could undo
             another client's save in between, a delete would answer "unknown name".
         """
-        executor = getattr(self.node, 'executor', None)
-        outer = Future(executor=executor)
+        pending = _PendingRequest(self.node, what, name, send, decode)
         if not self.ready():
-            outer.set_exception(StorageUnavailableError(
+            pending.outer.set_exception(StorageUnavailableError(
                 f'{what}: the trajectory storage {self.storage_node!r} is not available '
                 '(is the motion process running?)', name))
-            return outer
+            return pending.outer
         try:
             inner = send()
         except (TrajectoryFileError, GoalError) as error:
-            outer.set_exception(StorageError(f'{what}: {error}', name, str(error)))
-            return outer
-        lock = threading.Lock()
-        timers: List[Any] = []
-        sent = [inner]
-
-        def settle(result: Any = None, error: Optional[Exception] = None) -> bool:
-            with lock:
-                if outer.done():
-                    return False
-                for timer in timers:
-                    timer.cancel()
-                    self.node.destroy_timer(timer)
-                timers.clear()
-                if error is not None:
-                    outer.set_exception(error)
-                else:
-                    outer.set_result(result)
-                pending = list(sent)
-            for request in pending:
-                if not request.done():
-                    request.cancel()
-            return True
-
-        def answered(future: Future) -> None:
-            if future.cancelled():
-                return
-            response = future.result()
-            if response is None:
-                settle(error=StorageError(f'{what}: no answer from the storage node', name))
-                return
-            try:
-                value = decode(response)
-            except StorageError as error:
-                settle(error=error)
-                return
-            settle(value)
-
-        timeout = self.timeout if timeout is None else timeout
-        if timeout is not None:
-            def expired() -> None:
-                settle(error=StorageTimeoutError(
-                    f'{what}: the trajectory storage did not answer within {timeout:g} s',
-                    name))
-            with lock:
-                timers.append(self.node.create_timer(timeout, expired))
-        if repeatable and (timeout is None or timeout > ASK_AGAIN_AFTER):
-            def ask_again() -> None:
-                with lock:
-                    if outer.done():
-                        return
-                    again = send()
-                    sent.append(again)
-                again.add_done_callback(answered)
-            with lock:
-                timers.append(self.node.create_timer(ASK_AGAIN_AFTER, ask_again))
-        inner.add_done_callback(answered)
-        return outer
+            pending.outer.set_exception(StorageError(f'{what}: {error}', name, str(error)))
+            return pending.outer
+        pending.start(inner, self.timeout if timeout is None else timeout, repeatable)
+        return pending.outer
 
     # --- blocking ------------------------------------------------------------------------------
 
