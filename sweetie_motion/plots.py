@@ -5,7 +5,7 @@ matplotlib with the Agg backend, imported lazily: nothing here is needed by the 
 """
 
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -165,6 +165,28 @@ def plot_trajectory(goal, path: Union[str, Path], title: str = 'trajectory',
     return plot_joint_series(path, grid, series, title, keyframes=keyframes)
 
 
+def _tool_path_figure(pyplot: Any, p: np.ndarray, first: np.ndarray, joints: Sequence[str],
+                      waypoints: Optional[np.ndarray], model: Optional[RobotModel],
+                      title: str) -> Any:
+    """Return the figure of the tool's path in space: waypoints marked, the robot at the start."""
+    figure = pyplot.figure(figsize=(8, 7))
+    axes = figure.add_subplot(projection='3d')
+    if model is not None:
+        draw_kinematic_tree(axes, model, dict(zip(joints, first)), labels=False)
+    axes.plot(p[:, 0], p[:, 1], p[:, 2], color='tab:red', linewidth=2, label='tool path')
+    if waypoints is not None and len(waypoints):
+        w = np.asarray(waypoints, dtype=float)
+        axes.scatter(w[:, 0], w[:, 1], w[:, 2], color='black', s=20, label='waypoints')
+        for k, point in enumerate(w, start=1):
+            axes.text(*point, f' {k}', fontsize=8)
+    equal_axes(axes, np.vstack([p] + ([np.asarray(waypoints)] if waypoints is not None
+                                      else [])))
+    axes.legend(loc='upper left', fontsize=8)
+    axes.view_init(elev=25, azim=-60)
+    axes.set_title(f'{title}: the tool path')
+    return figure
+
+
 def plot_cartesian_motion(directory: Union[str, Path], times: Sequence[float],
                           positions: np.ndarray, tool: np.ndarray, joints: Sequence[str],
                           waypoints: Optional[np.ndarray] = None,
@@ -190,22 +212,8 @@ def plot_cartesian_motion(directory: Union[str, Path], times: Sequence[float],
     p = np.asarray(tool, dtype=float)
     written = []
 
-    figure = pyplot.figure(figsize=(8, 7))
-    axes = figure.add_subplot(projection='3d')
-    if model is not None:
-        draw_kinematic_tree(axes, model, dict(zip(joints, q[0])), labels=False)
-    axes.plot(p[:, 0], p[:, 1], p[:, 2], color='tab:red', linewidth=2, label='tool path')
-    if waypoints is not None and len(waypoints):
-        w = np.asarray(waypoints, dtype=float)
-        axes.scatter(w[:, 0], w[:, 1], w[:, 2], color='black', s=20, label='waypoints')
-        for k, point in enumerate(w, start=1):
-            axes.text(*point, f' {k}', fontsize=8)
-    equal_axes(axes, np.vstack([p] + ([np.asarray(waypoints)] if waypoints is not None
-                                      else [])))
-    axes.legend(loc='upper left', fontsize=8)
-    axes.view_init(elev=25, azim=-60)
-    axes.set_title(f'{title}: the tool path')
-    written.append(_save(figure, directory / 'path_3d.png', pyplot))
+    written.append(_save(_tool_path_figure(pyplot, p, q[0], joints, waypoints, model, title),
+                         directory / 'path_3d.png', pyplot))
 
     speed = np.linalg.norm(np.gradient(p, t, axis=0), axis=1) if len(t) > 1 else np.zeros(1)
     figure, (top, bottom) = pyplot.subplots(2, 1, figsize=(9, 6), sharex=True)
