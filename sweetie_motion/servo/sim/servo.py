@@ -321,23 +321,7 @@ class SimulatedServo:
         policy = self.ram[1]
         command = request.command
         if isinstance(request, hx.ReadRequest):
-            memory = request.memory
-            if request.address + request.length > memory.size:
-                self._range_error()
-                return None
-            self._refresh()
-            source = self.eep if memory is hx.Memory.EEP else self.ram
-            data = bytes(source[request.address:request.address + request.length])
-            if memory is hx.Memory.RAM and request.address <= 49 < request.address \
-                    + request.length:
-                status = self.status()
-                patched = bytearray(data)
-                patched[49 - request.address] = status.detail
-                data = bytes(patched)
-            if not reply_to or policy < 1:
-                return None
-            return hx.ReadReply(self.servo_id, memory, request.address, data,
-                                self.status()).frame()
+            return self._read(request, reply_to and policy >= 1)
         if isinstance(request, hx.WriteRequest):
             if not self._write(request):
                 return None
@@ -367,6 +351,26 @@ class SimulatedServo:
         if reply_to and policy >= 2:
             return hx.AckReply(self.servo_id, command, self.status()).frame()
         return None
+
+    def _read(self, request: hx.ReadRequest, reply: bool) -> Optional[hx.Frame]:
+        """Return the reply of a read request (None: none is sent, or the range is wrong)."""
+        memory = request.memory
+        if request.address + request.length > memory.size:
+            self._range_error()
+            return None
+        self._refresh()
+        source = self.eep if memory is hx.Memory.EEP else self.ram
+        data = bytes(source[request.address:request.address + request.length])
+        if memory is hx.Memory.RAM and request.address <= 49 < request.address \
+                + request.length:
+            status = self.status()
+            patched = bytearray(data)
+            patched[49 - request.address] = status.detail
+            data = bytes(patched)
+        if not reply:
+            return None
+        return hx.ReadReply(self.servo_id, memory, request.address, data,
+                            self.status()).frame()
 
     def _write(self, request: hx.WriteRequest) -> bool:
         start, data = request.address, request.data
