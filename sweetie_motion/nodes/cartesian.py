@@ -230,6 +230,47 @@ class CartesianMotionNode(ManagedNode):
                 f'most {values["max_points"]} (parameter max_points)')
         return plan
 
+    def _feedback_relay(self, goal_handle, plan: CartesianPlan):
+        """Return a callback that turns the trajectory controller's feedback into this goal's."""
+        feedback = CartesianMotion.Feedback(stage='executing', duration=plan.duration)
+
+        def on_feedback(message) -> None:
+            elapsed = message.feedback.desired.time_from_start
+            t = elapsed.sec + elapsed.nanosec * 1e-9
+            feedback.time_from_start = t
+            feedback.progress = min(1.0, t / max(plan.duration, 1e-9))
+            # the goal's waypoints do not hold the current pose the path starts from
+            feedback.waypoint = plan.heading(t) - (1 if goal_handle.request.start_from_current
+                                                   else 0)
+            feedback.desired = pose_to_msg(self._planner.tip_pose(
+                message.feedback.desired.positions))
+            goal_handle.publish_feedback(feedback)
+        return on_feedback
+
+    def _conclude(self, goal_handle, result, answer, canceled: bool) -> str:
+        """
+        End the goal as the trajectory controller's ``answer`` says; return the message.
+
+        A goal stopped because its client is gone is aborted (code CANCELED), one its client
+        cancelled is canceled.
+        """
+        code, message = int(answer.error_code), answer.error_string
+        stopped_by = self._executing.get(bytes(goal_handle.goal_id.uuid), '')
+        if stopped_by and not goal_handle.is_cancel_requested:
+            goal_handle.abort()
+            result.error_code = int(CartesianCode.CANCELED)
+            message = f'stopped: {stopped_by}; {message}'
+        elif canceled and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+            result.error_code = int(CartesianCode.CANCELED)
+        elif code == 0:
+            goal_handle.succeed()
+            result.error_code = 0
+        else:
+            goal_handle.abort()
+            result.error_code = code
+        return message
+
     def _goal_waypoints(self, request, chain: str) -> list:
         """
         Return a goal's waypoints as poses in the chain's base frame.
@@ -311,21 +352,8 @@ class CartesianMotionNode(ManagedNode):
         goal = TrajectoryGoal(list(plan.joints), [
             TrajectoryPoint(float(t), q.tolist(), v.tolist(), [], [])
             for t, q, v in zip(plan.times, plan.positions, plan.velocities)])
-        feedback = CartesianMotion.Feedback(stage='executing', duration=plan.duration)
-
-        def on_feedback(message) -> None:
-            elapsed = message.feedback.desired.time_from_start
-            t = elapsed.sec + elapsed.nanosec * 1e-9
-            feedback.time_from_start = t
-            feedback.progress = min(1.0, t / max(plan.duration, 1e-9))
-            # the goal's waypoints do not hold the current pose the path starts from
-            feedback.waypoint = plan.heading(t) - (1 if goal_handle.request.start_from_current
-                                                   else 0)
-            feedback.desired = pose_to_msg(self._planner.tip_pose(
-                message.feedback.desired.positions))
-            goal_handle.publish_feedback(feedback)
-        handle = await self._client.send_goal_async(goal_to_msg(goal),
-                                                    feedback_callback=on_feedback)
+        handle = await self._client.send_goal_async(
+            goal_to_msg(goal), feedback_callback=self._feedback_relay(goal_handle, plan))
         if not handle.accepted:
             raise CartesianGoalError(CartesianCode.CONTROLLER_UNAVAILABLE,
                                      'the trajectory controller did not accept the motion')
@@ -337,22 +365,7 @@ class CartesianMotionNode(ManagedNode):
                 canceled = True
                 await handle.cancel_goal_async()
             await self.sleep(0.05, self._group)
-        answer = outcome.result().result
-        code, message = int(answer.error_code), answer.error_string
-        stopped_by = self._executing.get(key, '')
-        if stopped_by and not goal_handle.is_cancel_requested:
-            goal_handle.abort()
-            result.error_code = int(CartesianCode.CANCELED)
-            message = f'stopped: {stopped_by}; {message}'
-        elif canceled and goal_handle.is_cancel_requested:
-            goal_handle.canceled()
-            result.error_code = int(CartesianCode.CANCELED)
-        elif code == 0:
-            goal_handle.succeed()
-            result.error_code = 0
-        else:
-            goal_handle.abort()
-            result.error_code = code
+        message = self._conclude(goal_handle, result, outcome.result().result, canceled)
         result.error_string = f'{message}; {described}' if message else described
         self.get_logger().info(f'Cartesian motion ended ({result.error_code}): '
                                f'{result.error_string}')
