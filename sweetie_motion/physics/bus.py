@@ -25,7 +25,7 @@ import numpy as np
 
 from sweetie_motion.errors import UnknownJointError
 from sweetie_motion.physics.builder import PhysicsModel
-from sweetie_motion.physics.settings import PhysicsConfigError
+from sweetie_motion.model.physics_settings import PhysicsConfigError
 from sweetie_motion.physics.simulation import PhysicsSimulation
 from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 

@@ -14,8 +14,9 @@ import pinocchio
 import pytest
 from sweetie_motion.checks.balance import polygon_depth
 from sweetie_motion.checks.collision import disabled_pairs
-from sweetie_motion.checks.motion import checker_for, CheckSettings, PoseSamples
+from sweetie_motion.checks.motion import checker_for, PoseSamples
 from sweetie_motion.errors import ModelError, UrdfError
+from sweetie_motion.model.check_settings import CheckSettings
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.servo.herkulex import SERVO_TYPES
 
