@@ -329,7 +329,7 @@ def _rnea_with_feet(robot, load, legs, motion, forces):
 
 def checked(model, checker, path):
     """Return the checks of a stored motion as the controller plays it."""
-    from sweetie_motion.checks.library import check_motion, motion_planner
+    from sweetie_motion.controllers.played_checks import check_motion, motion_planner
     from sweetie_motion.storage.migration import load_ros1_json
     from sweetie_motion.trajectory.codec import load_goal_file
     goal = load_ros1_json(path) if str(path).endswith('.json') else load_goal_file(path)
