@@ -27,7 +27,7 @@ class ServoClient:
     """Calls the servo_bus and servo_ident services of the motion process in ``namespace``."""
 
     def __init__(self, namespace: str, timeout: float = 15.0) -> None:
-        from sweetie_motion.nodes.background import BackgroundNode
+        from sweetie_motion.ros.background import BackgroundNode
         from sweetie_motion_msgs.srv import ServoCommand, ServoIdentification
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
@@ -50,7 +50,7 @@ class ServoClient:
 
     def _call(self, client, request, what: str, timeout: float):
         from sweetie_motion.command_line import notice
-        from sweetie_motion.nodes.background import wait_future
+        from sweetie_motion.ros.background import wait_future
         started = time.monotonic()
         noticed = False
         while not client.service_is_ready():
