@@ -9,13 +9,13 @@ import argparse
 import sys
 from typing import List, Optional
 
-from sweetie_motion.check_cli import add_check_command
+from sweetie_motion.cli.check import add_check_command
+from sweetie_motion.cli.simulate import add_simulate_command
 from sweetie_motion.command_line import (
     add_connection_options, CommandParser, fail, left_by, notice, positive_number,
 )
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.ros.motion_client import UnknownTrajectoryError
-from sweetie_motion.simulate_cli import add_simulate_command
 
 
 def describe_robot(robot: str, png: Optional[str]) -> int:
@@ -388,7 +388,7 @@ def passthrough(commands, name: str, help_text: str, run) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from sweetie_motion.status_cli import show_status
+    from sweetie_motion.cli.status import show_status
     return show_status(args)
 
 
@@ -398,7 +398,7 @@ def _editor(args: argparse.Namespace) -> int:
 
 
 def _servo(args: argparse.Namespace) -> int:
-    from sweetie_motion.servo_cli import main as servo_main
+    from sweetie_motion.cli.servo import main as servo_main
     return servo_main(args.rest)
 
 
@@ -408,7 +408,7 @@ def _servo_sim(args: argparse.Namespace) -> int:
 
 
 def _program(args: argparse.Namespace) -> int:
-    from sweetie_motion.program_cli import main as program_main
+    from sweetie_motion.cli.program import main as program_main
     return program_main(args.rest)
 
 
@@ -451,6 +451,3 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.close()
         return 0
 
-
-if __name__ == '__main__':
-    sys.exit(main())
