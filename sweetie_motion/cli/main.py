@@ -450,4 +450,3 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
-
