@@ -23,6 +23,7 @@ from sweetie_motion.checks.meshes import folder_meshes, LinkMesh
 from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.checks.stance import Footing, sole_points, Standing
 from sweetie_motion.model.check_settings import CheckSettings
+from sweetie_motion.model.robot_model import RobotModel
 
 #: the most poses a motion is checked at: a longer motion is sampled less often (12 000 poses
 #: are 2 minutes at 100 Hz, about 0.8 s and 200 MB of arrays; bounded by count, not by time)
@@ -238,7 +239,7 @@ def servo_ratings(robot: CheckRobot, settings: CheckSettings) -> Dict[str, tuple
     return ratings
 
 
-def checker_for(model: Any, settings: Optional[CheckSettings] = None,
+def checker_for(model: RobotModel, settings: Optional[CheckSettings] = None,
                 obstacles: Sequence[Obstacle] = ()) -> MotionChecker:
     """
     Return the checker of a configured :class:`RobotModel` (its description's ``checks:``).
