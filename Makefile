@@ -21,7 +21,7 @@ help:
 	@echo "make test    -- set up on first use, then run the whole test suite"
 	@echo "make test-fast -- only test/unit, as without ROS and Qt (under 30 s)"
 	@echo "make setup   -- only create/update .venv and build the interface packages"
-	@echo "make lint    -- flake8 and pep257 as ament configures them, mypy over the pure core"
+	@echo "make lint    -- flake8 and pep257 as ament configures them, mypy over every module without rclpy or Qt"
 	@echo "make bench   -- run the benchmarks in bench/"
 	@echo "make editor  -- the trajectory editor next to the virtual robot"
 	@echo "make console -- the operator console next to the winding arm's virtual robot"

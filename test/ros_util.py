@@ -10,7 +10,7 @@ import time
 from typing import Iterator, List, Optional
 import xml.dom.minidom
 
-from sweetie_motion.nodes.background import BackgroundNode
+from sweetie_motion.ros.background import BackgroundNode
 from waiting import wait_for  # noqa: F401 (the ROS tests' one way to wait)
 
 HERE = os.path.dirname(os.path.abspath(__file__))

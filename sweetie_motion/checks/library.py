@@ -1,22 +1,15 @@
 """
-The checks over stored motions: one motion as the robot plays it, a table for a library.
+The checks over a library of stored motions: what each check found, as a table.
 
-A stored motion is checked as the trajectory controller plays it
-(:func:`~sweetie_motion.controllers.goals.plan_played`: the approach from the standing pose,
-the retiming to the joint limits, the speed, its interpolation and its support flags); the
-joints it does not move hold their value in the standing pose (the zero pose: Proto2 stands
-in it). A motion the controller would refuse is not checked: its refusal is the answer.
-Pure: no rclpy.
+:class:`CheckedMotion` is one stored motion checked as the trajectory controller plays it (the
+planning is the controller's: :mod:`sweetie_motion.controllers.played_checks`). Pure: no rclpy.
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
-import numpy as np
-
-from sweetie_motion.checks.motion import CheckReport, MotionChecker, PoseSamples
+from sweetie_motion.checks.motion import CheckReport, PoseSamples
 from sweetie_motion.model.report import table
-from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
 @dataclass
@@ -43,53 +36,6 @@ class CheckedMotion:
         if self.report.refused:
             return 'REFUSE'
         return 'warn' if self.report.findings else 'ok'
-
-
-def motion_planner(model: Any, interpolation: str = 'akima', policy: str = 'retime') -> Any:
-    """
-    Return a trajectory controller's planner of ``model`` (every chain, no checks of its own).
-
-    What :func:`played_samples` plans with, as the controller plans a goal.
-    """
-    from sweetie_motion.controllers.goals import GoalPlanner
-    from sweetie_motion.trajectory.tolerances import ToleranceDefaults
-    view = model.view()
-    return GoalPlanner('check', view, view.list_groups(), ToleranceDefaults(), interpolation,
-                       policy)
-
-
-def played_samples(checker: MotionChecker, planner: Any, goal: TrajectoryGoal,
-                   pose: Optional[np.ndarray] = None, speed: float = 1.0,
-                   backward: bool = False) -> Tuple[PoseSamples, Any]:
-    """
-    Return a stored motion sampled as the controller plays it, and the controller's plan.
-
-    :param planner: the controller's planner (:func:`motion_planner`).
-    :param pose: the full pose it starts from [rad] (default: the standing pose, all zero).
-    :param speed: time scale (2: twice as fast); :param backward: played backward.
-    :raises GoalError: the controller refuses it (its code and message).
-    """
-    from sweetie_motion.controllers.goals import plan_played
-    from sweetie_motion.core.ports import JointVector
-    joints = checker.robot.joints
-    start = np.zeros(len(joints)) if pose is None else np.asarray(pose, dtype=float)
-    plan = plan_played(planner, goal, JointVector(start, np.zeros_like(start),
-                                                  np.zeros_like(start)), speed, backward)
-    flags = {chain: (times, values) for chain, times, values in plan.support}
-    samples = PoseSamples.from_spline(plan.spline, plan.indices, start,
-                                      checker.settings.sample_rate, flags)
-    return samples, plan
-
-
-def check_motion(checker: MotionChecker, name: str, goal: TrajectoryGoal, planner: Any,
-                 speed: float = 1.0) -> CheckedMotion:
-    """Check one stored motion as the controller plays it (from the standing pose)."""
-    from sweetie_motion.trajectory.validation import GoalError
-    try:
-        samples, plan = played_samples(checker, planner, goal, speed=speed)
-    except GoalError as error:
-        return CheckedMotion(name, None, CheckReport(), str(error))
-    return CheckedMotion(name, samples, checker.check(samples), notes=tuple(plan.notes))
 
 
 def library_table(checked: Sequence[CheckedMotion]) -> str:

@@ -19,7 +19,7 @@ from typing import Dict, Iterable, Tuple
 import coal
 import numpy as np
 
-from sweetie_motion.physics.meshes import read_stl
+from sweetie_motion.model.stl import read_stl
 
 #: a mesh with more triangles than this is thinned. Above Proto2's head (44 928 triangles, a
 #: distance 0.1-1 ms): thinned to 5 500 it would lose 13 mm (the clusters' diagonal, taken off

@@ -183,7 +183,7 @@ def build_parser() -> CommandParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the console until its window closes."""
-    from sweetie_motion.nodes.background import split_ros_args
+    from sweetie_motion.ros.background import split_ros_args
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
@@ -224,7 +224,7 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
     from sweetie_motion.command_line import require_display
     require_display()
     app = QApplication.instance() or QApplication(['sweetie-motion console'])
-    from sweetie_motion.nodes.background import BackgroundNode
+    from sweetie_motion.ros.background import BackgroundNode
     ros = BackgroundNode('sweetie_motion_console', ['sweetie_motion_console', *(ros_args or [])])
     console = None
     try:

@@ -148,6 +148,7 @@ class OfflinePlanner:
                 if self._closed:
                     return
                 request, self._wanted = self._wanted, None
+                assert request is not None   # the wait above ends on a request or on close
             try:
                 with self._planning:
                     planned = self.plan(request)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import math
 import os
 import time as _time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -647,6 +647,7 @@ class ConsolePresenter:
 
     def _send_stream(self) -> None:
         manual = self.manual
+        assert manual is not None   # streamed only while the sliders move
         speeds, accelerations = self.stream_limits(self.slider_joints)
         self.send(StreamJoints(
             manual.stream_id, tuple(self.slider_joints), manual.start,
@@ -661,6 +662,7 @@ class ConsolePresenter:
 
     def _watch_manual(self, now: float) -> None:
         manual = self.manual
+        assert manual is not None   # watched only while the sliders move
         if manual.arrived is None:
             return
         measured = self.positions(self.slider_joints)
@@ -826,7 +828,8 @@ class ConsolePresenter:
         return self._joint_move('home', f'home at {self.joint_speed} % of the joint speed',
                                 self.home)
 
-    def _joint_move(self, kind: str, description: str, target: Sequence[float]) -> bool:
+    def _joint_move(self, kind: str, description: str,
+                    target: Union[Sequence[float], np.ndarray]) -> bool:
         """Move the chain's joints to ``target`` [rad or m] at the joint speed (a job)."""
         try:
             self._check('home')
@@ -1048,13 +1051,14 @@ class ConsolePresenter:
     def tick(self) -> None:
         """Stream the sliders' pose and plan after edits (the window's timer calls this)."""
         now = self.clock()
+        job = self.job
         if self.manual is not None:
-            if self.connected and self.job is None:
+            if self.connected and job is None:
                 self._watch_manual(now)
             else:
                 self._end_manual('the slider move ended: ' + (
-                    'the motion process went away' if not self.connected else
-                    f'{self.job.description} runs'), 'warning')
+                    'the motion process went away' if not self.connected or job is None else
+                    f'{job.description} runs'), 'warning')
         if self._plan_due is not None and now >= self._plan_due:
             self._request_plan()
         backups = self.backups

@@ -42,15 +42,15 @@ class JointStream:
 
         :raises ValueError: see the class.
         """
-        speeds = np.array(speeds, dtype=float)
-        accelerations = np.array(accelerations, dtype=float)
+        speed = np.array(speeds, dtype=float)
+        acceleration = np.array(accelerations, dtype=float)
         n = len(self.position)
-        if speeds.shape != (n,) or accelerations.shape != (n,):
-            raise ValueError(f'expected {n} speeds and accelerations, got {speeds.shape} and '
-                             f'{accelerations.shape}')
-        if not (np.all(speeds > 0) and np.all(accelerations > 0)):
+        if speed.shape != (n,) or acceleration.shape != (n,):
+            raise ValueError(f'expected {n} speeds and accelerations, got {speed.shape} and '
+                             f'{acceleration.shape}')
+        if not (np.all(speed > 0) and np.all(acceleration > 0)):
             raise ValueError('speeds and accelerations must be > 0')
-        self.speeds, self.accelerations = speeds, accelerations
+        self.speeds, self.accelerations = speed, acceleration
 
     def set_targets(self, targets: Sequence[Optional[float]]) -> None:
         """Set the joints' targets [rad or m]; None keeps a joint's target."""

@@ -9,7 +9,7 @@ only Move then moves the robot (a joint move). Pure: no rclpy, no Qt.
 
 from dataclasses import dataclass
 import math
-from typing import Sequence, Tuple
+from typing import Sequence, Tuple, Union
 
 import numpy as np
 
@@ -39,7 +39,8 @@ def parse_target(text: str) -> Pose:
         raise TargetError(f'not a number in {text.strip()!r}: type {TARGET_FORM}') from None
     if len(values) != 6 or not all(math.isfinite(v) for v in values):
         raise TargetError(f'{len(values)} number(s) in {text.strip()!r}: type {TARGET_FORM}')
-    return Pose.from_mm_zyz(*values, degrees=True)
+    x, y, z, alpha, beta, gamma = values
+    return Pose.from_mm_zyz(x, y, z, alpha, beta, gamma, degrees=True)
 
 
 def target_text(pose: Pose) -> str:
@@ -109,7 +110,7 @@ class TargetSolver:
         self.joints = tuple(model.list_joints(chain))
         self.ik = ChainIK(model, chain)
 
-    def solve(self, pose: Pose, start: Sequence[float]) -> TargetSolution:
+    def solve(self, pose: Pose, start: Union[Sequence[float], np.ndarray]) -> TargetSolution:
         """Solve ``pose`` (chain base frame) seeded from ``start`` (the joints now)."""
         target = np.eye(4)
         target[:3, :3] = pose.rotation

@@ -26,8 +26,8 @@ from sweetie_motion.core.component import ComponentError, CycleResources
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import Brake
+from sweetie_motion.core.servo_bus import ServoBus, ServoStatus
 from sweetie_motion.model.robot_model import RobotModelView
-from sweetie_motion.servo.bus import ServoBus, ServoStatus
 
 
 @dataclass(frozen=True)

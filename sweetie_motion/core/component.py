@@ -22,9 +22,9 @@ from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.cycle import SyncCycle
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import SafetyStage
+from sweetie_motion.core.servo_bus import ServoBus
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
-from sweetie_motion.servo.bus import ServoBus
 
 
 class CycleResources:

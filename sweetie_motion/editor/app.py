@@ -33,7 +33,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         CommandParser, fail, namespace, positive_seconds, start_own_bringup,
     )
     from sweetie_motion.errors import SweetieMotionError
-    from sweetie_motion.nodes.background import split_ros_args
+    from sweetie_motion.ros.background import split_ros_args
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     parser = CommandParser(
         prog='sweetie-motion editor',
@@ -122,7 +122,7 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
     from sweetie_motion.command_line import require_display
     require_display()
     app = QApplication.instance() or QApplication(['trajectory_editor'])
-    from sweetie_motion.nodes.background import BackgroundNode
+    from sweetie_motion.ros.background import BackgroundNode
     ros = BackgroundNode('trajectory_editor', ros_args)
     editor = None
     try:

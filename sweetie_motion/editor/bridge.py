@@ -193,6 +193,7 @@ class EditorBridge(BridgeBase):
                 self._record(names, positions, stamp if stamp > 0 else time.time())
 
     def _record(self, names: Tuple[str, ...], positions: Tuple[float, ...], stamp: float) -> None:
+        assert self._recording is not None   # its one caller records only while recording
         joints, times, rows = self._recording
         if self._record_index is None or self._record_index[0] != names:
             if any(j not in names for j in joints):
@@ -208,8 +209,10 @@ class EditorBridge(BridgeBase):
             pose = pose_from_msg(msg.pose)
         except ValueError:
             return      # a broken pose is not drawn; the next one is
-        event = BasePoseReceived(tuple(tuple(float(v) for v in row) for row in pose.rotation),
-                                 tuple(float(v) for v in pose.position))
+        x, y, z = pose.position
+        event = BasePoseReceived(tuple((float(a), float(b), float(c))
+                                       for a, b, c in pose.rotation),
+                                 (float(x), float(y), float(z)))
         with self._lock:
             self._base_pose = event
 

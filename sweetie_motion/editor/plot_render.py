@@ -90,8 +90,8 @@ def draw_plot(model: Optional[RobotModel], request: PlotRequest) -> RenderedPlot
     rows = rendered.rgba.shape[0]
     for axes in [a for a in figure.axes if a.get_gid() == 'position']:
         box = axes.get_window_extent()      # pixels from the bottom left
-        rendered.axes.append(((box.x0, rows - box.y1, box.x1, rows - box.y0),
-                              tuple(axes.get_xlim())))
+        low, high = axes.get_xlim()
+        rendered.axes.append(((box.x0, rows - box.y1, box.x1, rows - box.y0), (low, high)))
     return rendered
 
 
@@ -209,6 +209,7 @@ class PlotRenderer:
                 if self._closed:
                     return
                 request, self._waiting = self._waiting, None
+                assert request is not None   # the wait above ends on a request or on close
                 self._drawing = True
             try:
                 rendered = draw_plot(self.model, request)

@@ -519,6 +519,7 @@ class EditorPresenter:
         if event.outcome == SUCCEEDED:
             text, level = f'succeeded: {message}', 'info'
         elif event.outcome == STOPPED:
+            assert execution is not None   # both callers finish the execution they hold
             text, level = f'stopped at {execution.progress:.1f} of {execution.duration:.1f} s', \
                 'info'
         elif event.outcome == LOST:

@@ -17,11 +17,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from sweetie_motion.checks.library import motion_planner, played_samples
 from sweetie_motion.checks.marks import MotionMarks, PoseMarks
 from sweetie_motion.checks.motion import (
     checker_for, CheckReport, Finding, MotionChecker, PoseSamples,
 )
+from sweetie_motion.controllers.played_checks import motion_planner, played_samples
 from sweetie_motion.editor.play_head import table_key
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal

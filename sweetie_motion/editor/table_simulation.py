@@ -159,6 +159,7 @@ class TableSimulator:
             return False
         self._wanted = key
         active = waypoints.active_indices()
+        job: Tuple[Any, Any]
         try:
             goal = waypoints.build_goal(whole=True)
         except SweetieMotionError as error:

@@ -250,8 +250,9 @@ class TrajectoryFiles:
             return
         saved = saving[1] if saving is not None else self.document.waypoints
         self.document.mark_saved(event.name, saved)
-        if self.workspace is not None:
-            self._safely(lambda: self.workspace.save_table(event.name, saved))
+        workspace = self.workspace
+        if workspace is not None:
+            self._safely(lambda: workspace.save_table(event.name, saved))
         self.board.say(f'saved {event.name!r}')
         self.refresh_names()
         if saving is not None and saving[2] is not None and not self.document.modified:

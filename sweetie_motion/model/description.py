@@ -3,11 +3,11 @@
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from sweetie_motion.checks.motion import CheckSettings
 from sweetie_motion.errors import ModelError
+from sweetie_motion.model.check_settings import CheckSettings
+from sweetie_motion.model.physics_settings import PhysicsSettings
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.paths import config_path, load_yaml
-from sweetie_motion.physics.settings import PhysicsSettings
 
 
 def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path]

@@ -20,13 +20,13 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sweetie_motion.checks.motion import CheckSettings
 from sweetie_motion.errors import (
     ChainDeclarationError, ChainOverlapError, MissingJointError, NotConfiguredError,
     UnknownChainError, UnknownGroupError, UnknownJointError, UnknownLinkError, UrdfError,
 )
+from sweetie_motion.model.check_settings import CheckSettings
+from sweetie_motion.model.physics_settings import PhysicsSettings
 from sweetie_motion.model.urdf import ACTUATED_TYPES, parse_urdf, UrdfTree
-from sweetie_motion.physics.settings import PhysicsSettings
 
 if TYPE_CHECKING:
     from sweetie_motion.model.kinematics import ChainKinematics

@@ -25,7 +25,6 @@ from sweetie_motion.core.events import CycleEvent, HostExited
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient, HostSettings, LocalHost, RemoteHost
 from sweetie_motion.model.description import load_robot_description
-from sweetie_motion.nodes.background import split_ros_args
 from sweetie_motion.nodes.cartesian import CartesianMotionNode
 from sweetie_motion.nodes.controller_manager import ControllerManagerNode
 from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
@@ -45,6 +44,7 @@ from sweetie_motion.process_config import (
     DESCRIPTION_SOURCES, load_process_config, node_type, ProcessConfig,
 )
 from sweetie_motion.process_lock import NamespaceLock
+from sweetie_motion.ros.background import split_ros_args
 from sweetie_motion.ros_arguments import parse_ros_arguments
 
 #: component type name -> node class

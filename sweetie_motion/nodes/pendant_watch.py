@@ -8,7 +8,7 @@ ended, when it ran beside this one; its lease of silence ran out, when it ran el
 """
 
 import time
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Set
 
 from sweetie_motion.controllers.pendants import (
     Lapse, PendantError, PendantLeases, process_alive, process_namespace,
@@ -45,7 +45,7 @@ class PendantWatch:
         self._inputs = set(inputs)
         self._hold = hold
         self._stopped: set = set()
-        self._refused = set()
+        self._refused: Set[str] = set()
         self._last_check = time.monotonic()
         #: when the last look at the clients ended (time.monotonic) [s]; None: not yet
         self.looked: Optional[float] = None

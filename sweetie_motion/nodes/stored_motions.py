@@ -8,7 +8,7 @@ planned). Both go through the package's one storage client.
 """
 
 import time
-from typing import Any, List
+from typing import Any, List, Optional, TYPE_CHECKING
 
 from sweetie_motion.errors import did_you_mean
 from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
@@ -16,6 +16,9 @@ from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approached, MAX_SPEED, MIN_SPEED, TrajectoryGoal
 from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
+
+if TYPE_CHECKING:   # for the type only: the client is imported where it is first made
+    from sweetie_motion.ros.storage_client import TrajectoryStorageClient
 
 
 class StoredMotions:
@@ -30,7 +33,7 @@ class StoredMotions:
     def __init__(self, node: Any, group: Any) -> None:
         self.node = node
         self.group = group
-        self._storage_client = None
+        self._storage_client: Optional['TrajectoryStorageClient'] = None
 
     def record(self, goal_msg) -> None:
         """Store an accepted goal under ``record_as`` when that parameter is set."""
@@ -53,7 +56,7 @@ class StoredMotions:
                 node.get_logger().warning(f'recording the goal as {name!r} failed: {error}')
         future.add_done_callback(recorded)
 
-    def storage(self):
+    def storage(self) -> 'TrajectoryStorageClient':
         """Return the package's storage client on the node (created on first use)."""
         if self._storage_client is None:
             from sweetie_motion.ros.storage_client import TrajectoryStorageClient

@@ -21,9 +21,9 @@ import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
+from sweetie_motion.model.physics_settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.physics.meshes import collision_mesh, CollisionMesh
 from sweetie_motion.physics.servos import servo_actuators, ServoActuator
-from sweetie_motion.physics.settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.physics.urdf_bodies import read_urdf_bodies, rpy_quaternion, UrdfBodies
 
 #: contact bits: the floor touches floor shapes (hulls), links touch link shapes (pieces)

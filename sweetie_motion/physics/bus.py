@@ -1,7 +1,7 @@
 """
 The virtual robot with physics: a servo bus whose servos drive the robot on a floor (pure).
 
-:class:`PhysicsServoBus` is a :class:`~sweetie_motion.servo.bus.ServoBus` backed by a
+:class:`PhysicsServoBus` is a :class:`~sweetie_motion.core.servo_bus.ServoBus` backed by a
 :class:`~sweetie_motion.physics.simulation.PhysicsSimulation`. The cycle's input stage calls
 :meth:`~PhysicsServoBus.receive` once a tick: the simulation is stepped there, in the cycle
 thread, up to the tick's time (a 10 ms tick is five 2 ms steps, about 0.3 ms of CPU for the
@@ -23,11 +23,11 @@ from typing import Iterable, List, Sequence, Tuple
 
 import numpy as np
 
+from sweetie_motion.core.servo_bus import BusState, ServoBus, ServoStatus
 from sweetie_motion.errors import UnknownJointError
+from sweetie_motion.model.physics_settings import PhysicsConfigError
 from sweetie_motion.physics.builder import PhysicsModel
-from sweetie_motion.physics.settings import PhysicsConfigError
 from sweetie_motion.physics.simulation import PhysicsSimulation
-from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 
 #: a servo delivering this share of its stall torque is reported at stall in its status
 AT_STALL = 0.98

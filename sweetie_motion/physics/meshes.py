@@ -1,5 +1,5 @@
 """
-Collision meshes for the physics: read an STL, its convex hull, boxes fitted to a concave solid.
+Collision meshes for the physics: an STL's convex hull, boxes fitted to a concave solid.
 
 MuJoCo collides every mesh as its convex hull. That is exact against the floor (a plane
 touches a solid where it touches its hull) but not between links: the hull of a U-shaped
@@ -12,13 +12,11 @@ Proto2's meshes are boxes with chamfers: a few boxes fit them to a few millimetr
 
 from dataclasses import dataclass
 import functools
-from pathlib import Path
-import struct
 from typing import List, Tuple
 
 import numpy as np
 
-from sweetie_motion.errors import ModelError
+from sweetie_motion.model.stl import MeshError, read_stl
 
 #: a solid whose volume is at least this share of its hull's is taken as convex [-]
 CONVEX_SHARE = 0.9
@@ -26,19 +24,6 @@ CONVEX_SHARE = 0.9
 GRID_STEP = 0.002
 #: the most cells a solid is cut into (a finer grid is coarsened)
 MAX_CELLS = 40000
-
-
-class MeshError(ModelError):
-    """
-    A mesh file that cannot be used.
-
-    :param path: the file; :param reason: what is wrong.
-    """
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f'{path}: {reason}')
 
 
 @dataclass(frozen=True)
@@ -56,35 +41,6 @@ class CollisionMesh:
     hull: np.ndarray
     boxes: Tuple[Tuple[np.ndarray, np.ndarray], ...]
     solid_share: float
-
-
-def read_stl(path: str) -> np.ndarray:
-    """
-    Return the triangles of a binary or ASCII STL file, shape (n, 3, 3) [file units].
-
-    :raises MeshError: the file cannot be read or holds no triangle.
-    """
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise MeshError(path, f'cannot read it ({error.strerror})') from None
-    if len(data) >= 84:
-        count = struct.unpack('<I', data[80:84])[0]
-        if len(data) == 84 + 50 * count:
-            record = np.dtype([('normal', '<f4', 3), ('vertices', '<f4', (3, 3)),
-                               ('attribute', '<u2')])
-            triangles = np.frombuffer(data, record, count, 84)['vertices'].astype(float)
-            return _checked(path, triangles)
-    words = data.decode('ascii', errors='replace').split()
-    values = [float(words[k + 1 + j]) for k, word in enumerate(words) if word == 'vertex'
-              for j in range(3) if k + 3 < len(words)]
-    return _checked(path, np.array(values, dtype=float).reshape(-1, 3, 3))
-
-
-def _checked(path: str, triangles: np.ndarray) -> np.ndarray:
-    if len(triangles) == 0 or not np.all(np.isfinite(triangles)):
-        raise MeshError(path, 'holds no triangle (or values that are not numbers)')
-    return triangles
 
 
 @functools.lru_cache(maxsize=64)

@@ -26,7 +26,7 @@ import math
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-from sweetie_motion.physics.settings import PhysicsConfigError, PhysicsSettings
+from sweetie_motion.model.physics_settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
 
 #: the position error at which a joint without a servo model reaches its effort [rad]

@@ -120,7 +120,7 @@ class MotionClient:
         self.timeout = timeout
         self._background = None
         if node is None:
-            from sweetie_motion.nodes.background import BackgroundNode
+            from sweetie_motion.ros.background import BackgroundNode
             self._background = BackgroundNode('sweetie_motion_client', lean=True)
             node = self._background.node
         #: set by :meth:`interrupt`: every wait of the client ends at once
@@ -309,7 +309,7 @@ class MotionClient:
                 wait *= 2
 
     def _wait(self, future, what: str, timeout: Optional[float] = None):
-        from sweetie_motion.nodes.background import wait_future
+        from sweetie_motion.ros.background import wait_future
         return wait_future(future, self.timeout if timeout is None else timeout,
                            f'{what} from the motion process', ClientError, self._interrupt)
 

@@ -40,13 +40,17 @@ PERIOD = 0.1
 DEFAULT_LEASE = 0.3
 #: numbers the pendants of one process: the motion process tells clients apart by name
 _numbers = itertools.count(1)
+#: the program ``python -m sweetie_motion.cli`` runs (what sys.argv[0] is then)
+_CLI_MAIN = os.path.join('sweetie_motion', 'cli', '__main__.py')
 
 
 def client_name(program: str = '') -> str:
     """Return a new name for a client's heartbeat: program, pid, host (and a number)."""
     if not program:
-        program = os.path.basename(sys.argv[0] or 'python')
-        if program in ('cli.py', 'sweetie-motion'):   # `sweetie-motion play`, say
+        path = sys.argv[0] or 'python'
+        program = os.path.basename(path)
+        # `sweetie-motion play`, say, or `python -m sweetie_motion.cli play`
+        if program == 'sweetie-motion' or path.endswith(_CLI_MAIN):
             command = sys.argv[1] if len(sys.argv) > 1 else ''
             program = 'sweetie-motion' + (f' {command}' if command[:1].isalpha() else '')
     number = next(_numbers)

@@ -13,8 +13,9 @@ import numpy as np
 
 from sweetie_motion.core.component import Component, ComponentError, CycleResources
 from sweetie_motion.core.events import SendEvent, ServoCommandDone
+from sweetie_motion.core.servo_bus import ServoBus, ServoStatus
 from sweetie_motion.errors import did_you_mean
-from sweetie_motion.servo.bus import BusInput, BusOutput, ServoBus, ServoStatus
+from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
 
 if TYPE_CHECKING:  # annotations only: these are imported when a component needs them

@@ -14,8 +14,8 @@ from typing import Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tup
 
 import numpy as np
 
+from sweetie_motion.core.servo_bus import BusState, ServoBus, ServoStatus
 from sweetie_motion.errors import UnknownJointError
-from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 
 
 class VirtualServoBus(ServoBus):

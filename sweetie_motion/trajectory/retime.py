@@ -62,16 +62,19 @@ motion, a disabled row keeps its relative place within its segment).
 
 from dataclasses import dataclass, replace
 import math
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.robot_model import JointLimits
+from sweetie_motion.model.robot_model import JointLimits, RobotModel, RobotModelView
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.spline import build_spline, INTERPOLATIONS, JointSpline
 from sweetie_motion.trajectory.timing import limit_excess, planning_limits, scale_times
+
+#: what the limits are read from: a configured robot model or its view
+Limited = Union[RobotModel, RobotModelView]
 
 #: the shortest segment of a retimed trajectory [s] (two cycles of the 100 Hz controller)
 MIN_SEGMENT = 0.02
@@ -575,7 +578,7 @@ def _report(h_before: np.ndarray, h: np.ndarray, final: _Usage, selected: np.nda
 # --- adapters --------------------------------------------------------------------------------
 
 
-def limits_of(model: Any, joints: Sequence[str]) -> JointLimits:
+def limits_of(model: Limited, joints: Sequence[str]) -> JointLimits:
     """
     Return the limits of ``joints`` from a configured RobotModel (or its view).
 
@@ -584,7 +587,7 @@ def limits_of(model: Any, joints: Sequence[str]) -> JointLimits:
     return model.joint_limits().take(model.get_joint_indices(list(joints)))
 
 
-def retime_goal(goal: TrajectoryGoal, model: Any, interpolation: str = 'akima',
+def retime_goal(goal: TrajectoryGoal, model: Limited, interpolation: str = 'akima',
                 **options: Any) -> Tuple[TrajectoryGoal, RetimeResult]:
     """
     Fit a stored goal to the limits (what ``sweetie-motion retime NAME`` does).
@@ -619,7 +622,7 @@ def retime_goal(goal: TrajectoryGoal, model: Any, interpolation: str = 'akima',
     return replace(goal, points=points), result
 
 
-def retime_waypoints(waypoints: Any, model: Any, rows: Optional[Sequence[int]] = None,
+def retime_waypoints(waypoints: Any, model: Limited, rows: Optional[Sequence[int]] = None,
                      interpolation: str = 'akima', **options: Any) -> Tuple[Any, RetimeResult]:
     """
     Fit the editor's waypoint list (or its selected rows) to the limits.

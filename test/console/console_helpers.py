@@ -30,7 +30,7 @@ class Console:
         from dataclasses import replace
         import tempfile
         from sweetie_motion.console.app import build_console, console_settings
-        from sweetie_motion.nodes.background import BackgroundNode
+        from sweetie_motion.ros.background import BackgroundNode
         self.ros = BackgroundNode('sweetie_motion_console', ['console_test'])
         #: the backups' folder: the test's own, never the user's
         self.workspace = workspace or Path(tempfile.mkdtemp(prefix='console_workspace_'))

@@ -74,7 +74,7 @@ class Editor:
     def __init__(self, namespace: str, workspace: Path, extra: Optional[List[str]] = None
                  ) -> None:
         from sweetie_motion.editor.app import build_editor
-        from sweetie_motion.nodes.background import BackgroundNode
+        from sweetie_motion.ros.background import BackgroundNode
         arguments = ['editor', '--ros-args', '-p', f'namespace:={namespace}',
                      '-p', f'workspace_dir:={workspace}', *(extra or [])]
         self.ros = BackgroundNode('trajectory_editor', arguments)

@@ -19,7 +19,7 @@ NS = 'resend'
 
 
 def bridge_node(timeout: float):
-    from sweetie_motion.nodes.background import BackgroundNode
+    from sweetie_motion.ros.background import BackgroundNode
     return BackgroundNode('editor_resend', ['editor_resend', '--ros-args', '-p',
                                             f'namespace:={NS}', '-p', f'call_timeout:={timeout}'])
 

@@ -237,7 +237,7 @@ def test_the_editor_draws_the_pony_where_the_physics_has_it(pony, qtbot, tmp_pat
     # #34 item 4: the editor's 3D view takes the physics robot's base pose (standing on the
     # floor, upright), and draws the hooves on the floor grid (z = 0)
     from sweetie_motion.editor.app import build_editor
-    from sweetie_motion.nodes.background import BackgroundNode
+    from sweetie_motion.ros.background import BackgroundNode
     ros = BackgroundNode('editor_on_physics', ['editor_on_physics', '--ros-args', '-p',
                                                f'namespace:={NS}', '-p',
                                                f'workspace_dir:={tmp_path}'])

@@ -14,8 +14,9 @@ import pinocchio
 import pytest
 from sweetie_motion.checks.balance import polygon_depth
 from sweetie_motion.checks.collision import disabled_pairs
-from sweetie_motion.checks.motion import checker_for, CheckSettings, PoseSamples
+from sweetie_motion.checks.motion import checker_for, PoseSamples
 from sweetie_motion.errors import ModelError, UrdfError
+from sweetie_motion.model.check_settings import CheckSettings
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.servo.herkulex import SERVO_TYPES
 
@@ -328,7 +329,7 @@ def _rnea_with_feet(robot, load, legs, motion, forces):
 
 def checked(model, checker, path):
     """Return the checks of a stored motion as the controller plays it."""
-    from sweetie_motion.checks.library import check_motion, motion_planner
+    from sweetie_motion.controllers.played_checks import check_motion, motion_planner
     from sweetie_motion.storage.migration import load_ros1_json
     from sweetie_motion.trajectory.codec import load_goal_file
     goal = load_ros1_json(path) if str(path).endswith('.json') else load_goal_file(path)

@@ -172,7 +172,7 @@ def digest(report):
 
 def cases():
     """Return name -> a function that computes the digest of that case."""
-    from sweetie_motion.checks.library import check_motion, motion_planner
+    from sweetie_motion.controllers.played_checks import check_motion, motion_planner
     from sweetie_motion.checks.motion import checker_for
     from sweetie_motion.controllers.goals import GoalPlanner
     from sweetie_motion.core.ports import JointVector

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from sweetie_motion.model import load_robot_description
+from sweetie_motion.model.physics_settings import PhysicsConfigError, PhysicsSettings
+from sweetie_motion.model.stl import read_stl
 from sweetie_motion.physics.builder import build_physics
-from sweetie_motion.physics.meshes import collision_mesh, mesh_volume, read_stl
+from sweetie_motion.physics.meshes import collision_mesh, mesh_volume
 from sweetie_motion.physics.motion import MotionSimulator
-from sweetie_motion.physics.settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.physics.simulation import PhysicsSimulation
 from sweetie_motion.trajectory.codec import load_goal_file
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint

@@ -1,7 +1,7 @@
 """
 :class:`SerialServoBus`: HerkuleX servos on one or several serial lines, as the cycle's bus.
 
-It implements :class:`sweetie_motion.servo.bus.ServoBus` (the original robot used three UARTs
+It implements :class:`sweetie_motion.core.servo_bus.ServoBus` (the original robot used three UARTs
 of at most 10 servos: legs 1-2, legs 3-4, head). Each line has its own I/O thread
 (:class:`~sweetie_motion.servo.driver.line.BusLine`), paced by the cycle:
 
@@ -44,9 +44,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from sweetie_motion.core.servo_bus import BusState, ServoBus, ServoStatus
 from sweetie_motion.errors import UnknownJointError
 from sweetie_motion.servo import herkulex as hx
-from sweetie_motion.servo.bus import BusState, ServoBus, ServoStatus
 from sweetie_motion.servo.driver.config import (
     BusConfigError, BusPortError, BusStoppedError, DriverConfig, SerialBusError,
     ServoNotFoundError, ServoTimeoutError, SHUTDOWN_TORQUE,

@@ -7,15 +7,19 @@ pure core does.
 
 import argparse
 import sys
-from typing import List, Optional
+from typing import Callable, Dict, List, Optional, TYPE_CHECKING
 
-from sweetie_motion.check_cli import add_check_command
+from sweetie_motion.cli.check import add_check_command
+from sweetie_motion.cli.simulate import add_simulate_command
 from sweetie_motion.command_line import (
     add_connection_options, CommandParser, fail, left_by, notice, positive_number,
 )
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.ros.motion_client import UnknownTrajectoryError
-from sweetie_motion.simulate_cli import add_simulate_command
+
+if TYPE_CHECKING:   # for the types only: a command loads what it uses when it runs
+    from sweetie_motion.model.robot_model import RobotModel
+    from sweetie_motion.trajectory.goal import TrajectoryGoal
 
 
 def describe_robot(robot: str, png: Optional[str]) -> int:
@@ -159,10 +163,7 @@ def import_trajectories(args: argparse.Namespace) -> int:
     """Import trajectory files (old JSON or our YAML), reporting per file what happened."""
     from pathlib import Path
     from sweetie_motion.model import load_robot_description
-    from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
     from sweetie_motion.storage.store import TrajectoryStore
-    from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
-    from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
     if args.name is not None and len(args.paths) != 1:
         raise SweetieMotionError(f'--name needs exactly one file, got {len(args.paths)}')
     target = TrajectoryStore(args.dir) if args.dir else None
@@ -172,10 +173,41 @@ def import_trajectories(args: argparse.Namespace) -> int:
         except OSError as error:
             raise SweetieMotionError(f'--dir {args.dir}: cannot create or read it '
                                      f'({error.strerror or error})') from None
-    # a file that is missing or not a trajectory is bad input: said before anything is stored
-    # or waited for, one line each, exit 2
+    goals = _read_goal_files(args.paths)
+    model = load_robot_description(args.robot)
+    model.configure()
+    client = None
+    if target is not None:
+        existing = set(target.names())
+        save = target.save
+    else:
+        client = _client(args)
+        existing = set(client.names())
+        save = client.save
+    stored = 0
+    try:
+        for path in args.paths:
+            name = args.name or Path(path).stem
+            stored += _import_goal(path, name, goals[path], model, args.clamp, save,
+                                   name in existing)
+    finally:
+        if client is not None:
+            client.close()
+    print(f'{stored} imported, {len(args.paths) - stored} not imported')
+    return 0 if stored == len(args.paths) else 1
+
+
+def _read_goal_files(paths: List[str]) -> Dict[str, 'TrajectoryGoal']:
+    """
+    Return the goal of each file to import.
+
+    A file that is missing or not a trajectory is bad input: said before anything is stored
+    or waited for, one line each, exit 2.
+    """
+    from sweetie_motion.storage.migration import MigrationError
+    from sweetie_motion.trajectory.codec import TrajectoryFileError
     goals, unreadable = {}, []
-    for path in args.paths:
+    for path in paths:
         try:
             goals[path] = _read_goal_file(path)
         except (MigrationError, TrajectoryFileError) as error:
@@ -184,59 +216,44 @@ def import_trajectories(args: argparse.Namespace) -> int:
         print(f'sweetie-motion import: {line}', file=sys.stderr)
     if unreadable:
         raise SweetieMotionError(unreadable[-1])
-    model = load_robot_description(args.robot)
-    model.configure()
-    client = None
-    if target is not None:
-        existing = set(target.names())
-    else:
-        client = _client(args)
-        existing = set(client.names())
-    stored = failed = 0
+    return goals
+
+
+def _import_goal(path: str, name: str, goal: 'TrajectoryGoal', model: 'RobotModel',
+                 clamp: bool, save: Callable[[str, 'TrajectoryGoal'], object],
+                 replaces: bool) -> bool:
+    """Clamp, check and store one imported file's goal; print what happened; return stored."""
+    from sweetie_motion.storage.migration import clamp_to_limits, MigrationError
+    from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
+    from sweetie_motion.trajectory.validation import GoalError, PositionLimitError, validate_goal
+    prefix = f'{path}:'
     try:
-        for path in args.paths:
-            name = args.name or Path(path).stem
-            prefix = f'{path}:'
-            try:
-                check_name(name)
-                goal = goals[path]
-                if not goal.points:
-                    print(f'{prefix} skipped: it has no points')
-                    failed += 1
-                    continue
-                goal, moved = clamp_to_limits(goal, model) if args.clamp else (goal, [])
-                for violation in moved:
-                    print(f'{prefix} clamped {violation} to '
-                          f'{min(max(violation.value, violation.lower), violation.upper):.4g}')
-                validate_goal(goal, model)
-                if target is not None:
-                    target.save(name, goal)
-                else:
-                    assert client is not None  # no --dir: the motion process stores it
-                    client.save(name, goal)
-            except GoalError as error:
-                hint = ' (use --clamp to move them into the limits)' if isinstance(
-                    error, PositionLimitError) else ''
-                print(f'{prefix} not imported: {error}{hint}')
-                failed += 1
-                continue
-            except (MigrationError, TrajectoryFileError, SweetieMotionError) as error:
-                print(f'{prefix} not imported: {error}')
-                failed += 1
-                continue
-            stored += 1
-            print(f'{prefix} imported as {name!r}: {len(goal.points)} points, '
-                  f'{len(goal.joints())} joints'
-                  + (f' + {len(goal.support_chains())} support flags'
-                     if goal.support_chains() else '') + f', {goal.duration:.2f} s'
-                  + (f', {len(moved)} waypoint(s) clamped' if moved else '')
-                  + (' (replaces the stored one of that name; `sweetie-motion delete '
-                     f'{name}` brings back a built-in)' if name in existing else ''))
-    finally:
-        if client is not None:
-            client.close()
-    print(f'{stored} imported, {failed} not imported')
-    return 0 if failed == 0 else 1
+        check_name(name)
+        if not goal.points:
+            print(f'{prefix} skipped: it has no points')
+            return False
+        goal, moved = clamp_to_limits(goal, model) if clamp else (goal, [])
+        for violation in moved:
+            print(f'{prefix} clamped {violation} to '
+                  f'{min(max(violation.value, violation.lower), violation.upper):.4g}')
+        validate_goal(goal, model)
+        save(name, goal)
+    except GoalError as error:
+        hint = ' (use --clamp to move them into the limits)' if isinstance(
+            error, PositionLimitError) else ''
+        print(f'{prefix} not imported: {error}{hint}')
+        return False
+    except (MigrationError, TrajectoryFileError, SweetieMotionError) as error:
+        print(f'{prefix} not imported: {error}')
+        return False
+    print(f'{prefix} imported as {name!r}: {len(goal.points)} points, '
+          f'{len(goal.joints())} joints'
+          + (f' + {len(goal.support_chains())} support flags'
+             if goal.support_chains() else '') + f', {goal.duration:.2f} s'
+          + (f', {len(moved)} waypoint(s) clamped' if moved else '')
+          + (' (replaces the stored one of that name; `sweetie-motion delete '
+             f'{name}` brings back a built-in)' if replaces else ''))
+    return True
 
 
 def export_trajectories(args: argparse.Namespace) -> int:
@@ -300,71 +317,9 @@ def build_parser() -> CommandParser:
 
     passthrough(commands, 'bringup', 'run the motion process (the ROS side, the cycle process '
                 'and the state publisher) until Ctrl+C', _bringup)
-
-    def motion_command(name: str, help_text: str, run) -> argparse.ArgumentParser:
-        command = commands.add_parser(name, help=help_text,
-                                      description=help_text[0].upper() + help_text[1:] + '.')
-        add_connection_options(command, 'sweetie_bot')
-        command.set_defaults(run=run)
-        return command
-
-    motion_command('status', 'every node of the motion process with its lifecycle state, its '
-                   'chains and what it owns; the safety stage, the servos, the cycle',
-                   _status)
-    motion_command('list', 'list the stored trajectories', list_trajectories)
-    show = motion_command('show', 'print a stored trajectory as YAML', show_trajectory)
-    show.add_argument('name')
-    show.add_argument('--png', help='also plot it (positions and velocities) into this PNG')
-    play = motion_command('play', 'play a stored trajectory by name (Ctrl+C stops it)',
-                          play_trajectory)
-    play.add_argument('name')
-    play.add_argument('--speed', type=positive_number, default=1.0,
-                      help='time scale (2: twice as fast)')
-    play.add_argument('--backward', action='store_true', help='play it backwards')
-    save = motion_command('save', 'store a trajectory from a file or the last executed goal',
-                          save_trajectory)
-    save.add_argument('name')
-    source = save.add_mutually_exclusive_group(required=True)
-    source.add_argument('--file', help='a trajectory file (our YAML or the old JSON)')
-    source.add_argument('--last', action='store_true',
-                        help='the last goal the trajectory controller executed (MoveIt)')
-    save.add_argument('--controller', default='joint_trajectory',
-                      help='the controller whose last goal --last takes')
-    delete = motion_command('delete', 'delete a stored trajectory', delete_trajectory)
-    delete.add_argument('name')
-    retime = motion_command('retime', 'fit a stored trajectory to the velocity and '
-                            'acceleration limits (the fastest keyframe times)',
-                            retime_trajectory)
-    retime.add_argument('name')
-    retime.add_argument('--save-as', metavar='NEW',
-                        help='store the result under NEW (default: back under NAME)')
-    retime.add_argument('--keep-pauses', action=argparse.BooleanOptionalAction, default=True,
-                        help='segments between equal keyframes keep their duration (default; '
-                        '--no-keep-pauses shortens them too)')
-    retime.add_argument('--interpolation', default='akima', choices=('akima', 'cubic'),
-                        help="the controller's interpolation")
-    retime.add_argument('--robot', default='sweetie_bot.yaml',
-                        help='robot description whose limits apply')
-    retime.add_argument('--dry-run', action='store_true',
-                        help='print the new timing, store nothing')
-    importer = motion_command('import', "import trajectory files (the old robot's JSON or "
-                              'our YAML)', import_trajectories)
-    importer.add_argument('paths', nargs='+', metavar='PATH')
-    importer.add_argument('--clamp', action='store_true',
-                          help='move waypoints outside the position limits into them')
-    importer.add_argument('--name', help='store under this name (one file only)')
-    importer.add_argument('--dir', help='write the files into this folder instead of the '
-                          'running storage node')
-    importer.add_argument('--robot', default='sweetie_bot.yaml',
-                          help='robot description whose limits apply')
-    exporter = motion_command('export', 'write stored trajectories as YAML files',
-                              export_trajectories)
-    exporter.add_argument('names', nargs='*', default=[],
-                          help='trajectories (default: all)')
-    exporter.add_argument('--out', default='-', help='folder, or - for standard output')
-    reset = motion_command('reset', 'stand the physics robot (bringup --bus physics) up again '
-                           'where it is', reset_robot)
-    reset.add_argument('--node', default='physics_robot', help='the physics robot node')
+    # the order of the commands is the order of the help's list
+    _add_playing_commands(commands)
+    _add_file_commands(commands)
     add_check_command(commands, add_connection_options)
     add_simulate_command(commands, add_connection_options)
 
@@ -381,6 +336,82 @@ def build_parser() -> CommandParser:
     return parser
 
 
+def _motion_command(commands, name: str, help_text: str, run) -> argparse.ArgumentParser:
+    """Add a command that talks to the motion process (its namespace and timeout options)."""
+    command = commands.add_parser(name, help=help_text,
+                                  description=help_text[0].upper() + help_text[1:] + '.')
+    add_connection_options(command, 'sweetie_bot')
+    command.set_defaults(run=run)
+    return command
+
+
+def _add_playing_commands(commands) -> None:
+    """Add status, list, show, play, save and delete: the motion process and its storage."""
+    _motion_command(commands, 'status', 'every node of the motion process with its lifecycle '
+                    'state, its chains and what it owns; the safety stage, the servos, the '
+                    'cycle', _status)
+    _motion_command(commands, 'list', 'list the stored trajectories', list_trajectories)
+    show = _motion_command(commands, 'show', 'print a stored trajectory as YAML',
+                           show_trajectory)
+    show.add_argument('name')
+    show.add_argument('--png', help='also plot it (positions and velocities) into this PNG')
+    play = _motion_command(commands, 'play', 'play a stored trajectory by name (Ctrl+C stops '
+                           'it)', play_trajectory)
+    play.add_argument('name')
+    play.add_argument('--speed', type=positive_number, default=1.0,
+                      help='time scale (2: twice as fast)')
+    play.add_argument('--backward', action='store_true', help='play it backwards')
+    save = _motion_command(commands, 'save', 'store a trajectory from a file or the last '
+                           'executed goal', save_trajectory)
+    save.add_argument('name')
+    source = save.add_mutually_exclusive_group(required=True)
+    source.add_argument('--file', help='a trajectory file (our YAML or the old JSON)')
+    source.add_argument('--last', action='store_true',
+                        help='the last goal the trajectory controller executed (MoveIt)')
+    save.add_argument('--controller', default='joint_trajectory',
+                      help='the controller whose last goal --last takes')
+    delete = _motion_command(commands, 'delete', 'delete a stored trajectory',
+                             delete_trajectory)
+    delete.add_argument('name')
+
+
+def _add_file_commands(commands) -> None:
+    """Add retime, import, export and reset."""
+    retime = _motion_command(commands, 'retime', 'fit a stored trajectory to the velocity and '
+                             'acceleration limits (the fastest keyframe times)',
+                             retime_trajectory)
+    retime.add_argument('name')
+    retime.add_argument('--save-as', metavar='NEW',
+                        help='store the result under NEW (default: back under NAME)')
+    retime.add_argument('--keep-pauses', action=argparse.BooleanOptionalAction, default=True,
+                        help='segments between equal keyframes keep their duration (default; '
+                        '--no-keep-pauses shortens them too)')
+    retime.add_argument('--interpolation', default='akima', choices=('akima', 'cubic'),
+                        help="the controller's interpolation")
+    retime.add_argument('--robot', default='sweetie_bot.yaml',
+                        help='robot description whose limits apply')
+    retime.add_argument('--dry-run', action='store_true',
+                        help='print the new timing, store nothing')
+    importer = _motion_command(commands, 'import', "import trajectory files (the old robot's "
+                               'JSON or our YAML)', import_trajectories)
+    importer.add_argument('paths', nargs='+', metavar='PATH')
+    importer.add_argument('--clamp', action='store_true',
+                          help='move waypoints outside the position limits into them')
+    importer.add_argument('--name', help='store under this name (one file only)')
+    importer.add_argument('--dir', help='write the files into this folder instead of the '
+                          'running storage node')
+    importer.add_argument('--robot', default='sweetie_bot.yaml',
+                          help='robot description whose limits apply')
+    exporter = _motion_command(commands, 'export', 'write stored trajectories as YAML files',
+                               export_trajectories)
+    exporter.add_argument('names', nargs='*', default=[],
+                          help='trajectories (default: all)')
+    exporter.add_argument('--out', default='-', help='folder, or - for standard output')
+    reset = _motion_command(commands, 'reset', 'stand the physics robot (bringup --bus '
+                            'physics) up again where it is', reset_robot)
+    reset.add_argument('--node', default='physics_robot', help='the physics robot node')
+
+
 def passthrough(commands, name: str, help_text: str, run) -> None:
     """Add a subcommand that parses its own options (and --ros-args) with its own parser."""
     command = commands.add_parser(name, add_help=False, help=f'{help_text}; see its --help')
@@ -388,7 +419,7 @@ def passthrough(commands, name: str, help_text: str, run) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from sweetie_motion.status_cli import show_status
+    from sweetie_motion.cli.status import show_status
     return show_status(args)
 
 
@@ -398,7 +429,7 @@ def _editor(args: argparse.Namespace) -> int:
 
 
 def _servo(args: argparse.Namespace) -> int:
-    from sweetie_motion.servo_cli import main as servo_main
+    from sweetie_motion.cli.servo import main as servo_main
     return servo_main(args.rest)
 
 
@@ -408,7 +439,7 @@ def _servo_sim(args: argparse.Namespace) -> int:
 
 
 def _program(args: argparse.Namespace) -> int:
-    from sweetie_motion.program_cli import main as program_main
+    from sweetie_motion.cli.program import main as program_main
     return program_main(args.rest)
 
 
@@ -450,7 +481,3 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -13,11 +13,14 @@ import os
 import sys
 import threading
 import time
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, TYPE_CHECKING
 
 from sweetie_motion.command_line import (add_connection_options, CommandParser, fail,
                                          positive_number)
 from sweetie_motion.errors import SweetieMotionError
+
+if TYPE_CHECKING:   # for the types only: the client loads rclpy where it is used
+    from sweetie_motion.ros.motion_client import MotionResult
 
 #: the stored motion that excites the servos for identification
 EXCITATION = 'servo_excitation'
@@ -27,7 +30,7 @@ class ServoClient:
     """Calls the servo_bus and servo_ident services of the motion process in ``namespace``."""
 
     def __init__(self, namespace: str, timeout: float = 15.0) -> None:
-        from sweetie_motion.nodes.background import BackgroundNode
+        from sweetie_motion.ros.background import BackgroundNode
         from sweetie_motion_msgs.srv import ServoCommand, ServoIdentification
         self.ns = '/' + namespace.strip('/')
         self.timeout = timeout
@@ -50,7 +53,7 @@ class ServoClient:
 
     def _call(self, client, request, what: str, timeout: float):
         from sweetie_motion.command_line import notice
-        from sweetie_motion.nodes.background import wait_future
+        from sweetie_motion.ros.background import wait_future
         started = time.monotonic()
         noticed = False
         while not client.service_is_ready():
@@ -176,7 +179,19 @@ def identify(client: ServoClient, args: argparse.Namespace) -> int:
         finally:
             stop.set()
         poller.join(2.0)
-    if aborted.is_set():
+    return _end_identification(client, args, outcome, aborted.is_set(), history)
+
+
+def _end_identification(client: ServoClient, args: argparse.Namespace,
+                        outcome: Optional['MotionResult'],
+                        aborted: bool, history: List[tuple]) -> int:
+    """
+    End an identification whose excitation motion has ended: print and plot its models.
+
+    :param outcome: the excitation's play outcome (None: it failed); :param aborted: the
+        identification was ended or aborted elsewhere while it played.
+    """
+    if aborted:
         raise SweetieMotionError('the identification was ended or aborted elsewhere: the '
                                  'excitation motion was stopped; no model changed')
     if outcome is None or not outcome.succeeded:

@@ -80,7 +80,8 @@ def _motions(args: argparse.Namespace) -> List[Tuple[str, TrajectoryGoal]]:
 
 def run_check(args: argparse.Namespace) -> int:
     """Check the motions the command names; print the table and the findings."""
-    from sweetie_motion.checks.library import check_motion, library_table, motion_planner
+    from sweetie_motion.checks.library import library_table
+    from sweetie_motion.controllers.played_checks import check_motion, motion_planner
     from sweetie_motion.checks.motion import checker_for
     from sweetie_motion.model import load_robot_description
     if not (args.names or args.all or args.files):
