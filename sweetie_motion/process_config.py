@@ -21,12 +21,12 @@ sweetie_motion:
 """
 
 from dataclasses import dataclass, field
-import importlib
 from pathlib import Path
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
-from sweetie_motion.errors import did_you_mean, SweetieMotionError
+from sweetie_motion.controllers.catalog import component_type, HARDWARE_TYPES, unknown_type
+from sweetie_motion.errors import ConfigError, did_you_mean
 from sweetie_motion.parameters import ParameterError
 from sweetie_motion.paths import config_path, LineMap, load_yaml_lines
 from sweetie_motion.ros_arguments import BUILTIN_GLOBALS, RosArguments
@@ -41,8 +41,8 @@ DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
 BUS_CHOICES = ('virtual', 'physics', 'sim-serial', 'serial')
 #: the component type of each in-process bus (the serial buses: herkulex_bus)
 BUS_COMPONENTS = {'virtual': 'virtual_robot', 'physics': 'physics_robot'}
-#: every component type that installs the servo bus
-BUS_TYPES = ('virtual_robot', 'physics_robot', 'herkulex_bus')
+#: every component type that installs the servo bus (the registry's hardware types)
+BUS_TYPES = tuple(HARDWARE_TYPES)
 #: the keys of the ``sweetie_motion`` section
 SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'period',
                 'isolated_cycle', 'autostart', 'motion', 'components')
@@ -50,10 +50,6 @@ SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'per
 COMPONENT_KEYS = ('name', 'type', 'parameters')
 #: the cycle period's range [s]
 PERIOD_RANGE = (0.0005, 1.0)
-
-
-class ConfigError(SweetieMotionError):
-    """The process configuration is invalid."""
 
 
 @dataclass
@@ -197,30 +193,18 @@ def node_type(type_name: str, known_types: Mapping[str, type]) -> type:
     """
     Return the node class of a component type: a built-in name, or ``module:Class``.
 
-    ``module:Class`` names a node class of your own (as a ros2_control plugin name does): the
-    module is imported (it must be importable by the motion process and its cycle process, e.g.
-    on ``PYTHONPATH``), and the class must be a node class of the package's kind (it has a
-    ``PARAMETERS`` table).
+    A ``module:Class`` is resolved by the registry of component types
+    (:func:`~sweetie_motion.controllers.catalog.component_type`): a node class of your own.
 
+    :param known_types: the node class of each built-in type, by name (the registry's
+        ``node_classes()``).
     :raises ConfigError: an unknown name, a module that does not import, not a node class.
     """
     if type_name in known_types:
         return known_types[type_name]
     if ':' not in type_name:
-        raise ConfigError(f'unknown type {type_name!r}{did_you_mean(type_name, known_types)} '
-                          f'(known: {", ".join(sorted(known_types))}, or module:Class for a '
-                          'node class of your own)')
-    module_name, _, class_name = type_name.partition(':')
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # noqa: B902 -- whatever the import raised, say it
-        raise ConfigError(f'type {type_name!r}: module {module_name!r} does not import: '
-                          f'{type(error).__name__}: {error}') from None
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type) or not isinstance(getattr(cls, 'PARAMETERS', None), list):
-        raise ConfigError(f'type {type_name!r}: {module_name} has no node class {class_name!r} '
-                          '(a class with a PARAMETERS table, e.g. a ControllerNode)')
-    return cls
+        raise unknown_type(type_name, known_types)
+    return component_type(type_name).node_class()
 
 
 def load_process_config(path: Union[str, Path], known_types=None,
@@ -234,8 +218,8 @@ def load_process_config(path: Union[str, Path], known_types=None,
 
     :param path: the YAML file; a bare name is looked up in the package's config/.
     :param known_types: component type name -> node class (its ``PARAMETERS`` table) of the
-        types the bringup can create (checked when given; ``module:Class`` types are imported,
-        see :func:`node_type`).
+        built-in types the bringup can create (the registry's ``node_classes()``; checked when
+        given; ``module:Class`` types are imported, see :func:`node_type`).
     :param motion_type: the motion core node class (its table checks ``motion``).
     :raises ConfigError: with the file, the line and what is wrong.
     """

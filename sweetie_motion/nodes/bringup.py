@@ -15,51 +15,29 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Type
+from typing import Iterator, List, Optional, Sequence
 
 import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from sweetie_motion.command_line import CommandParser, positive_count, positive_seconds
+from sweetie_motion.controllers.catalog import component_type, node_classes
 from sweetie_motion.core.events import CycleEvent, HostExited
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient, HostSettings, LocalHost, RemoteHost
 from sweetie_motion.model.description import load_robot_description
 from sweetie_motion.nodes.background import split_ros_args
-from sweetie_motion.nodes.cartesian import CartesianMotionNode
 from sweetie_motion.nodes.controller_manager import ControllerManagerNode
-from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
-from sweetie_motion.nodes.gripper import GripperNode
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
-from sweetie_motion.nodes.physics_robot import PhysicsRobotNode
 from sweetie_motion.nodes.process import MotionProcess
-from sweetie_motion.nodes.servo_bus import ServoBusNode
-from sweetie_motion.nodes.servo_ident import ServoIdentNode
-from sweetie_motion.nodes.storage import TrajectoryStorageNode
-from sweetie_motion.nodes.trajectory import JointTrajectoryNode
-from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
 from sweetie_motion.process_config import (
     apply_parameter_rules, BUS_CHOICES, BUS_TYPES, check_namespace, check_period,
-    DESCRIPTION_SOURCES, load_process_config, node_type, ProcessConfig,
+    DESCRIPTION_SOURCES, load_process_config, ProcessConfig,
 )
 from sweetie_motion.process_lock import NamespaceLock
 from sweetie_motion.ros_arguments import parse_ros_arguments
-
-#: component type name -> node class
-COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
-    'virtual_robot': VirtualRobotNode,
-    'physics_robot': PhysicsRobotNode,
-    'follow_joint_state': FollowJointStateNode,
-    'torque_main_switch': TorqueMainSwitchNode,
-    'joint_trajectory': JointTrajectoryNode,
-    'trajectory_storage': TrajectoryStorageNode,
-    'cartesian_motion': CartesianMotionNode,
-    'gripper': GripperNode,
-    'herkulex_bus': ServoBusNode,
-    'servo_ident': ServoIdentNode,
-}
 
 #: Python threads switch every 5 ms by default; the cycle thread (when it runs in this
 #: process) must not wait that long for the GIL behind a busy callback [s]
@@ -111,17 +89,18 @@ class MotionBringup:
         try:
             self.motion = MotionCoreNode(self.process, parameters={
                 'period': config.period, **config.motion}, **kwargs)
+            # one registry resolves each type, built-in or module:Class: the nodes are made
+            # from it and the controller manager reads which of them are controllers
+            types = [component_type(c.type_name) for c in config.components]
             self.components: List[ManagedNode] = []
-            for order, component in enumerate(config.components):
-                cls = node_type(component.type_name, COMPONENT_TYPES)
-                node = cls(self.process, component.name, parameters=component.parameters,
-                           **kwargs)
+            for order, (component, kind) in enumerate(zip(config.components, types)):
+                node = kind.node_class()(self.process, component.name,
+                                         parameters=component.parameters, **kwargs)
                 node.order = order
                 self.components.append(node)
             #: ros2_control's controller manager services over these nodes
-            self.manager = ControllerManagerNode(self.motion, [
-                (node, component.type_name)
-                for node, component in zip(self.components, config.components)], **kwargs)
+            self.manager = ControllerManagerNode(
+                self.motion, list(zip(self.components, types)), **kwargs)
         except BaseException:
             host.close()
             raise
@@ -436,7 +415,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     try:
-        config = load_process_config(args.config, known_types=COMPONENT_TYPES,
+        known_types = node_classes()
+        config = load_process_config(args.config, known_types=known_types,
                                      motion_type=MotionCoreNode)
         if args.namespace is not None:
             config.namespace = check_namespace(args.namespace, '--namespace')
@@ -455,7 +435,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if component.type_name == 'trajectory_storage':
                     component.parameters['storage_dir'] = args.storage_dir
         # --ros-args -p / --params-file: checked and applied before anything starts
-        apply_parameter_rules(config, parse_ros_arguments(ros_args), COMPONENT_TYPES,
+        apply_parameter_rules(config, parse_ros_arguments(ros_args), known_types,
                               MotionCoreNode, other_nodes=['controller_manager'])
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
