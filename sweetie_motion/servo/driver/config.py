@@ -23,6 +23,7 @@ import math
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.parameters import out_of_range
 from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 
@@ -264,7 +265,7 @@ def _typed(key: str, value: Any, kind: type, low: float, high: float) -> Any:
     if kind is int and value != int(value):
         raise BusConfigError(key, f'{value!r} is not an integer')
     value = kind(value)
-    if not (math.isfinite(value) and low <= value <= high):
+    if out_of_range(value, low, high):
         raise BusConfigError(key, f'{value} is outside {low}..{high}')
     return value
 

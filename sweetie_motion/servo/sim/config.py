@@ -27,6 +27,7 @@ import math
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.parameters import out_of_range
 from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
@@ -101,7 +102,7 @@ def number(where: str, value: Any, low: float = -math.inf, high: float = math.in
         number = float(value)
     except (TypeError, ValueError):
         raise SimulatorConfigError(where, f'{value!r} is not a number') from None
-    if not (math.isfinite(number) and low <= number <= high):
+    if out_of_range(number, low, high):
         raise SimulatorConfigError(where, f'{number} is outside {low}..{high}')
     return number
 
