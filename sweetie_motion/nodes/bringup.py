@@ -493,51 +493,79 @@ def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
         for node in bringup.nodes:
             executor.add_node(node)
         executor.add_node(bringup.manager)
-        log = bringup.motion.get_logger()
-        if config.autostart:
-            failed = bringup.start()
-            if failed:
-                # a process that cannot give what its config promises does not run without it
-                for line in failed:
-                    print(f'sweetie-motion bringup: {line}', file=sys.stderr)
-                print('sweetie-motion bringup: not started (fix the above, or leave the '
-                      'component out of the process config)', file=sys.stderr)
-                return 1
-            log.info(f'active: {", ".join(n.get_name() for n in bringup.nodes)}')
-        else:
-            log.info('autostart off: every node is unconfigured')
-        log.info(f'motion process ready: namespace /{config.namespace}, '
-                 f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
-        parent = os.getppid() if args.stop_with_parent else None
-        spin_until(executor, bringup.host_exited, parent)
-        if parent is not None and os.getppid() != parent:
-            log.warning('the process that started this bringup ended: stopping once the '
-                        'robot is at rest')
-            if not wait_at_rest(executor, bringup):
-                log.warning(f'the robot was not at rest within {REST_TIMEOUT:g} s: stopping '
-                            'anyway')
-            return 0
-        if bringup.host_exited.is_set():
-            print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
-                  'any more; stopping', file=sys.stderr)
-            answer_goals(executor, bringup.nodes)
+        if not start_nodes(bringup):
             return 1
+        return serve(executor, bringup, args.stop_with_parent)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2
     finally:
-        if bringup is not None:
-            bringup.stop()
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        if bringup is not None:
-            for node in bringup.nodes:
-                node.destroy_node()
-            bringup.manager.destroy_node()
+        release(bringup, executor)
         # the check's node must be gone before the context: a thread still spinning at exit
         # aborts the process (std::terminate) instead of returning the exit code
         running.join(10.0)
         rclpy.try_shutdown()
     return 0
+
+
+def start_nodes(bringup: MotionBringup) -> bool:
+    """
+    Bring every node to active if the config says so (autostart); say the process is ready.
+
+    :return: False if a node failed (said on stderr): the process does not run without it.
+    """
+    config = bringup.config
+    log = bringup.motion.get_logger()
+    if config.autostart:
+        failed = bringup.start()
+        if failed:
+            # a process that cannot give what its config promises does not run without it
+            for line in failed:
+                print(f'sweetie-motion bringup: {line}', file=sys.stderr)
+            print('sweetie-motion bringup: not started (fix the above, or leave the '
+                  'component out of the process config)', file=sys.stderr)
+            return False
+        log.info(f'active: {", ".join(n.get_name() for n in bringup.nodes)}')
+    else:
+        log.info('autostart off: every node is unconfigured')
+    log.info(f'motion process ready: namespace /{config.namespace}, '
+             f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
+    return True
+
+
+def serve(executor: MotionExecutor, bringup: MotionBringup, stop_with_parent: bool) -> int:
+    """
+    Spin until SIGINT/SIGTERM, the cycle process's end or (``stop_with_parent``) the parent's.
+
+    :return: the exit code: 1 when the cycle process ended, else 0.
+    """
+    log = bringup.motion.get_logger()
+    parent = os.getppid() if stop_with_parent else None
+    spin_until(executor, bringup.host_exited, parent)
+    if parent is not None and os.getppid() != parent:
+        log.warning('the process that started this bringup ended: stopping once the '
+                    'robot is at rest')
+        if not wait_at_rest(executor, bringup):
+            log.warning(f'the robot was not at rest within {REST_TIMEOUT:g} s: stopping '
+                        'anyway')
+        return 0
+    if bringup.host_exited.is_set():
+        print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
+              'any more; stopping', file=sys.stderr)
+        answer_goals(executor, bringup.nodes)
+        return 1
+    return 0
+
+
+def release(bringup: Optional[MotionBringup], executor: Optional[MotionExecutor]) -> None:
+    """Stop the cycle and every node, the executor, then destroy the nodes (what exists)."""
+    if bringup is not None:
+        bringup.stop()
+    if executor is not None:
+        executor.shutdown(timeout_sec=2.0)
+    if bringup is not None:
+        for node in bringup.nodes:
+            node.destroy_node()
+        bringup.manager.destroy_node()
