@@ -228,78 +228,27 @@ def load_process_config(path: Union[str, Path], known_types=None,
     section = document.get('sweetie_motion') if isinstance(document, Mapping) else None
     if not isinstance(section, Mapping):
         raise ConfigError(f'{path}: expected a top-level "sweetie_motion:" mapping')
-
-    def at(line: Optional[int]) -> str:
-        return f'{path}:{line}: ' if line else f'{path}: '
-
-    def line_of(mapping: Any, key: str) -> Optional[int]:
-        return mapping.line(key) if isinstance(mapping, LineMap) else None
-
+    origin = _Origin(path)
     for key in section:
         if key not in SECTION_KEYS:
-            raise ConfigError(f'{at(line_of(section, key))}unknown key {key!r}'
+            raise ConfigError(f'{origin.of(section, key)}unknown key {key!r}'
                               f'{did_you_mean(key, SECTION_KEYS)}')
-    where = f'{path}: '
     try:
         namespace = check_namespace(str(section.get('namespace', 'sweetie_bot')))
         period = check_period(section.get('period', 0.01))
     except ConfigError as error:
         key = 'namespace' if 'namespace' in str(error) else 'period'
-        raise ConfigError(f'{at(line_of(section, key))}{error}') from None
-    robot = section.get('robot')
-    if not robot:
-        raise ConfigError(f'{where}"robot" (a robot description file) is required')
-    robot_path = Path(robot)
-    if not robot_path.is_absolute():
-        candidate = path.parent / robot_path
-        robot_path = candidate if candidate.exists() else config_path(str(robot))
-    components: List[ComponentConfig] = []
-    entries = section.get('components') or []
-    if not isinstance(entries, list):
-        raise ConfigError(f'{at(line_of(section, "components"))}components must be a list')
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
-            raise ConfigError(f'{where}component #{index + 1} needs "name" and "type"')
-        for key in entry:
-            if key not in COMPONENT_KEYS:
-                raise ConfigError(f'{at(line_of(entry, key))}component #{index + 1}: unknown '
-                                  f'key {key!r}{did_you_mean(key, COMPONENT_KEYS)}')
-        name, type_name = str(entry['name']), str(entry['type'])
-        if not _NAME.match(name):
-            raise ConfigError(f'{at(line_of(entry, "name"))}invalid component name {name!r}')
-        node_class = None
-        if known_types is not None:
-            try:
-                node_class = node_type(type_name, known_types)
-            except ConfigError as error:
-                raise ConfigError(f'{at(line_of(entry, "type"))}component {name!r}: {error}'
-                                  ) from None
-        if any(c.name == name for c in components) or name == 'motion':
-            raise ConfigError(f'{at(line_of(entry, "name"))}duplicate component name {name!r}')
-        parameters = entry.get('parameters') or {}
-        if not isinstance(parameters, Mapping):
-            raise ConfigError(f'{at(line_of(entry, "parameters"))}component {name!r}: '
-                              'parameters must be a mapping')
-        lines: Dict[str, int] = {}
-        flat = flatten(parameters, lines=lines)
-        if node_class is not None:
-            _check_parameters(at, name, node_class, flat, lines)
-        components.append(ComponentConfig(name, type_name, flat))
-    motion = section.get('motion') or {}
-    if not isinstance(motion, Mapping):
-        raise ConfigError(f'{at(line_of(section, "motion"))}"motion" must be a mapping of '
-                          'parameters')
-    motion_lines: Dict[str, int] = {}
-    motion = flatten(motion, lines=motion_lines)
-    if motion_type is not None:
-        _check_parameters(at, 'motion', motion_type, motion, motion_lines)
+        raise ConfigError(f'{origin.of(section, key)}{error}') from None
+    robot_path = _robot_path(path, section.get('robot'))
+    components = _read_components(origin, section, known_types)
+    motion = _read_motion(origin, section, motion_type)
     for key in ('isolated_cycle', 'autostart'):
         if not isinstance(section.get(key, True), bool):
-            raise ConfigError(f'{at(line_of(section, key))}{key} must be true or false, got '
+            raise ConfigError(f'{origin.of(section, key)}{key} must be true or false, got '
                               f'{section[key]!r}')
     source = section.get('robot_description', 'file')
     if source not in DESCRIPTION_SOURCES:
-        raise ConfigError(f'{at(line_of(section, "robot_description"))}robot_description '
+        raise ConfigError(f'{origin.of(section, "robot_description")}robot_description '
                           f'must be one of {", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
     config = ProcessConfig(path, namespace, robot_path, period,
                            section.get('autostart', True), motion, components,
@@ -307,6 +256,92 @@ def load_process_config(path: Union[str, Path], known_types=None,
     if section.get('bus') is not None:
         config.select_bus(str(section['bus']), section.get('servos'))
     return config
+
+
+class _Origin:
+    """Where in a process config file an error is: the ``FILE:LINE: `` its message starts with."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def at(self, line: Optional[int]) -> str:
+        """Return ``FILE:LINE: `` (``FILE: `` when the line is not known)."""
+        return f'{self.path}:{line}: ' if line else f'{self.path}: '
+
+    def of(self, mapping: Any, key: str) -> str:
+        """Return where ``key`` of ``mapping`` is (a mapping read with its lines)."""
+        return self.at(mapping.line(key) if isinstance(mapping, LineMap) else None)
+
+
+def _robot_path(path: Path, robot: Any) -> Path:
+    """Return the robot description's file: next to the config, else in the package's."""
+    if not robot:
+        raise ConfigError(f'{path}: "robot" (a robot description file) is required')
+    robot_path = Path(robot)
+    if not robot_path.is_absolute():
+        candidate = path.parent / robot_path
+        robot_path = candidate if candidate.exists() else config_path(str(robot))
+    return robot_path
+
+
+def _read_components(origin: _Origin, section: Mapping[str, Any],
+                     known_types: Optional[Mapping[str, type]]) -> List[ComponentConfig]:
+    """Return the components in order, each parameter checked when its type is known."""
+    components: List[ComponentConfig] = []
+    entries = section.get('components') or []
+    if not isinstance(entries, list):
+        raise ConfigError(f'{origin.of(section, "components")}components must be a list')
+    for index, entry in enumerate(entries):
+        taken = [c.name for c in components]
+        components.append(_read_component(origin, index, entry, known_types, taken))
+    return components
+
+
+def _read_component(origin: _Origin, index: int, entry: Any,
+                    known_types: Optional[Mapping[str, type]],
+                    taken: Sequence[str]) -> ComponentConfig:
+    """Return component #``index + 1``: its keys, name (not one of ``taken``), type, parameters."""
+    if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
+        raise ConfigError(f'{origin.path}: component #{index + 1} needs "name" and "type"')
+    for key in entry:
+        if key not in COMPONENT_KEYS:
+            raise ConfigError(f'{origin.of(entry, key)}component #{index + 1}: unknown '
+                              f'key {key!r}{did_you_mean(key, COMPONENT_KEYS)}')
+    name, type_name = str(entry['name']), str(entry['type'])
+    if not _NAME.match(name):
+        raise ConfigError(f'{origin.of(entry, "name")}invalid component name {name!r}')
+    node_class = None
+    if known_types is not None:
+        try:
+            node_class = node_type(type_name, known_types)
+        except ConfigError as error:
+            raise ConfigError(f'{origin.of(entry, "type")}component {name!r}: {error}'
+                              ) from None
+    if name in taken or name == 'motion':
+        raise ConfigError(f'{origin.of(entry, "name")}duplicate component name {name!r}')
+    parameters = entry.get('parameters') or {}
+    if not isinstance(parameters, Mapping):
+        raise ConfigError(f'{origin.of(entry, "parameters")}component {name!r}: '
+                          'parameters must be a mapping')
+    lines: Dict[str, int] = {}
+    flat = flatten(parameters, lines=lines)
+    if node_class is not None:
+        _check_parameters(origin.at, name, node_class, flat, lines)
+    return ComponentConfig(name, type_name, flat)
+
+
+def _read_motion(origin: _Origin, section: Mapping[str, Any],
+                 motion_type: Any) -> Dict[str, Any]:
+    """Return the motion core node's parameters, checked against its table when given."""
+    motion = section.get('motion') or {}
+    if not isinstance(motion, Mapping):
+        raise ConfigError(f'{origin.of(section, "motion")}"motion" must be a mapping of '
+                          'parameters')
+    lines: Dict[str, int] = {}
+    motion = flatten(motion, lines=lines)
+    if motion_type is not None:
+        _check_parameters(origin.at, 'motion', motion_type, motion, lines)
+    return motion
 
 
 def _accepts(node_class: Any, name: str, parameters: Mapping[str, Any]) -> bool:
