@@ -3,10 +3,13 @@ The controller manager of a motion process, as ros2_control's tools expect one.
 
 ``ros2 control list_controllers`` and rqt_joint_trajectory_controller look for a node
 ``<namespace>/controller_manager`` serving ros2_control's services
-(controller_manager_msgs). This node serves them for the motion process's own nodes:
+(controller_manager_msgs). This node serves them for the motion process's own nodes: the
+controllers and servo buses among its components, as the registry of component types says
+(:mod:`sweetie_motion.controllers.catalog`: a user's ``module:Class`` controller too):
 
 - ``list_controllers``: each controller with its lifecycle state, its ros2_control type
-  (a trajectory controller is a ``joint_trajectory_controller/JointTrajectoryController``),
+  (a trajectory controller is a ``joint_trajectory_controller/JointTrajectoryController``, a
+  user's ``module:Class`` a ``module/Class``),
   ``<joint>/position`` of its chains as required interfaces and of the groups it owns now as
   claimed ones. Answered at once from what this process knows, in a callback group of its own
   (rqt_joint_trajectory_controller asks every second and waits without a timeout);
@@ -15,7 +18,8 @@ The controller manager of a motion process, as ros2_control's tools expect one.
   name is known);
 - ``load_controller``: a controller of the process config is loaded already (ok); any other is
   refused, the log saying why; ``unload_controller``: refused (deactivate instead);
-  ``reload_controller_libraries``: nothing to reload (ok); ``list_controller_types``;
+  ``reload_controller_libraries``: nothing to reload (ok); ``list_controller_types``: the
+  built-in controller types and the process's own;
 - ``list_hardware_components`` and ``list_hardware_interfaces``: the servo bus as the hardware.
 """
 
