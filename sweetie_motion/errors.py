@@ -20,6 +20,10 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f' (did you mean {close[0]!r}?)' if close else ''
 
 
+class ConfigError(SweetieMotionError):
+    """A configuration (a process config, a component's type) is invalid."""
+
+
 # --- robot model -------------------------------------------------------------------------------
 
 

@@ -91,11 +91,12 @@ class ParameterSpec:
         elif not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise ParameterError(
                 f'{self.name}: expected {kind.__name__}, got {type(value).__name__} {value!r}')
-        if kind is float and not math.isfinite(value):
+        broken = out_of_range(value, self.low, self.high) if kind in (int, float) else ''
+        if broken == 'finite':
             raise ParameterError(f'{self.name}: must be finite, got {value}')
-        if self.low is not None and value < self.low:
+        if broken == 'low':
             raise ParameterError(f'{self.name}: must be >= {self.low}, got {value}')
-        if self.high is not None and value > self.high:
+        if broken == 'high':
             raise ParameterError(f'{self.name}: must be <= {self.high}, got {value}')
         if self.choices is not None and value not in self.choices:
             raise ParameterError(
@@ -105,6 +106,27 @@ class ParameterSpec:
             if problem:
                 raise ParameterError(f'{self.name}: {problem}')
         return value
+
+
+def out_of_range(value: float, low: Optional[float] = None,
+                 high: Optional[float] = None) -> str:
+    """
+    Return the rule a number breaks against the range [low, high]; '' when it keeps them.
+
+    The one range check of parameters and configuration files alike; each says the broken rule
+    in its own words, naming the parameter or key.
+
+    :param low: the lowest allowed value (None: no lower bound).
+    :param high: the highest allowed value (None: no upper bound).
+    :return: 'finite' (NaN or infinite), 'low' (below ``low``), 'high' (above ``high``) or ''.
+    """
+    if isinstance(value, float) and not math.isfinite(value):  # an int is finite, if huge
+        return 'finite'
+    if low is not None and value < low:
+        return 'low'
+    if high is not None and value > high:
+        return 'high'
+    return ''
 
 
 def validate_all(specs: Sequence[ParameterSpec], values: Mapping[str, Any]) -> Dict[str, Any]:

@@ -21,12 +21,12 @@ sweetie_motion:
 """
 
 from dataclasses import dataclass, field
-import importlib
 from pathlib import Path
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
-from sweetie_motion.errors import did_you_mean, SweetieMotionError
+from sweetie_motion.controllers.catalog import component_type, HARDWARE_TYPES, unknown_type
+from sweetie_motion.errors import ConfigError, did_you_mean
 from sweetie_motion.parameters import ParameterError
 from sweetie_motion.paths import config_path, LineMap, load_yaml_lines
 from sweetie_motion.ros_arguments import BUILTIN_GLOBALS, RosArguments
@@ -41,8 +41,8 @@ DESCRIPTION_SOURCES = ('file', 'parameter', 'topic')
 BUS_CHOICES = ('virtual', 'physics', 'sim-serial', 'serial')
 #: the component type of each in-process bus (the serial buses: herkulex_bus)
 BUS_COMPONENTS = {'virtual': 'virtual_robot', 'physics': 'physics_robot'}
-#: every component type that installs the servo bus
-BUS_TYPES = ('virtual_robot', 'physics_robot', 'herkulex_bus')
+#: every component type that installs the servo bus (the registry's hardware types)
+BUS_TYPES = tuple(HARDWARE_TYPES)
 #: the keys of the ``sweetie_motion`` section
 SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'period',
                 'isolated_cycle', 'autostart', 'motion', 'components')
@@ -50,10 +50,6 @@ SECTION_KEYS = ('namespace', 'robot', 'robot_description', 'bus', 'servos', 'per
 COMPONENT_KEYS = ('name', 'type', 'parameters')
 #: the cycle period's range [s]
 PERIOD_RANGE = (0.0005, 1.0)
-
-
-class ConfigError(SweetieMotionError):
-    """The process configuration is invalid."""
 
 
 @dataclass
@@ -197,30 +193,18 @@ def node_type(type_name: str, known_types: Mapping[str, type]) -> type:
     """
     Return the node class of a component type: a built-in name, or ``module:Class``.
 
-    ``module:Class`` names a node class of your own (as a ros2_control plugin name does): the
-    module is imported (it must be importable by the motion process and its cycle process, e.g.
-    on ``PYTHONPATH``), and the class must be a node class of the package's kind (it has a
-    ``PARAMETERS`` table).
+    A ``module:Class`` is resolved by the registry of component types
+    (:func:`~sweetie_motion.controllers.catalog.component_type`): a node class of your own.
 
+    :param known_types: the node class of each built-in type, by name (the registry's
+        ``node_classes()``).
     :raises ConfigError: an unknown name, a module that does not import, not a node class.
     """
     if type_name in known_types:
         return known_types[type_name]
     if ':' not in type_name:
-        raise ConfigError(f'unknown type {type_name!r}{did_you_mean(type_name, known_types)} '
-                          f'(known: {", ".join(sorted(known_types))}, or module:Class for a '
-                          'node class of your own)')
-    module_name, _, class_name = type_name.partition(':')
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # noqa: B902 -- whatever the import raised, say it
-        raise ConfigError(f'type {type_name!r}: module {module_name!r} does not import: '
-                          f'{type(error).__name__}: {error}') from None
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type) or not isinstance(getattr(cls, 'PARAMETERS', None), list):
-        raise ConfigError(f'type {type_name!r}: {module_name} has no node class {class_name!r} '
-                          '(a class with a PARAMETERS table, e.g. a ControllerNode)')
-    return cls
+        raise unknown_type(type_name, known_types)
+    return component_type(type_name).node_class()
 
 
 def load_process_config(path: Union[str, Path], known_types=None,
@@ -234,8 +218,8 @@ def load_process_config(path: Union[str, Path], known_types=None,
 
     :param path: the YAML file; a bare name is looked up in the package's config/.
     :param known_types: component type name -> node class (its ``PARAMETERS`` table) of the
-        types the bringup can create (checked when given; ``module:Class`` types are imported,
-        see :func:`node_type`).
+        built-in types the bringup can create (the registry's ``node_classes()``; checked when
+        given; ``module:Class`` types are imported, see :func:`node_type`).
     :param motion_type: the motion core node class (its table checks ``motion``).
     :raises ConfigError: with the file, the line and what is wrong.
     """
@@ -244,78 +228,27 @@ def load_process_config(path: Union[str, Path], known_types=None,
     section = document.get('sweetie_motion') if isinstance(document, Mapping) else None
     if not isinstance(section, Mapping):
         raise ConfigError(f'{path}: expected a top-level "sweetie_motion:" mapping')
-
-    def at(line: Optional[int]) -> str:
-        return f'{path}:{line}: ' if line else f'{path}: '
-
-    def line_of(mapping: Any, key: str) -> Optional[int]:
-        return mapping.line(key) if isinstance(mapping, LineMap) else None
-
+    origin = _Origin(path)
     for key in section:
         if key not in SECTION_KEYS:
-            raise ConfigError(f'{at(line_of(section, key))}unknown key {key!r}'
+            raise ConfigError(f'{origin.of(section, key)}unknown key {key!r}'
                               f'{did_you_mean(key, SECTION_KEYS)}')
-    where = f'{path}: '
     try:
         namespace = check_namespace(str(section.get('namespace', 'sweetie_bot')))
         period = check_period(section.get('period', 0.01))
     except ConfigError as error:
         key = 'namespace' if 'namespace' in str(error) else 'period'
-        raise ConfigError(f'{at(line_of(section, key))}{error}') from None
-    robot = section.get('robot')
-    if not robot:
-        raise ConfigError(f'{where}"robot" (a robot description file) is required')
-    robot_path = Path(robot)
-    if not robot_path.is_absolute():
-        candidate = path.parent / robot_path
-        robot_path = candidate if candidate.exists() else config_path(str(robot))
-    components: List[ComponentConfig] = []
-    entries = section.get('components') or []
-    if not isinstance(entries, list):
-        raise ConfigError(f'{at(line_of(section, "components"))}components must be a list')
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
-            raise ConfigError(f'{where}component #{index + 1} needs "name" and "type"')
-        for key in entry:
-            if key not in COMPONENT_KEYS:
-                raise ConfigError(f'{at(line_of(entry, key))}component #{index + 1}: unknown '
-                                  f'key {key!r}{did_you_mean(key, COMPONENT_KEYS)}')
-        name, type_name = str(entry['name']), str(entry['type'])
-        if not _NAME.match(name):
-            raise ConfigError(f'{at(line_of(entry, "name"))}invalid component name {name!r}')
-        node_class = None
-        if known_types is not None:
-            try:
-                node_class = node_type(type_name, known_types)
-            except ConfigError as error:
-                raise ConfigError(f'{at(line_of(entry, "type"))}component {name!r}: {error}'
-                                  ) from None
-        if any(c.name == name for c in components) or name == 'motion':
-            raise ConfigError(f'{at(line_of(entry, "name"))}duplicate component name {name!r}')
-        parameters = entry.get('parameters') or {}
-        if not isinstance(parameters, Mapping):
-            raise ConfigError(f'{at(line_of(entry, "parameters"))}component {name!r}: '
-                              'parameters must be a mapping')
-        lines: Dict[str, int] = {}
-        flat = flatten(parameters, lines=lines)
-        if node_class is not None:
-            _check_parameters(at, name, node_class, flat, lines)
-        components.append(ComponentConfig(name, type_name, flat))
-    motion = section.get('motion') or {}
-    if not isinstance(motion, Mapping):
-        raise ConfigError(f'{at(line_of(section, "motion"))}"motion" must be a mapping of '
-                          'parameters')
-    motion_lines: Dict[str, int] = {}
-    motion = flatten(motion, lines=motion_lines)
-    if motion_type is not None:
-        _check_parameters(at, 'motion', motion_type, motion, motion_lines)
+        raise ConfigError(f'{origin.of(section, key)}{error}') from None
+    robot_path = _robot_path(path, section.get('robot'))
+    components = _read_components(origin, section, known_types)
+    motion = _read_motion(origin, section, motion_type)
     for key in ('isolated_cycle', 'autostart'):
         if not isinstance(section.get(key, True), bool):
-            raise ConfigError(f'{at(line_of(section, key))}{key} must be true or false, got '
+            raise ConfigError(f'{origin.of(section, key)}{key} must be true or false, got '
                               f'{section[key]!r}')
     source = section.get('robot_description', 'file')
     if source not in DESCRIPTION_SOURCES:
-        raise ConfigError(f'{at(line_of(section, "robot_description"))}robot_description '
+        raise ConfigError(f'{origin.of(section, "robot_description")}robot_description '
                           f'must be one of {", ".join(DESCRIPTION_SOURCES)}, got {source!r}')
     config = ProcessConfig(path, namespace, robot_path, period,
                            section.get('autostart', True), motion, components,
@@ -323,6 +256,92 @@ def load_process_config(path: Union[str, Path], known_types=None,
     if section.get('bus') is not None:
         config.select_bus(str(section['bus']), section.get('servos'))
     return config
+
+
+class _Origin:
+    """Where in a process config file an error is: the ``FILE:LINE: `` its message starts with."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def at(self, line: Optional[int]) -> str:
+        """Return ``FILE:LINE: `` (``FILE: `` when the line is not known)."""
+        return f'{self.path}:{line}: ' if line else f'{self.path}: '
+
+    def of(self, mapping: Any, key: str) -> str:
+        """Return where ``key`` of ``mapping`` is (a mapping read with its lines)."""
+        return self.at(mapping.line(key) if isinstance(mapping, LineMap) else None)
+
+
+def _robot_path(path: Path, robot: Any) -> Path:
+    """Return the robot description's file: next to the config, else in the package's."""
+    if not robot:
+        raise ConfigError(f'{path}: "robot" (a robot description file) is required')
+    robot_path = Path(robot)
+    if not robot_path.is_absolute():
+        candidate = path.parent / robot_path
+        robot_path = candidate if candidate.exists() else config_path(str(robot))
+    return robot_path
+
+
+def _read_components(origin: _Origin, section: Mapping[str, Any],
+                     known_types: Optional[Mapping[str, type]]) -> List[ComponentConfig]:
+    """Return the components in order, each parameter checked when its type is known."""
+    components: List[ComponentConfig] = []
+    entries = section.get('components') or []
+    if not isinstance(entries, list):
+        raise ConfigError(f'{origin.of(section, "components")}components must be a list')
+    for index, entry in enumerate(entries):
+        taken = [c.name for c in components]
+        components.append(_read_component(origin, index, entry, known_types, taken))
+    return components
+
+
+def _read_component(origin: _Origin, index: int, entry: Any,
+                    known_types: Optional[Mapping[str, type]],
+                    taken: Sequence[str]) -> ComponentConfig:
+    """Return component #``index + 1``: its keys, name (not one of ``taken``), type, parameters."""
+    if not isinstance(entry, Mapping) or 'name' not in entry or 'type' not in entry:
+        raise ConfigError(f'{origin.path}: component #{index + 1} needs "name" and "type"')
+    for key in entry:
+        if key not in COMPONENT_KEYS:
+            raise ConfigError(f'{origin.of(entry, key)}component #{index + 1}: unknown '
+                              f'key {key!r}{did_you_mean(key, COMPONENT_KEYS)}')
+    name, type_name = str(entry['name']), str(entry['type'])
+    if not _NAME.match(name):
+        raise ConfigError(f'{origin.of(entry, "name")}invalid component name {name!r}')
+    node_class = None
+    if known_types is not None:
+        try:
+            node_class = node_type(type_name, known_types)
+        except ConfigError as error:
+            raise ConfigError(f'{origin.of(entry, "type")}component {name!r}: {error}'
+                              ) from None
+    if name in taken or name == 'motion':
+        raise ConfigError(f'{origin.of(entry, "name")}duplicate component name {name!r}')
+    parameters = entry.get('parameters') or {}
+    if not isinstance(parameters, Mapping):
+        raise ConfigError(f'{origin.of(entry, "parameters")}component {name!r}: '
+                          'parameters must be a mapping')
+    lines: Dict[str, int] = {}
+    flat = flatten(parameters, lines=lines)
+    if node_class is not None:
+        _check_parameters(origin.at, name, node_class, flat, lines)
+    return ComponentConfig(name, type_name, flat)
+
+
+def _read_motion(origin: _Origin, section: Mapping[str, Any],
+                 motion_type: Any) -> Dict[str, Any]:
+    """Return the motion core node's parameters, checked against its table when given."""
+    motion = section.get('motion') or {}
+    if not isinstance(motion, Mapping):
+        raise ConfigError(f'{origin.of(section, "motion")}"motion" must be a mapping of '
+                          'parameters')
+    lines: Dict[str, int] = {}
+    motion = flatten(motion, lines=lines)
+    if motion_type is not None:
+        _check_parameters(origin.at, 'motion', motion_type, motion, lines)
+    return motion
 
 
 def _accepts(node_class: Any, name: str, parameters: Mapping[str, Any]) -> bool:

@@ -15,51 +15,29 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Type
+from typing import Iterator, List, Optional, Sequence
 
 import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from sweetie_motion.command_line import CommandParser, positive_count, positive_seconds
+from sweetie_motion.controllers.catalog import component_type, node_classes
 from sweetie_motion.core.events import CycleEvent, HostExited
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient, HostSettings, LocalHost, RemoteHost
 from sweetie_motion.model.description import load_robot_description
-from sweetie_motion.nodes.cartesian import CartesianMotionNode
 from sweetie_motion.nodes.controller_manager import ControllerManagerNode
-from sweetie_motion.nodes.controllers import FollowJointStateNode, TorqueMainSwitchNode
 from sweetie_motion.nodes.executor import MotionExecutor
-from sweetie_motion.nodes.gripper import GripperNode
 from sweetie_motion.nodes.lifecycle import ManagedNode
 from sweetie_motion.nodes.motion_core import MotionCoreNode
-from sweetie_motion.nodes.physics_robot import PhysicsRobotNode
 from sweetie_motion.nodes.process import MotionProcess
-from sweetie_motion.nodes.servo_bus import ServoBusNode
-from sweetie_motion.nodes.servo_ident import ServoIdentNode
-from sweetie_motion.nodes.storage import TrajectoryStorageNode
-from sweetie_motion.nodes.trajectory import JointTrajectoryNode
-from sweetie_motion.nodes.virtual_robot import VirtualRobotNode
 from sweetie_motion.process_config import (
     apply_parameter_rules, BUS_CHOICES, BUS_TYPES, check_namespace, check_period,
-    DESCRIPTION_SOURCES, load_process_config, node_type, ProcessConfig,
+    DESCRIPTION_SOURCES, load_process_config, ProcessConfig,
 )
 from sweetie_motion.process_lock import NamespaceLock
 from sweetie_motion.ros.background import split_ros_args
 from sweetie_motion.ros_arguments import parse_ros_arguments
-
-#: component type name -> node class
-COMPONENT_TYPES: Dict[str, Type[ManagedNode]] = {
-    'virtual_robot': VirtualRobotNode,
-    'physics_robot': PhysicsRobotNode,
-    'follow_joint_state': FollowJointStateNode,
-    'torque_main_switch': TorqueMainSwitchNode,
-    'joint_trajectory': JointTrajectoryNode,
-    'trajectory_storage': TrajectoryStorageNode,
-    'cartesian_motion': CartesianMotionNode,
-    'gripper': GripperNode,
-    'herkulex_bus': ServoBusNode,
-    'servo_ident': ServoIdentNode,
-}
 
 #: Python threads switch every 5 ms by default; the cycle thread (when it runs in this
 #: process) must not wait that long for the GIL behind a busy callback [s]
@@ -111,17 +89,18 @@ class MotionBringup:
         try:
             self.motion = MotionCoreNode(self.process, parameters={
                 'period': config.period, **config.motion}, **kwargs)
+            # one registry resolves each type, built-in or module:Class: the nodes are made
+            # from it and the controller manager reads which of them are controllers
+            types = [component_type(c.type_name) for c in config.components]
             self.components: List[ManagedNode] = []
-            for order, component in enumerate(config.components):
-                cls = node_type(component.type_name, COMPONENT_TYPES)
-                node = cls(self.process, component.name, parameters=component.parameters,
-                           **kwargs)
+            for order, (component, kind) in enumerate(zip(config.components, types)):
+                node = kind.node_class()(self.process, component.name,
+                                         parameters=component.parameters, **kwargs)
                 node.order = order
                 self.components.append(node)
             #: ros2_control's controller manager services over these nodes
-            self.manager = ControllerManagerNode(self.motion, [
-                (node, component.type_name)
-                for node, component in zip(self.components, config.components)], **kwargs)
+            self.manager = ControllerManagerNode(
+                self.motion, list(zip(self.components, types)), **kwargs)
         except BaseException:
             host.close()
             raise
@@ -436,7 +415,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     try:
-        config = load_process_config(args.config, known_types=COMPONENT_TYPES,
+        known_types = node_classes()
+        config = load_process_config(args.config, known_types=known_types,
                                      motion_type=MotionCoreNode)
         if args.namespace is not None:
             config.namespace = check_namespace(args.namespace, '--namespace')
@@ -455,7 +435,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if component.type_name == 'trajectory_storage':
                     component.parameters['storage_dir'] = args.storage_dir
         # --ros-args -p / --params-file: checked and applied before anything starts
-        apply_parameter_rules(config, parse_ros_arguments(ros_args), COMPONENT_TYPES,
+        apply_parameter_rules(config, parse_ros_arguments(ros_args), known_types,
                               MotionCoreNode, other_nodes=['controller_manager'])
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
@@ -513,51 +493,79 @@ def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
         for node in bringup.nodes:
             executor.add_node(node)
         executor.add_node(bringup.manager)
-        log = bringup.motion.get_logger()
-        if config.autostart:
-            failed = bringup.start()
-            if failed:
-                # a process that cannot give what its config promises does not run without it
-                for line in failed:
-                    print(f'sweetie-motion bringup: {line}', file=sys.stderr)
-                print('sweetie-motion bringup: not started (fix the above, or leave the '
-                      'component out of the process config)', file=sys.stderr)
-                return 1
-            log.info(f'active: {", ".join(n.get_name() for n in bringup.nodes)}')
-        else:
-            log.info('autostart off: every node is unconfigured')
-        log.info(f'motion process ready: namespace /{config.namespace}, '
-                 f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
-        parent = os.getppid() if args.stop_with_parent else None
-        spin_until(executor, bringup.host_exited, parent)
-        if parent is not None and os.getppid() != parent:
-            log.warning('the process that started this bringup ended: stopping once the '
-                        'robot is at rest')
-            if not wait_at_rest(executor, bringup):
-                log.warning(f'the robot was not at rest within {REST_TIMEOUT:g} s: stopping '
-                            'anyway')
-            return 0
-        if bringup.host_exited.is_set():
-            print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
-                  'any more; stopping', file=sys.stderr)
-            answer_goals(executor, bringup.nodes)
+        if not start_nodes(bringup):
             return 1
+        return serve(executor, bringup, args.stop_with_parent)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except SweetieMotionError as error:
         print(f'sweetie-motion bringup: {error}', file=sys.stderr)
         return 2
     finally:
-        if bringup is not None:
-            bringup.stop()
-        if executor is not None:
-            executor.shutdown(timeout_sec=2.0)
-        if bringup is not None:
-            for node in bringup.nodes:
-                node.destroy_node()
-            bringup.manager.destroy_node()
+        release(bringup, executor)
         # the check's node must be gone before the context: a thread still spinning at exit
         # aborts the process (std::terminate) instead of returning the exit code
         running.join(10.0)
         rclpy.try_shutdown()
     return 0
+
+
+def start_nodes(bringup: MotionBringup) -> bool:
+    """
+    Bring every node to active if the config says so (autostart); say the process is ready.
+
+    :return: False if a node failed (said on stderr): the process does not run without it.
+    """
+    config = bringup.config
+    log = bringup.motion.get_logger()
+    if config.autostart:
+        failed = bringup.start()
+        if failed:
+            # a process that cannot give what its config promises does not run without it
+            for line in failed:
+                print(f'sweetie-motion bringup: {line}', file=sys.stderr)
+            print('sweetie-motion bringup: not started (fix the above, or leave the '
+                  'component out of the process config)', file=sys.stderr)
+            return False
+        log.info(f'active: {", ".join(n.get_name() for n in bringup.nodes)}')
+    else:
+        log.info('autostart off: every node is unconfigured')
+    log.info(f'motion process ready: namespace /{config.namespace}, '
+             f'{1.0 / config.period:.0f} Hz, robot {config.robot.name}')
+    return True
+
+
+def serve(executor: MotionExecutor, bringup: MotionBringup, stop_with_parent: bool) -> int:
+    """
+    Spin until SIGINT/SIGTERM, the cycle process's end or (``stop_with_parent``) the parent's.
+
+    :return: the exit code: 1 when the cycle process ended, else 0.
+    """
+    log = bringup.motion.get_logger()
+    parent = os.getppid() if stop_with_parent else None
+    spin_until(executor, bringup.host_exited, parent)
+    if parent is not None and os.getppid() != parent:
+        log.warning('the process that started this bringup ended: stopping once the '
+                    'robot is at rest')
+        if not wait_at_rest(executor, bringup):
+            log.warning(f'the robot was not at rest within {REST_TIMEOUT:g} s: stopping '
+                        'anyway')
+        return 0
+    if bringup.host_exited.is_set():
+        print('sweetie-motion bringup: the cycle process ended: the robot is not driven '
+              'any more; stopping', file=sys.stderr)
+        answer_goals(executor, bringup.nodes)
+        return 1
+    return 0
+
+
+def release(bringup: Optional[MotionBringup], executor: Optional[MotionExecutor]) -> None:
+    """Stop the cycle and every node, the executor, then destroy the nodes (what exists)."""
+    if bringup is not None:
+        bringup.stop()
+    if executor is not None:
+        executor.shutdown(timeout_sec=2.0)
+    if bringup is not None:
+        for node in bringup.nodes:
+            node.destroy_node()
+        bringup.manager.destroy_node()

@@ -3,10 +3,13 @@ The controller manager of a motion process, as ros2_control's tools expect one.
 
 ``ros2 control list_controllers`` and rqt_joint_trajectory_controller look for a node
 ``<namespace>/controller_manager`` serving ros2_control's services
-(controller_manager_msgs). This node serves them for the motion process's own nodes:
+(controller_manager_msgs). This node serves them for the motion process's own nodes: the
+controllers and servo buses among its components, as the registry of component types says
+(:mod:`sweetie_motion.controllers.catalog`: a user's ``module:Class`` controller too):
 
 - ``list_controllers``: each controller with its lifecycle state, its ros2_control type
-  (a trajectory controller is a ``joint_trajectory_controller/JointTrajectoryController``),
+  (a trajectory controller is a ``joint_trajectory_controller/JointTrajectoryController``, a
+  user's ``module:Class`` a ``module/Class``),
   ``<joint>/position`` of its chains as required interfaces and of the groups it owns now as
   claimed ones. Answered at once from what this process knows, in a callback group of its own
   (rqt_joint_trajectory_controller asks every second and waits without a timeout);
@@ -15,7 +18,8 @@ The controller manager of a motion process, as ros2_control's tools expect one.
   name is known);
 - ``load_controller``: a controller of the process config is loaded already (ok); any other is
   refused, the log saying why; ``unload_controller``: refused (deactivate instead);
-  ``reload_controller_libraries``: nothing to reload (ok); ``list_controller_types``;
+  ``reload_controller_libraries``: nothing to reload (ok); ``list_controller_types``: the
+  built-in controller types and the process's own;
 - ``list_hardware_components`` and ``list_hardware_interfaces``: the servo bus as the hardware.
 """
 
@@ -31,8 +35,8 @@ from lifecycle_msgs.msg import State
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from sweetie_motion.controllers.catalog import (
-    CONTROLLER_BASE_CLASS, CONTROLLER_TYPES, ControllerEntry, hardware_interfaces,
-    HARDWARE_TYPES, owned_by,
+    ComponentType, CONTROLLER, CONTROLLER_BASE_CLASS, CONTROLLER_TYPES, ControllerEntry,
+    HARDWARE, hardware_interfaces, owned_by,
 )
 from sweetie_motion.errors import did_you_mean
 from sweetie_motion.nodes.controllers import ControllerNode
@@ -50,16 +54,17 @@ class ControllerManagerNode(Node):
     ros2_control's controller manager services over the nodes of one motion process.
 
     :param motion: the motion core node (the resource owners).
-    :param components: every component node with its type name in the process config.
+    :param components: every component node with its type (the registry's: the controllers
+        and the servo buses among them, a user's ``module:Class`` controller too).
     :param kwargs: for rclpy's Node (namespace, context).
     """
 
-    def __init__(self, motion: MotionCoreNode, components: Sequence[Tuple[ManagedNode, str]],
-                 **kwargs) -> None:
+    def __init__(self, motion: MotionCoreNode,
+                 components: Sequence[Tuple[ManagedNode, ComponentType]], **kwargs) -> None:
         super().__init__('controller_manager', **kwargs)
         self.motion = motion
-        self.controllers = [(n, t) for n, t in components if t in CONTROLLER_TYPES]
-        self.hardware = [(n, t) for n, t in components if t in HARDWARE_TYPES]
+        self.controllers = [(n, t) for n, t in components if t.role == CONTROLLER]
+        self.hardware = [(n, t) for n, t in components if t.role == HARDWARE]
         self.view = motion.process.view
         self.update_rate = int(round(1.0 / motion.process.period))
         listing = MutuallyExclusiveCallbackGroup()  # always answered, never behind a switch
@@ -85,7 +90,7 @@ class ControllerManagerNode(Node):
     def entries(self) -> List[ControllerEntry]:
         """Return every controller as ros2_control's tools see it, in config order."""
         owners = dict(self.motion.owners)
-        return [self._entry(node, type_name, owners) for node, type_name in self.controllers]
+        return [self._entry(node, kind.name, owners) for node, kind in self.controllers]
 
     def _entry(self, node: ManagedNode, type_name: str, owners: Dict[str, str]
                ) -> ControllerEntry:
@@ -142,7 +147,9 @@ class ControllerManagerNode(Node):
         return response
 
     def _list_types(self, request, response):
-        response.types = list(CONTROLLER_TYPES.values())
+        # the built-in controller types, then those of this process's own (module:Class)
+        response.types = list(dict.fromkeys(
+            list(CONTROLLER_TYPES.values()) + [kind.ros2_control for _, kind in self.controllers]))
         response.base_classes = [CONTROLLER_BASE_CLASS] * len(response.types)
         return response
 
@@ -157,12 +164,12 @@ class ControllerManagerNode(Node):
 
     def _list_hardware(self, request, response):
         commands, states = self._hardware_interfaces()
-        for node, type_name in self.hardware:
+        for node, kind in self.hardware:
             label = node.lifecycle_state
             response.component.append(HardwareComponentState(
                 name=node.get_name(), type='system', is_async=False,
-                rw_rate=self.update_rate, class_type=HARDWARE_TYPES[type_name],
-                plugin_name=HARDWARE_TYPES[type_name],
+                rw_rate=self.update_rate, class_type=kind.ros2_control,
+                plugin_name=kind.ros2_control,
                 state=State(id=STATE_IDS.get(label, State.PRIMARY_STATE_UNKNOWN), label=label),
                 command_interfaces=commands, state_interfaces=states))
         return response

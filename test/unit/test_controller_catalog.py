@@ -1,8 +1,55 @@
-"""The controllers in ros2_control's terms, and the status table (pure: no ROS)."""
+"""The registry of component types, the controllers in ros2_control's terms, the status table."""
 
+import pytest
+from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.controllers.catalog import (
-    ControllerEntry, hardware_interfaces, owned_by, status_table, StatusRow,
+    component_type, COMPONENT_TYPES, CONTROLLER, CONTROLLER_TYPES, ControllerEntry, HARDWARE,
+    hardware_interfaces, HARDWARE_TYPES, owned_by, status_table, StatusRow,
 )
+from sweetie_motion.errors import ConfigError
+
+
+class HoldCore(ControllerCore):
+    """A user's controller core (never created here)."""
+
+
+class HoldNode:
+    """A user's controller node as the registry sees one: a table and a controller core."""
+
+    PARAMETERS: list = []
+    COMPONENT = HoldCore
+
+
+class SensorNode:
+    """A user's node that is no controller: a table, no controller core."""
+
+    PARAMETERS: list = []
+
+
+def test_one_registry_names_every_type_with_its_role_and_ros2_control_name():
+    assert CONTROLLER_TYPES == {name: t.ros2_control for name, t in COMPONENT_TYPES.items()
+                                if t.role == CONTROLLER}
+    assert list(HARDWARE_TYPES) == ['virtual_robot', 'physics_robot', 'herkulex_bus']
+    assert component_type('joint_trajectory').ros2_control == \
+        'joint_trajectory_controller/JointTrajectoryController'
+    assert component_type('herkulex_bus').role == HARDWARE
+    assert component_type('trajectory_storage').role == ''
+    assert COMPONENT_TYPES['gripper'].node == 'sweetie_motion.nodes.gripper:GripperNode'
+
+
+def test_a_users_module_class_is_resolved_as_a_built_in_is():
+    holder = component_type(f'{__name__}:HoldNode')
+    assert (holder.role, holder.ros2_control) == (CONTROLLER, f'{__name__}/HoldNode')
+    assert holder.node_class() is HoldNode
+    assert ControllerEntry('eyes_holder', holder.name, 'active').ros2_control_type == \
+        holder.ros2_control
+    sensor = component_type(f'{__name__}:SensorNode')
+    assert (sensor.role, sensor.ros2_control) == ('', '')
+    for name, words in (('folow_joint_state', "did you mean 'follow_joint_state'"),
+                        (f'{__name__}:Nothing', "has no node class 'Nothing'"),
+                        ('no_such_module:Node', "module 'no_such_module' does not import")):
+        with pytest.raises(ConfigError, match=words):
+            component_type(name)
 
 
 def head(state: str = 'active', owned=('head',)) -> ControllerEntry:

@@ -23,6 +23,7 @@ import math
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.parameters import out_of_range
 from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 
@@ -264,7 +265,7 @@ def _typed(key: str, value: Any, kind: type, low: float, high: float) -> Any:
     if kind is int and value != int(value):
         raise BusConfigError(key, f'{value!r} is not an integer')
     value = kind(value)
-    if not (math.isfinite(value) and low <= value <= high):
+    if out_of_range(value, low, high):
         raise BusConfigError(key, f'{value} is outside {low}..{high}')
     return value
 
@@ -313,6 +314,14 @@ def load_bus_config(data: Mapping[str, Any]) -> DriverConfig:
     check_keys('servo_bus', section, set(_DRIVER_KEYS) | {
         'buses', 'shutdown_torque', 'torque_on_connect', 'require_all_servos', 'ram_init',
         'status_led'}, BusConfigError)
+    values = _driver_settings(section)
+    if 'ram_init' in section:
+        values['ram_init'] = _ram_init(section['ram_init'])
+    return DriverConfig(_load_buses(section.get('buses')), **values)
+
+
+def _driver_settings(section: Mapping[str, Any]) -> Dict[str, Any]:
+    """Return the driver's numbers, shutdown policy and switches that ``section`` sets."""
     values: Dict[str, Any] = {}
     for key, (kind, low, high) in _DRIVER_KEYS.items():
         if key in section:
@@ -328,68 +337,82 @@ def load_bus_config(data: Mapping[str, Any]) -> DriverConfig:
             if not isinstance(section[key], bool):
                 raise BusConfigError(f'servo_bus.{key}', f'{section[key]!r} must be true/false')
             values[key] = section[key]
-    if 'ram_init' in section:
-        init = section['ram_init']
-        if not isinstance(init, Mapping):
-            raise BusConfigError('servo_bus.ram_init', 'must be a mapping register: value')
-        for name, value in init.items():
-            try:
-                reg = hx.register(str(name))
-                reg.address(hx.Memory.RAM)
-                if reg.read_only or reg.name in ('id', 'torque_control', 'status_error',
-                                                 'status_detail'):
-                    raise hx.HerkulexError(f'register {name!r} cannot be an init register')
-                reg.encode(value)
-            except hx.HerkulexError as error:
-                raise BusConfigError(f'servo_bus.ram_init.{name}', str(error)) from None
-        values['ram_init'] = dict(init)
-    buses = section.get('buses')
+    return values
+
+
+def _ram_init(init: Any) -> Dict[str, Any]:
+    """Return the RAM registers written at connect, each checked writable and in range."""
+    if not isinstance(init, Mapping):
+        raise BusConfigError('servo_bus.ram_init', 'must be a mapping register: value')
+    for name, value in init.items():
+        try:
+            reg = hx.register(str(name))
+            reg.address(hx.Memory.RAM)
+            if reg.read_only or reg.name in ('id', 'torque_control', 'status_error',
+                                             'status_detail'):
+                raise hx.HerkulexError(f'register {name!r} cannot be an init register')
+            reg.encode(value)
+        except hx.HerkulexError as error:
+            raise BusConfigError(f'servo_bus.ram_init.{name}', str(error)) from None
+    return dict(init)
+
+
+def _load_buses(buses: Any) -> Tuple[BusConfig, ...]:
+    """Return the buses of ``servo_bus.buses``: no port and no joint on two of them."""
     if not isinstance(buses, Mapping) or not buses:
         raise BusConfigError('servo_bus.buses', 'must be a mapping of bus name: '
                                                 '{port, baud, servos}')
-    out = []
-    joints: Dict[str, str] = {}
-    ports: Dict[str, str] = {}
-    for name, bus in buses.items():
-        key = f'servo_bus.buses.{name}'
-        if not isinstance(bus, Mapping):
-            raise BusConfigError(key, 'must be a mapping with port, baud, servos')
-        check_keys(key, bus, ('port', 'baud', 'servos', 'latency'), BusConfigError)
-        port = bus.get('port')
-        if not isinstance(port, str) or not port:
-            raise BusConfigError(f'{key}.port', 'missing (a serial port path)')
-        if port in ports:
-            raise BusConfigError(f'{key}.port', f'{port} is also the port of bus {ports[port]}')
-        ports[port] = str(name)
-        baud = bus.get('baud', 115200)
-        try:
-            hx.baud_code(baud)
-        except hx.ValueRangeError:
-            raise BusConfigError(f'{key}.baud', f'{baud!r} is not a servo baud rate '
-                                 f'({", ".join(str(b) for b in hx.BAUD_RATES.values())})') \
-                from None
-        latency = _typed(f'{key}.latency', bus.get('latency', 0.0003), float, 0.0, 0.1)
-        items = bus.get('servos')
-        if not isinstance(items, Sequence) or isinstance(items, str) or not items:
-            raise BusConfigError(f'{key}.servos', 'must be a non-empty list of servos')
-        servos = []
-        ids = set()
-        for k, item in enumerate(items):
-            servo = _load_servo(f'{key}.servos[{k}]', item)
-            if servo.servo_id in ids:
-                raise BusConfigError(f'{key}.servos[{k}].id',
-                                     f'ID {servo.servo_id} appears twice on this bus')
-            if servo.joint in joints:
-                raise BusConfigError(f'{key}.servos[{k}].joint',
-                                     f'{servo.joint!r} is already driven on bus '
-                                     f'{joints[servo.joint]}')
-            ids.add(servo.servo_id)
-            joints[servo.joint] = str(name)
-            servos.append(servo)
-        if len(servos) > hx.MAX_S_JOG_TAGS:
-            raise BusConfigError(f'{key}.servos', f'at most {hx.MAX_S_JOG_TAGS} servos per bus')
-        out.append(BusConfig(str(name), port, int(baud), tuple(servos), latency))
-    return DriverConfig(tuple(out), **values)
+    joints: Dict[str, str] = {}   # joint -> its bus
+    ports: Dict[str, str] = {}    # port -> its bus
+    return tuple(_load_bus(str(name), bus, ports, joints) for name, bus in buses.items())
+
+
+def _load_bus(name: str, bus: Any, ports: Dict[str, str], joints: Dict[str, str]
+              ) -> BusConfig:
+    """Return one bus; ``ports`` and ``joints`` (those of the buses before) gain its own."""
+    key = f'servo_bus.buses.{name}'
+    if not isinstance(bus, Mapping):
+        raise BusConfigError(key, 'must be a mapping with port, baud, servos')
+    check_keys(key, bus, ('port', 'baud', 'servos', 'latency'), BusConfigError)
+    port = bus.get('port')
+    if not isinstance(port, str) or not port:
+        raise BusConfigError(f'{key}.port', 'missing (a serial port path)')
+    if port in ports:
+        raise BusConfigError(f'{key}.port', f'{port} is also the port of bus {ports[port]}')
+    ports[port] = name
+    baud = bus.get('baud', 115200)
+    try:
+        hx.baud_code(baud)
+    except hx.ValueRangeError:
+        raise BusConfigError(f'{key}.baud', f'{baud!r} is not a servo baud rate '
+                             f'({", ".join(str(b) for b in hx.BAUD_RATES.values())})') \
+            from None
+    latency = _typed(f'{key}.latency', bus.get('latency', 0.0003), float, 0.0, 0.1)
+    servos = _load_servos(name, bus.get('servos'), joints)
+    return BusConfig(name, port, int(baud), servos, latency)
+
+
+def _load_servos(bus: str, items: Any, joints: Dict[str, str]) -> Tuple[ServoConfig, ...]:
+    """Return the servos of one bus: IDs unique on it, joints on no other bus (``joints``)."""
+    key = f'servo_bus.buses.{bus}.servos'
+    if not isinstance(items, Sequence) or isinstance(items, str) or not items:
+        raise BusConfigError(key, 'must be a non-empty list of servos')
+    servos = []
+    ids = set()
+    for k, item in enumerate(items):
+        servo = _load_servo(f'{key}[{k}]', item)
+        if servo.servo_id in ids:
+            raise BusConfigError(f'{key}[{k}].id',
+                                 f'ID {servo.servo_id} appears twice on this bus')
+        if servo.joint in joints:
+            raise BusConfigError(f'{key}[{k}].joint', f'{servo.joint!r} is already driven on '
+                                 f'bus {joints[servo.joint]}')
+        ids.add(servo.servo_id)
+        joints[servo.joint] = bus
+        servos.append(servo)
+    if len(servos) > hx.MAX_S_JOG_TAGS:
+        raise BusConfigError(key, f'at most {hx.MAX_S_JOG_TAGS} servos per bus')
+    return tuple(servos)
 
 
 def load_bus_config_file(path: str) -> DriverConfig:

@@ -24,9 +24,10 @@ itself with ``--bus NAME``.
 
 from dataclasses import dataclass, field
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.parameters import out_of_range
 from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
@@ -101,7 +102,7 @@ def number(where: str, value: Any, low: float = -math.inf, high: float = math.in
         number = float(value)
     except (TypeError, ValueError):
         raise SimulatorConfigError(where, f'{value!r} is not a number') from None
-    if not (math.isfinite(number) and low <= number <= high):
+    if out_of_range(number, low, high):
         raise SimulatorConfigError(where, f'{number} is outside {low}..{high}')
     return number
 
@@ -117,20 +118,7 @@ def load_sim_config(data: Mapping[str, Any], bus: Optional[str] = None) -> SimCo
     if not isinstance(data, Mapping):
         raise SimulatorConfigError('configuration', 'must be a mapping')
     if 'servo_bus' in data and 'servo_sim' not in data:
-        from sweetie_motion.servo.driver.config import BusConfigError, load_bus_config
-        try:
-            driver = load_bus_config(data)
-        except BusConfigError as error:
-            raise SimulatorConfigError('servo_bus', str(error)) from None
-        names = [b.name for b in driver.buses]
-        if bus is None:
-            if len(names) != 1:
-                raise SimulatorConfigError('--bus', f'name one of the buses: {", ".join(names)}')
-            bus = names[0]
-        chosen = [b for b in driver.buses if b.name == bus]
-        if not chosen:
-            raise SimulatorConfigError('--bus', f'unknown bus {bus!r} (known: {", ".join(names)})')
-        data = sim_config_from_bus(chosen[0])
+        data = _from_driver_config(data, bus)
     section = data.get('servo_sim', data)
     if not isinstance(section, Mapping):
         raise SimulatorConfigError('servo_sim', 'must be a mapping')
@@ -139,55 +127,81 @@ def load_sim_config(data: Mapping[str, Any], bus: Optional[str] = None) -> SimCo
     items = section.get('servos')
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
         raise SimulatorConfigError('servo_sim.servos', 'must be a non-empty list of servos')
-    servos = []
-    seen = set()
+    servos: List[SimServoConfig] = []
     for k, item in enumerate(items):
-        where = f'servo_sim.servos[{k}]'
-        if not isinstance(item, Mapping):
-            raise SimulatorConfigError(where, 'must be a mapping')
-        check_keys(where, item, ('id', 'model', 'joint', 'position', 'external_torque',
-                                 'params', 'eep', 'lag'), SimulatorConfigError)
-        if 'id' not in item:
-            raise SimulatorConfigError(f'{where}.id', 'missing')
-        servo_id = int(number(f'{where}.id', item['id'], 0, hx.MAX_ID))
-        if servo_id != item['id']:
-            raise SimulatorConfigError(f'{where}.id', f'{item["id"]!r} is not an integer')
-        if servo_id in seen:
-            raise SimulatorConfigError(f'{where}.id', f'servo ID {servo_id} appears twice')
-        seen.add(servo_id)
-        kind = str(item.get('model', 'DRS-0101'))
-        try:
-            servo_kind = hx.servo_type(kind)
-        except hx.UnknownServoTypeError as error:
-            raise SimulatorConfigError(f'{where}.model', str(error)) from None
-        low, high = servo_kind.angle_range
-        position = number(f'{where}.position', item.get('position', 0.0), low, high)
-        torque = number(f'{where}.external_torque', item.get('external_torque', 0.0))
-        params = None
-        if item.get('params') is not None:
-            try:
-                params = ServoModelParams.from_fields(item['params'],
-                                                      str(item.get('joint', servo_id)))
-            except SweetieMotionError as error:
-                raise SimulatorConfigError(f'{where}.params', str(error)) from None
-        eep = item.get('eep', {}) or {}
-        if not isinstance(eep, Mapping):
-            raise SimulatorConfigError(f'{where}.eep', 'must be a mapping of register: value')
-        for name, value in eep.items():
-            try:
-                reg = hx.register(str(name))
-                reg.address(hx.Memory.EEP)
-                reg.encode(value)
-            except hx.HerkulexError as error:
-                raise SimulatorConfigError(f'{where}.eep.{name}', str(error)) from None
-        lag = number(f'{where}.lag', item.get('lag', 0.0), 0.0, 1.0)
-        servos.append(SimServoConfig(servo_id, servo_kind.name, position, params, torque,
-                                     str(item.get('joint', '')), dict(eep), lag))
+        servos.append(_load_sim_servo(f'servo_sim.servos[{k}]', item,
+                                      {s.servo_id for s in servos}))
     baud = int(number('servo_sim.baud', section.get('baud', 115200), 1200, 4_000_000))
     latency = number('servo_sim.latency', section.get('latency', 0.0003), 0.0, 1.0)
     voltage = number('servo_sim.voltage', section.get('voltage', NOMINAL_VOLTAGE), 0.0, 18.0)
     reboot = number('servo_sim.reboot_time', section.get('reboot_time', 0.2), 0.0, 10.0)
     return SimConfig(tuple(servos), baud, latency, voltage, reboot)
+
+
+def _from_driver_config(data: Mapping[str, Any], bus: Optional[str]) -> Mapping[str, Any]:
+    """Return the simulator configuration of one bus of a driver configuration."""
+    from sweetie_motion.servo.driver.config import BusConfigError, load_bus_config
+    try:
+        driver = load_bus_config(data)
+    except BusConfigError as error:
+        raise SimulatorConfigError('servo_bus', str(error)) from None
+    names = [b.name for b in driver.buses]
+    if bus is None:
+        if len(names) != 1:
+            raise SimulatorConfigError('--bus', f'name one of the buses: {", ".join(names)}')
+        bus = names[0]
+    chosen = [b for b in driver.buses if b.name == bus]
+    if not chosen:
+        raise SimulatorConfigError('--bus', f'unknown bus {bus!r} (known: {", ".join(names)})')
+    return sim_config_from_bus(chosen[0])
+
+
+def _load_sim_servo(where: str, item: Any, seen: Set[int]) -> SimServoConfig:
+    """Return one simulated servo of the list; its ID must not be one of ``seen``."""
+    if not isinstance(item, Mapping):
+        raise SimulatorConfigError(where, 'must be a mapping')
+    check_keys(where, item, ('id', 'model', 'joint', 'position', 'external_torque',
+                             'params', 'eep', 'lag'), SimulatorConfigError)
+    if 'id' not in item:
+        raise SimulatorConfigError(f'{where}.id', 'missing')
+    servo_id = int(number(f'{where}.id', item['id'], 0, hx.MAX_ID))
+    if servo_id != item['id']:
+        raise SimulatorConfigError(f'{where}.id', f'{item["id"]!r} is not an integer')
+    if servo_id in seen:
+        raise SimulatorConfigError(f'{where}.id', f'servo ID {servo_id} appears twice')
+    kind = str(item.get('model', 'DRS-0101'))
+    try:
+        servo_kind = hx.servo_type(kind)
+    except hx.UnknownServoTypeError as error:
+        raise SimulatorConfigError(f'{where}.model', str(error)) from None
+    low, high = servo_kind.angle_range
+    position = number(f'{where}.position', item.get('position', 0.0), low, high)
+    torque = number(f'{where}.external_torque', item.get('external_torque', 0.0))
+    params = None
+    if item.get('params') is not None:
+        try:
+            params = ServoModelParams.from_fields(item['params'],
+                                                  str(item.get('joint', servo_id)))
+        except SweetieMotionError as error:
+            raise SimulatorConfigError(f'{where}.params', str(error)) from None
+    eep = _eep_values(where, item.get('eep', {}) or {})
+    lag = number(f'{where}.lag', item.get('lag', 0.0), 0.0, 1.0)
+    return SimServoConfig(servo_id, servo_kind.name, position, params, torque,
+                          str(item.get('joint', '')), eep, lag)
+
+
+def _eep_values(where: str, eep: Any) -> Dict[str, Any]:
+    """Return a servo's EEP register values, each a register of the EEP and in range."""
+    if not isinstance(eep, Mapping):
+        raise SimulatorConfigError(f'{where}.eep', 'must be a mapping of register: value')
+    for name, value in eep.items():
+        try:
+            reg = hx.register(str(name))
+            reg.address(hx.Memory.EEP)
+            reg.encode(value)
+        except hx.HerkulexError as error:
+            raise SimulatorConfigError(f'{where}.eep.{name}', str(error)) from None
+    return dict(eep)
 
 
 def load_sim_config_file(path: str, bus: Optional[str] = None) -> SimConfig:
