@@ -150,7 +150,8 @@ def non_negative_number(text: str) -> float:
 
 def namespace(text: str) -> str:
     """Return a ROS namespace without its slashes (an argparse type)."""
-    from sweetie_motion.process_config import check_namespace, ConfigError
+    from sweetie_motion.errors import ConfigError
+    from sweetie_motion.ros_arguments import check_namespace
     try:
         return check_namespace(text, 'namespace')
     except ConfigError as error:

@@ -29,10 +29,9 @@ from sweetie_motion.controllers.catalog import component_type, HARDWARE_TYPES, u
 from sweetie_motion.errors import ConfigError, did_you_mean
 from sweetie_motion.parameters import ParameterError
 from sweetie_motion.paths import config_path, LineMap, load_yaml_lines
-from sweetie_motion.ros_arguments import BUILTIN_GLOBALS, RosArguments
+from sweetie_motion.ros_arguments import BUILTIN_GLOBALS, check_namespace, RosArguments
 
 _NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
-_NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
 
 
 #: where the URDF may come from (``robot_description`` of the process config)
@@ -155,19 +154,6 @@ def check_period(period: Any, where: str = 'period') -> float:
         raise ConfigError(f'{where} must be within {low:g}..{high:g} s (100 Hz: 0.01), '
                           f'got {value:g}')
     return value
-
-
-def check_namespace(namespace: str, where: str = 'namespace') -> str:
-    """
-    Return a ROS namespace without its leading and trailing slashes.
-
-    :raises ConfigError: not a valid namespace ('sweetie_bot', 'robots/pony_1').
-    """
-    if namespace and not _NAMESPACE.match(namespace.rstrip('/')):
-        raise ConfigError(f'{where}: {namespace!r} is not a ROS namespace (letters, digits and '
-                          "underscores, starting with a letter; levels joined by '/', e.g. "
-                          "'sweetie_bot' or 'robots/pony_1')")
-    return namespace.strip('/')
 
 
 def _check_parameters(at, component: str, node_type: Any, parameters: Dict[str, Any],

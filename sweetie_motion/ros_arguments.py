@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.errors import ConfigError, SweetieMotionError
 from sweetie_motion.paths import LineMap, load_yaml_lines
 
 #: ROS arguments that take the next word as their value (besides -p and --params-file)
@@ -37,6 +37,7 @@ _RULE = re.compile(rf'^(?:(?P<node>{_NAME}):)?(?P<name>{_NAME}(?:\.{_NAME})*):=(
 _KEY = re.compile(r'^/?(\*\*|[A-Za-z_*][A-Za-z0-9_*]*)(/(\*\*|[A-Za-z_*][A-Za-z0-9_*]*))*$')
 #: what ``-p`` rules and the files may give every node without any node declaring it
 BUILTIN_GLOBALS = ('use_sim_time', 'robot_description', 'start_type_description_service')
+_NAMESPACE = re.compile(r'^/?([A-Za-z][A-Za-z0-9_]*)(/[A-Za-z][A-Za-z0-9_]*)*$')
 
 
 class RosArgumentsError(SweetieMotionError):
@@ -239,3 +240,16 @@ def parse_ros_arguments(args: Sequence[str]) -> RosArguments:
                 rule = parse_rule(value)
                 (node_rules if rule.by_name else global_rules).append(rule)
     return RosArguments(files + global_rules + node_rules, paths)
+
+
+def check_namespace(namespace: str, where: str = 'namespace') -> str:
+    """
+    Return a ROS namespace without its leading and trailing slashes.
+
+    :raises ConfigError: not a valid namespace ('sweetie_bot', 'robots/pony_1').
+    """
+    if namespace and not _NAMESPACE.match(namespace.rstrip('/')):
+        raise ConfigError(f'{where}: {namespace!r} is not a ROS namespace (letters, digits and '
+                          "underscores, starting with a letter; levels joined by '/', e.g. "
+                          "'sweetie_bot' or 'robots/pony_1')")
+    return namespace.strip('/')

@@ -19,8 +19,8 @@ PACKAGE = 'sweetie_motion'
 #: (layer, its folders or loose modules of sweetie_motion), lowest first
 LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     # the package's loose modules: errors, config files, parameters, the command-line grammar
-    ('base', ('errors', 'paths', 'tables', 'parameters', 'ros_arguments', 'process_config',
-              'process_lock', 'command_line')),
+    ('base', ('errors', 'paths', 'tables', 'parameters', 'ros_arguments', 'process_lock',
+              'command_line')),
     ('model', ('model',)),                  # the robot: chains, limits, URDF, its settings
     ('trajectory', ('trajectory',)),        # goals, splines, validation, timing
     ('files', ('storage', 'plots')),        # stored motions; figures
@@ -28,7 +28,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ('servo', ('servo',)),                  # the servo buses: virtual, serial driver, simulator
     ('checks', ('checks',)),                # collision, balance, load of a motion
     ('controllers', ('controllers',)),      # the controller cores and their goal planning
-    ('above the controllers', ('physics', 'cartesian', 'host')),
+    # and a motion process's config, which names the components by the controllers' registry
+    ('above the controllers', ('physics', 'cartesian', 'host', 'process_config')),
     # the ROS and Qt edge
     ('ros', ('ros',)),                      # clients, conversions, a client's own node
     ('nodes', ('nodes',)),                  # the lifecycle nodes, the bringup
