@@ -31,8 +31,8 @@ from sweetie_motion.console.presenter import (
     StopJob, STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream
-from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.bridge_base import BridgeBase
 from sweetie_motion.model.robot_model import RobotModel
 
 #: how often the slider stream is sent [s]

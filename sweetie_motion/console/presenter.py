@@ -45,10 +45,11 @@ from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramE
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
 from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
-from sweetie_motion.editor.dispatch import EventHandlers
-from sweetie_motion.editor.events import LinksChanged, PoseReceived
-from sweetie_motion.editor.workspace import UnsavedBackups
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.backups import UnsavedBackups
+from sweetie_motion.gui.dispatch import EventHandlers
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
+from sweetie_motion.gui.messages import ActionRefused, Message, MessageBoard
 from sweetie_motion.model.robot_model import RobotModel
 
 #: what listeners are told changed
@@ -89,18 +90,6 @@ PLAN_DELAY = 0.8
 MESSAGES_KEPT = 200
 #: ways a job ends
 SUCCEEDED, FAILED, STOPPED = 'succeeded', 'failed', 'stopped'
-
-
-class ConsoleError(SweetieMotionError):
-    """
-    An action the console refuses; the message says why.
-
-    :param line: the program line concerned (1-based), 0 when none.
-    """
-
-    def __init__(self, message: str, line: int = 0) -> None:
-        self.line = int(line)
-        super().__init__(message)
 
 
 # --- requests: presenter -> adapters --------------------------------------------------------
@@ -293,15 +282,6 @@ class ProgramPlanned:
 
 
 @dataclass
-class Message:
-    """A message: its text, 'info', 'warning' or 'error', the program line (0: none)."""
-
-    text: str
-    level: str = 'info'
-    line: int = 0
-
-
-@dataclass
 class Job:
     """The job running on the robot: what it is, the program line it is at."""
 
@@ -402,8 +382,8 @@ class ConsolePresenter:
                                                  np.ndarray]] = None,
                  jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
         if chain not in model.list_chains():
-            raise ConsoleError(f'unknown chain {chain!r} (chains: '
-                               f'{", ".join(model.list_chains())})')
+            raise ActionRefused(f'unknown chain {chain!r} (chains: '
+                                f'{", ".join(model.list_chains())})')
         self.send = send
         self.model = model
         self.chain = chain
@@ -454,9 +434,8 @@ class ConsolePresenter:
         # the job and the messages
         self.job: Optional[Job] = None
         self._job_ids = 0
-        self.message = Message('')
-        self.log: List[Message] = []
-        self._listeners: List[Callable[[str], None]] = []
+        #: the message area, its log and the listeners
+        self.board = MessageBoard(kept=MESSAGES_KEPT)
         #: the bridge's events and who takes each
         self._handlers = EventHandlers('the console presenter')
         self._handlers.register(PoseReceived, self._on_state_received)
@@ -474,23 +453,28 @@ class ConsolePresenter:
 
     def subscribe(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(topic)`` whenever something of :data:`TOPICS` changes."""
-        self._listeners.append(listener)
+        self.board.subscribe(listener)
 
     def _notify(self, *topics: str) -> None:
         for topic in topics:
-            for listener in list(self._listeners):
-                listener(topic)
+            self.board.notify(topic)
+
+    @property
+    def message(self) -> Message:
+        """Return what the message area shows."""
+        return self.board.message
+
+    @property
+    def log(self) -> List[Message]:
+        """Return the newest messages said, oldest first."""
+        return self.board.log
 
     def say(self, text: str, level: str = 'info', line: int = 0) -> None:
         """Show a message (and keep it in the log)."""
-        self.message = Message(text, level, line)
-        self.log.append(self.message)
-        del self.log[:-MESSAGES_KEPT]
-        self._notify('message')
+        self.board.say(text, level, line=line)
 
     def _refuse(self, error: SweetieMotionError) -> bool:
-        self.say(str(error), 'error', getattr(error, 'line', 0))
-        return False
+        return self.board.refused(error)
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -545,45 +529,45 @@ class ConsolePresenter:
             return False
         try:
             self._check(action, self.steps if program else ())
-        except ConsoleError:
+        except ActionRefused:
             return False
         return True
 
     def _check(self, action: str, steps: Sequence[ProgramStep] = ()) -> None:
-        """Raise :class:`ConsoleError` saying why ``action`` cannot be taken now, if it cannot."""
+        """Raise :class:`ActionRefused` saying why ``action`` cannot be taken now, if it cannot."""
         if not self.connected:
-            raise ConsoleError('the motion process is disconnected (no joint_states): start '
-                               'it, the console reconnects by itself')
+            raise ActionRefused('the motion process is disconnected (no joint_states): start '
+                                'it, the console reconnects by itself')
         if self.job is not None:
-            raise ConsoleError(f'{self.job.description} is running: wait for it or stop it')
+            raise ActionRefused(f'{self.job.description} is running: wait for it or stop it')
         needs = {'sliders': ['follow_joint_state'], 'jog': ['cartesian'],
                  'gripper': ['gripper'], 'home': ['controller']}.get(action, [])
         if action in ('run', 'step', 'line'):
             if self.parse_error is not None and action != 'line':
-                raise ConsoleError(f'the program has an error: {self.parse_error}',
-                                   self.parse_error.line)
+                raise ActionRefused(f'the program has an error: {self.parse_error}',
+                                    line=self.parse_error.line)
             kinds = {s.kind for s in steps}
             needs = ['controller'] if kinds & {'joint', 'home', 'linear'} else []
             needs += ['cartesian'] if 'linear' in kinds else []
             needs += ['gripper'] if 'gripper' in kinds else []
         missing = [PART_NAMES[p] for p in needs if not self.links[p]]
         if missing:
-            raise ConsoleError(f'{" and ".join(missing)} of the motion process '
-                               f'{"does" if len(missing) == 1 else "do"} not answer')
+            raise ActionRefused(f'{" and ".join(missing)} of the motion process '
+                                f'{"does" if len(missing) == 1 else "do"} not answer')
         for step in steps:  # joint moves that name joints the chain lacks: before anything moves
             if step.kind == 'joint':
                 try:
                     joint_target(step.commands[0], self.joints, self.home, self.home)
                 except ProgramRunError as error:
-                    raise ConsoleError(str(error), error.line) from None
+                    raise ActionRefused(str(error), line=error.line) from None
 
     # --- sliders -------------------------------------------------------------------------------
 
     def set_slider_chain(self, chain: str) -> bool:
         """Show the joints of ``chain`` on the sliders."""
         if chain not in self.model.list_chains():
-            return self._refuse(ConsoleError(f'unknown chain {chain!r} (chains: '
-                                             f'{", ".join(self.model.list_chains())})'))
+            return self._refuse(ActionRefused(f'unknown chain {chain!r} (chains: '
+                                              f'{", ".join(self.model.list_chains())})'))
         if self.manual is not None:
             self._end_manual('')
         self.slider_chain = chain
@@ -609,22 +593,22 @@ class ConsolePresenter:
         try:
             self._check('sliders')
             if joint not in self.slider_joints:
-                raise ConsoleError(f'{joint} is not a joint of the chain {self.slider_chain}')
+                raise ActionRefused(f'{joint} is not a joint of the chain {self.slider_chain}')
             lower, upper = slider_range(self.model, joint)
             if not (math.isfinite(value) and lower - 1e-9 <= value <= upper + 1e-9):
                 unit, factor = display_unit(self.model, joint)
-                raise ConsoleError(f'{joint}: {value * factor:.2f} {unit} is outside its '
-                                   f'limits [{lower * factor:.1f}, {upper * factor:.1f}] {unit}')
+                raise ActionRefused(f'{joint}: {value * factor:.2f} {unit} is outside its '
+                                    f'limits [{lower * factor:.1f}, {upper * factor:.1f}] {unit}')
             if self.manual is None:
                 start = self.positions(self.slider_joints)
                 if start is None:
-                    raise ConsoleError(f'joint_states do not give every joint of '
-                                       f'{self.slider_chain}')
+                    raise ActionRefused(f'joint_states do not give every joint of '
+                                        f'{self.slider_chain}')
                 self._stream_ids += 1
                 self.manual = ManualMove(self._stream_ids, tuple(float(v) for v in start))
                 self.say(f'moving {self.slider_chain} with the sliders at {self.joint_speed} % '
                          'of the joint speed limits')
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         manual = self.manual
         manual.targets[self.slider_joints.index(joint)] = float(value)
@@ -692,12 +676,12 @@ class ConsolePresenter:
         :param rotation_speed: [deg/s] (both clamped into their ranges).
         """
         if frame is not None and frame not in FRAMES:
-            return self._refuse(ConsoleError(f'unknown jog frame {frame!r} (frames: '
-                                             f'{", ".join(FRAMES)})'))
+            return self._refuse(ActionRefused(f'unknown jog frame {frame!r} (frames: '
+                                              f'{", ".join(FRAMES)})'))
         for name, value in (('translation step', translation_step),
                             ('rotation step', rotation_step)):
             if value is not None and not (math.isfinite(value) and value > 0):
-                return self._refuse(ConsoleError(f'the {name} must be > 0, got {value}'))
+                return self._refuse(ActionRefused(f'the {name} must be > 0, got {value}'))
         self.jog_frame = frame or self.jog_frame
         self.translation_step = float(translation_step or self.translation_step)
         self.rotation_step = float(rotation_step or self.rotation_step)
@@ -749,15 +733,15 @@ class ConsolePresenter:
             without it such a jog is refused, naming them.
         """
         if axis not in AXES or direction not in (-1, 1):
-            return self._refuse(ConsoleError(f'jog: unknown axis or direction {axis!r} '
-                                             f'{direction!r}'))
+            return self._refuse(ActionRefused(f'jog: unknown axis or direction {axis!r} '
+                                              f'{direction!r}'))
         try:
             self._check('jog')
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         turns = [] if confirmed else self.jog_turns(axis, direction)
         if turns:
-            return self._refuse(ConsoleError(
+            return self._refuse(ActionRefused(
                 f'jog: this step turns {describe_turns(self.model, turns)}: confirm it, or '
                 'jog from elsewhere (Home first)'))
         self._end_manual('')
@@ -781,16 +765,16 @@ class ConsolePresenter:
         try:
             pose = parse_target(text)
         except TargetError as error:
-            return self._refuse(ConsoleError(f'target: {error}'))
+            return self._refuse(ActionRefused(f'target: {error}'))
         start = self.positions(self.joints)
         if start is None:
-            return self._refuse(ConsoleError('target: no joint_states yet: is the motion '
-                                             'process running?'))
+            return self._refuse(ActionRefused('target: no joint_states yet: is the motion '
+                                              'process running?'))
         if self._target_solver is None:
             self._target_solver = TargetSolver(self.model, self.chain)
         solution = self._target_solver.solve(pose, start)
         if not solution.success:
-            return self._refuse(ConsoleError(f'target: {solution.describe(self.model)}'))
+            return self._refuse(ActionRefused(f'target: {solution.describe(self.model)}'))
         self.target = solution
         self.say(f'target solved: {solution.describe(self.model)}; Move goes there (a joint '
                  f'move at {self.joint_speed} % of the joint speed)')
@@ -800,7 +784,7 @@ class ConsolePresenter:
     def move_to_target(self) -> bool:
         """Move the joints to the solved target (a joint move at the joint speed)."""
         if self.target is None:
-            return self._refuse(ConsoleError('target: solve a target first'))
+            return self._refuse(ActionRefused('target: solve a target first'))
         if not self._joint_move('target', 'move to the target', self.target.positions):
             return False   # refused, saying why: the target stays for a later Move
         self.target = None
@@ -812,10 +796,10 @@ class ConsolePresenter:
     def gripper(self, action: str) -> bool:
         """Clamp, release or hold."""
         if action not in ('clamp', 'release', 'hold'):
-            return self._refuse(ConsoleError(f'unknown gripper action {action!r}'))
+            return self._refuse(ActionRefused(f'unknown gripper action {action!r}'))
         try:
             self._check('gripper')
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         job = self._start('gripper', f'gripper {action}')
         self.send(CommandGripper(job.job_id, action))
@@ -830,7 +814,7 @@ class ConsolePresenter:
         """Move the chain's joints to ``target`` [rad or m] at the joint speed (a job)."""
         try:
             self._check('home')
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         self._end_manual('')
         speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
@@ -849,7 +833,7 @@ class ConsolePresenter:
         if text == self.text:
             return True
         if self.job is not None and self.job.kind == 'program':
-            return self._refuse(ConsoleError('the program runs: stop it before editing'))
+            return self._refuse(ActionRefused('the program runs: stop it before editing'))
         self.text = text
         self.next_step = self.next_move = 0
         self.override = 1.0
@@ -866,8 +850,7 @@ class ConsolePresenter:
         if self.message.text.startswith(PLAN_PREFIX):
             # the plan it reports is of the text before this edit: it would stand beside the
             # new parse error or the new plan; the log keeps it
-            self.message = Message('')
-            self._notify('message')
+            self.board.clear()
         self._notify('program')
         return True
 
@@ -890,7 +873,7 @@ class ConsolePresenter:
             with open(path, encoding='utf-8') as stream:
                 return stream.read()
         except (OSError, UnicodeDecodeError) as error:
-            self._refuse(ConsoleError(f'cannot {verb} {path}: {error}'))
+            self._refuse(ActionRefused(f'cannot {verb} {path}: {error}'))
             return None
 
     @property
@@ -946,7 +929,7 @@ class ConsolePresenter:
         try:
             write_atomically(str(path), self.text)
         except OSError as error:
-            return self._refuse(ConsoleError(f'cannot write {path}: {error}'))
+            return self._refuse(ActionRefused(f'cannot write {path}: {error}'))
         self.source = str(path)
         self.saved_text = self.text
         self.say(f'saved {path}')
@@ -956,10 +939,10 @@ class ConsolePresenter:
     def check(self) -> bool:
         """Plan the program offline now and say whether it plans within the limits."""
         if self.parse_error is not None:
-            return self._refuse(ConsoleError(f'the program has an error: {self.parse_error}',
-                                             self.parse_error.line))
+            return self._refuse(ActionRefused(f'the program has an error: {self.parse_error}',
+                                              line=self.parse_error.line))
         if not self.steps:
-            return self._refuse(ConsoleError('the program is empty'))
+            return self._refuse(ActionRefused('the program is empty'))
         self._checking = True
         self._request_plan()
         self.say('checking the program offline ...')
@@ -984,9 +967,9 @@ class ConsolePresenter:
     def _run(self, single: bool) -> bool:
         try:
             if self.parse_error is None and not self.steps:
-                raise ConsoleError('the program is empty')
+                raise ActionRefused('the program is empty')
             self._check('step' if single else 'run', self.steps)
-        except ConsoleError as error:
+        except ActionRefused as error:
             if error.line:
                 self.error_line = error.line
                 self._notify('program')
@@ -1010,13 +993,13 @@ class ConsolePresenter:
         try:
             command = parse_line(text, line=0)
         except ProgramError as error:
-            return self._refuse(ConsoleError(f'command: {error.reason} (column {error.column})'))
+            return self._refuse(ActionRefused(f'command: {error.reason} (column {error.column})'))
         if command is None:
-            return self._refuse(ConsoleError('command: nothing to run (blank or a comment)'))
+            return self._refuse(ActionRefused('command: nothing to run (blank or a comment)'))
         steps = program_steps([command])
         try:
             self._check('line', steps)
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         self._end_manual('')
         job = self._start('line', f'command {text.strip()}')

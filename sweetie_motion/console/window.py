@@ -21,12 +21,12 @@ from PyQt5.QtWidgets import (
 from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
 from sweetie_motion.console.target import picked_target, target_text
 from sweetie_motion.console.views import (
-    JogPanel, JointSliders, lamp, parts_text, ProgramEditor, RobotView3D, TargetPanel,
+    JogPanel, JointSliders, lamp, parts_text, ProgramEditor, TargetPanel,
 )
-from sweetie_motion.editor.stop_first import StopActions, StopFirst
-from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, fitting_size, MessageArea, offer_backup, push_button, with_timeline,
-)
+from sweetie_motion.gui.robot_view import RobotView3D
+from sweetie_motion.gui.stop_first import StopActions, StopFirst
+from sweetie_motion.gui.unsaved import ask_about_unsaved, offer_backup
+from sweetie_motion.gui.widgets import fitting_size, MessageArea, push_button, with_timeline
 
 #: how often the adapters' events are taken and the presenter ticks [ms]
 PUMP_MS = 50

@@ -19,23 +19,24 @@ from PyQt5.QtWidgets import (
     QMessageBox, QScrollArea, QSlider, QSplitter, QTableView, QTableWidget, QTableWidgetItem,
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.views import RobotView3D
-from sweetie_motion.editor.messages import rows_count
 from sweetie_motion.editor.models import (
     ACTIVE, FIXED, SUPPORT, ToleranceTableModel, WaypointTableModel,
 )
 from sweetie_motion.editor.physics_line import PhysicsLine
 from sweetie_motion.editor.play_head import PlayHead, table_key
 from sweetie_motion.editor.presenter import EditorPresenter
-from sweetie_motion.editor.stop_first import StopActions, StopFirst
 from sweetie_motion.editor.support_strip import SupportStripDelegate
 from sweetie_motion.editor.table_checks import RowFinding, TableChecker
 from sweetie_motion.editor.table_commands import SPEED_RANGE
 from sweetie_motion.editor.teaching import RECORD_SMOOTHING
 from sweetie_motion.editor.views import CheckLine, TrajectoryPlot
-from sweetie_motion.editor.widgets import (
-    ask_about_unsaved, busy_cursor, fitting_size, fixed_width_label, joint_groups,
-    JointSliders, LinkPanel, MessageArea, offer_backup, push_button, with_timeline,
+from sweetie_motion.editor.widgets import joint_groups, JointSliders, LinkPanel
+from sweetie_motion.gui.messages import rows_count
+from sweetie_motion.gui.robot_view import RobotView3D
+from sweetie_motion.gui.stop_first import StopActions, StopFirst
+from sweetie_motion.gui.unsaved import ask_about_unsaved, offer_backup
+from sweetie_motion.gui.widgets import (
+    busy_cursor, fitting_size, fixed_width_label, MessageArea, push_button, with_timeline,
 )
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE

@@ -508,7 +508,7 @@ def test_a_path_that_fails_at_one_move_names_that_moves_line_and_keeps_its_waypo
 
 def test_an_unsaved_program_is_backed_up_and_offered_after_a_console_that_ended_without_close(
         model, sent, clock, tmp_path):
-    from sweetie_motion.editor.workspace import BackupFolder, UnsavedBackups
+    from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
 
     def console():
         backups = UnsavedBackups(BackupFolder(tmp_path, '.txt', keep=3), 30.0, clock,
