@@ -15,7 +15,7 @@ from PyQt5.QtWidgets import (
     QLineEdit, QPlainTextEdit, QPushButton, QRadioButton, QSizePolicy, QSlider, QSpinBox,
     QTextEdit, QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.presenter import (
+from sweetie_motion.console.manual_moves import (
     AXES, display_unit, JOINT_SPEED_RANGE, ROTATION_SPEED_RANGE, ROTATION_STEPS, slider_range,
     TRANSLATION_SPEED_RANGE, TRANSLATION_STEPS,
 )

@@ -18,7 +18,8 @@ from PyQt5.QtWidgets import (
     QMessageBox, QPlainTextEdit, QScrollArea, QShortcut, QSizePolicy, QSplitter, QTableWidget,
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.presenter import ConsolePresenter, describe_turns, TOPICS
+from sweetie_motion.console.manual_moves import describe_turns
+from sweetie_motion.console.presenter import ConsolePresenter, TOPICS
 from sweetie_motion.console.target import picked_target, target_text
 from sweetie_motion.console.views import (
     JogPanel, JointSliders, lamp, parts_text, ProgramEditor, TargetPanel,
