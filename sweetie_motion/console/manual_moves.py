@@ -9,7 +9,7 @@ the presenter's module docstring); the other moves are jobs of the presenter.
 
 from dataclasses import dataclass, field
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -123,7 +123,7 @@ class ManualMoves:
     model: RobotModel
     chain: str
     joints: List[str]
-    home: Tuple[float, ...]
+    home: np.ndarray
     pose: Dict[str, float]
     send: Callable[[object], None]
     joint_travel: Optional[Callable[[Sequence[float], Pose, float], np.ndarray]]
@@ -225,6 +225,7 @@ class ManualMoves:
 
     def _send_stream(self) -> None:
         manual = self.manual
+        assert manual is not None   # called while a slider move runs only
         speeds, accelerations = self.stream_limits(self.slider_joints)
         self.send(StreamJoints(
             manual.stream_id, tuple(self.slider_joints), manual.start,
@@ -239,6 +240,7 @@ class ManualMoves:
 
     def _watch_manual(self, now: float) -> None:
         manual = self.manual
+        assert manual is not None   # called while a slider move runs only
         if manual.arrived is None:
             return
         measured = self.positions(self.slider_joints)
@@ -404,7 +406,8 @@ class ManualMoves:
         return self._joint_move('home', f'home at {self.joint_speed} % of the joint speed',
                                 self.home)
 
-    def _joint_move(self, kind: str, description: str, target: Sequence[float]) -> bool:
+    def _joint_move(self, kind: str, description: str,
+                    target: Union[Sequence[float], np.ndarray]) -> bool:
         """Move the chain's joints to ``target`` [rad or m] at the joint speed (a job)."""
         try:
             self._check('home')

@@ -360,13 +360,14 @@ class ConsolePresenter(ManualMoves, ProgramText):
     def tick(self) -> None:
         """Stream the sliders' pose and plan after edits (the window's timer calls this)."""
         now = self.clock()
+        job = self.job
         if self.manual is not None:
-            if self.connected and self.job is None:
+            if self.connected and job is None:
                 self._watch_manual(now)
             else:
                 self._end_manual('the slider move ended: ' + (
-                    'the motion process went away' if not self.connected else
-                    f'{self.job.description} runs'), 'warning')
+                    'the motion process went away' if not self.connected or job is None else
+                    f'{job.description} runs'), 'warning')
         if self._plan_due is not None and now >= self._plan_due:
             self._request_plan()
         backups = self.backups

@@ -15,7 +15,7 @@ from sweetie_motion.cartesian.runner import program_steps, ProgramStep
 from sweetie_motion.console.requests import ProgramPlanned
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.backups import UnsavedBackups
-from sweetie_motion.gui.messages import ActionRefused, Message, MessageBoard
+from sweetie_motion.gui.messages import ActionRefused, MessageBoard
 
 #: how a message about the offline plan starts
 PLAN_PREFIX = 'offline plan: '
@@ -37,7 +37,6 @@ class ProgramText:
     job: Any
     plan: Optional[ProgramPlanned]
     # the presenter's, used here
-    message: Message
     _refuse: Callable[[SweetieMotionError], bool]
     _notify: Callable[..., None]
     say: Callable[..., None]
@@ -80,7 +79,7 @@ class ProgramText:
             self.parse_error = error
             self.error_line = error.line
             self._plan_due = None
-        if self.message.text.startswith(PLAN_PREFIX):
+        if self.board.message.text.startswith(PLAN_PREFIX):
             # the plan it reports is of the text before this edit: it would stand beside the
             # new parse error or the new plan; the log keeps it
             self.board.clear()

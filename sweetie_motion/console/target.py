@@ -9,7 +9,7 @@ only Move then moves the robot (a joint move). Pure: no rclpy, no Qt.
 
 from dataclasses import dataclass
 import math
-from typing import Sequence, Tuple
+from typing import Sequence, Tuple, Union
 
 import numpy as np
 
@@ -109,7 +109,7 @@ class TargetSolver:
         self.joints = tuple(model.list_joints(chain))
         self.ik = ChainIK(model, chain)
 
-    def solve(self, pose: Pose, start: Sequence[float]) -> TargetSolution:
+    def solve(self, pose: Pose, start: Union[Sequence[float], np.ndarray]) -> TargetSolution:
         """Solve ``pose`` (chain base frame) seeded from ``start`` (the joints now)."""
         target = np.eye(4)
         target[:3, :3] = pose.rotation
