@@ -49,7 +49,7 @@ def main() -> int:
     if not os.environ.get('DISPLAY'):
         os.environ.setdefault('QT_QPA_PLATFORM', 'offscreen')
     from PyQt5.QtWidgets import QApplication
-    from sweetie_motion.editor.events import LinksChanged, PoseReceived
+    from sweetie_motion.gui.events import LinksChanged, PoseReceived
     from sweetie_motion.editor.presenter import EditorPresenter, PARTS
     from sweetie_motion.editor.window import EditorWindow
     from sweetie_motion.model import load_robot_description

@@ -25,8 +25,8 @@ from sweetie_motion.command_line import (
     CommandParser, namespace, positive_number, positive_seconds, start_own_bringup,
 )
 from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
-from sweetie_motion.editor.workspace import BackupFolder, UnsavedBackups
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
+from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
 
 #: the configuration the console opens without options
 DEFAULT_CONFIG = 'winding_arm_motion.yaml'
@@ -218,8 +218,8 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    from sweetie_motion.editor.stop_first import release_window
-    from sweetie_motion.editor.widgets import close_after
+    from sweetie_motion.gui.stop_first import release_window
+    from sweetie_motion.gui.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()

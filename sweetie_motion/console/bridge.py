@@ -25,14 +25,16 @@ import numpy as np
 
 from sweetie_motion.cartesian.runner import (chain_home, ProgramRunError, ProgramRunner,
                                              ProgramStopped)
-from sweetie_motion.console.presenter import (
-    CommandGripper, FAILED, GripperState, JobFinished, jog_target, JogTool, LineReached,
-    LinksChanged, MoveHome, PlanProgram, PoseReceived, RunSteps, StepFinished, StepStarted,
-    StopJob, STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
+from sweetie_motion.console.manual_moves import jog_target
+from sweetie_motion.console.requests import (
+    CommandGripper, FAILED, GripperState, JobFinished, JogTool, LineReached, MoveHome,
+    PlanProgram, RunSteps, StepFinished, StepStarted, StopJob, STOPPED, StopStream, StreamDone,
+    StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream
-from sweetie_motion.editor.bridge_base import BridgeBase
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.bridge_base import BridgeBase
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
 from sweetie_motion.model.robot_model import RobotModel
 
 #: how often the slider stream is sent [s]

@@ -20,7 +20,7 @@ from sweetie_motion.cartesian.limiter import WorkspaceLimiter
 from sweetie_motion.cartesian.plan_checks import PathChecks
 from sweetie_motion.cartesian.runner import (OfflineBackend, ProgramRunError, ProgramRunner,
                                              ProgramStopped)
-from sweetie_motion.console.presenter import PlanProgram, ProgramPlanned
+from sweetie_motion.console.requests import PlanProgram, ProgramPlanned
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.model.robot_model import RobotModel
 

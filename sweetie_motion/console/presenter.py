@@ -31,24 +31,28 @@ Listeners (:meth:`ConsolePresenter.subscribe`) are called with what changed: one
 :data:`TOPICS`.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import math
-import os
 import time as _time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from sweetie_motion.cartesian.frames import exp_so3, Pose
-from sweetie_motion.cartesian.path import EQRADIUS
-from sweetie_motion.cartesian.program import parse_line, parse_program, ProgramError
+from sweetie_motion.cartesian.frames import Pose
+from sweetie_motion.cartesian.program import parse_line, ProgramError
 from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_steps,
                                              ProgramRunError, ProgramStep)
-from sweetie_motion.console.target import parse_target, TargetError, TargetSolution, TargetSolver
-from sweetie_motion.editor.dispatch import EventHandlers
-from sweetie_motion.editor.events import LinksChanged, PoseReceived
-from sweetie_motion.editor.workspace import UnsavedBackups
+from sweetie_motion.console.manual_moves import display_unit, ManualMoves
+from sweetie_motion.console.program_text import PLAN_PREFIX, ProgramText
+from sweetie_motion.console.requests import (
+    GripperState, JobFinished, LineReached, PlanProgram, ProgramPlanned, RunSteps, StepFinished,
+    StepStarted, StopJob, STOPPED, StreamDone, SUCCEEDED,
+)
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.backups import UnsavedBackups
+from sweetie_motion.gui.dispatch import EventHandlers
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
+from sweetie_motion.gui.messages import ActionRefused, Message, MessageBoard
 from sweetie_motion.model.robot_model import RobotModel
 
 #: what listeners are told changed
@@ -59,246 +63,13 @@ PARTS = ('joint_states', 'controller', 'cartesian', 'follow_joint_state', 'gripp
 PART_NAMES = {'joint_states': 'joint states', 'controller': 'trajectory controller',
               'cartesian': 'Cartesian motion', 'follow_joint_state': 'FollowJointState',
               'gripper': 'gripper'}
-#: jog axes: translations along and rotations about x, y, z
 #: a jog step that turns a joint further than this asks first [deg] (the console's default)
 JOG_TURN_LIMIT_DEG = 20.0
-#: how a message about the offline plan starts
-PLAN_PREFIX = 'offline plan: '
-#: the jog axes: along x, y, z and about x, y, z (rx, ry, rz: not the ZYZ angles A B C)
-AXES = ('x', 'y', 'z', 'rx', 'ry', 'rz')
-#: the frames a jog is expressed in: the chain's base frame or the tool's own
-FRAMES = ('base', 'tool')
-#: the step sizes offered: translation [mm], rotation [deg]
-TRANSLATION_STEPS = (0.1, 1.0, 5.0, 10.0, 50.0, 100.0)
-ROTATION_STEPS = (0.5, 1.0, 5.0, 10.0, 30.0)
-#: the joint speed setting's range [% of each joint's velocity limit]
-JOINT_SPEED_RANGE = (1, 100)
-#: jog speed ranges: translation [mm/s], rotation [deg/s]
-TRANSLATION_SPEED_RANGE = (1.0, 250.0)
-ROTATION_SPEED_RANGE = (1.0, 90.0)
-#: a slider move is over when every joint is this close to its target [rad or m] ...
-REACHED = 2e-3
-#: ... or this long after the streamed pose reached the targets [s] (the robot may not follow
-#: exactly: a joint held by another controller for a moment)
-SETTLE = 3.0
-#: a slider stream reaches its speed in this time [s] (or within the joint's acceleration limit)
-RAMP_TIME = 0.2
-#: the offline plan is made this long after the last edit [s]
-PLAN_DELAY = 0.8
 #: messages kept in the log
 MESSAGES_KEPT = 200
-#: ways a job ends
-SUCCEEDED, FAILED, STOPPED = 'succeeded', 'failed', 'stopped'
-
-
-class ConsoleError(SweetieMotionError):
-    """
-    An action the console refuses; the message says why.
-
-    :param line: the program line concerned (1-based), 0 when none.
-    """
-
-    def __init__(self, message: str, line: int = 0) -> None:
-        self.line = int(line)
-        super().__init__(message)
-
-
-# --- requests: presenter -> adapters --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StreamJoints:
-    """
-    Stream a pose to FollowJointState (``joint_states_set``) that moves towards ``targets``.
-
-    A new ``stream_id`` starts at ``start``; the same one moves on from where its stream is.
-
-    :param names: the joints; :param start: where they are [rad or m].
-    :param targets: each joint's target [rad or m], None: where it is.
-    :param speeds: [rad/s or m/s]; :param accelerations: [rad/s^2 or m/s^2], per joint.
-    """
-
-    stream_id: int
-    names: Tuple[str, ...]
-    start: Tuple[float, ...]
-    targets: Tuple[Optional[float], ...]
-    speeds: Tuple[float, ...]
-    accelerations: Tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class StopStream:
-    """Stop the stream where it is (that pose is sent once more) and stop sending."""
-
-    stream_id: int
-
-
-@dataclass(frozen=True)
-class RunSteps:
-    """
-    Run program steps on the robot from ``first``; one :class:`JobFinished` answers.
-
-    :param single: run only the step ``first`` (step mode: of a path, its next MOVL only).
-    :param override: the speed override in force (a SPEED of an earlier step), (0, 1].
-    :param first_move: the MOVL of step ``first`` to go on at (step mode ran the ones before).
-    """
-
-    job_id: int
-    steps: Tuple[ProgramStep, ...]
-    first: int
-    single: bool
-    override: float = 1.0
-    first_move: int = 0
-
-
-@dataclass(frozen=True)
-class MoveHome:
-    """Move the chain's joints to ``target`` [rad or m] at ``speed`` [rad/s or m/s each]."""
-
-    job_id: int
-    target: Tuple[float, ...]
-    speed: Tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class JogTool:
-    """
-    Move the tool by one jog step from where the reference is (see :func:`jog_target`).
-
-    :param amount: the step [m] (x, y, z) or [rad] (rx, ry, rz), signed.
-    :param speed: path speed [m/s] (for rotations: the angular speed times :data:`EQRADIUS`).
-    """
-
-    job_id: int
-    axis: str
-    amount: float
-    frame: str
-    speed: float
-
-
-@dataclass(frozen=True)
-class CommandGripper:
-    """Clamp, release or hold."""
-
-    job_id: int
-    action: str
-
-
-@dataclass(frozen=True)
-class StopJob:
-    """Stop the job ``job_id``: the motion decelerates and holds, no further step runs."""
-
-    job_id: int
-
-
-@dataclass(frozen=True)
-class PlanProgram:
-    """Plan ``steps`` offline from ``start`` (the chain's joints [rad or m])."""
-
-    plan_id: int
-    steps: Tuple[ProgramStep, ...]
-    start: Tuple[float, ...]
-
-
-# --- events: adapters -> presenter ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GripperState:
-    """The gripper's state: 'released', 'clamped', 'holding' ('' unknown)."""
-
-    state: str
-
-
-@dataclass(frozen=True)
-class StreamDone:
-    """The stream ``stream_id`` reached its targets (it holds them until stopped)."""
-
-    stream_id: int
-
-
-@dataclass(frozen=True)
-class StepStarted:
-    """Step ``index`` of the running program (its ``line``) started."""
-
-    job_id: int
-    index: int
-    line: int
-    description: str
-
-
-@dataclass(frozen=True)
-class LineReached:
-    """The running path's motion reached the MOVL of program line ``line``."""
-
-    job_id: int
-    line: int
-
-
-@dataclass(frozen=True)
-class StepFinished:
-    """Step ``index`` ended well; what the robot said, how long it took [s]."""
-
-    job_id: int
-    index: int
-    line: int
-    message: str
-    seconds: float
-
-
-@dataclass(frozen=True)
-class JobFinished:
-    """
-    How a job ended.
-
-    :param outcome: :data:`SUCCEEDED`, :data:`FAILED` or :data:`STOPPED`.
-    :param line: the program line it failed or stopped at (0: none).
-    :param next_index: the program step to run next (programs).
-    :param override: the speed override in force at the end (programs).
-    :param next_move: the MOVL of step ``next_index`` to go on at (after step mode).
-    """
-
-    job_id: int
-    outcome: str
-    message: str
-    line: int = 0
-    next_index: int = 0
-    override: float = 1.0
-    next_move: int = 0
-
-
-@dataclass(frozen=True, eq=False)
-class ProgramPlanned:
-    """
-    The offline plan of a program.
-
-    :param tool: the tool's positions along the plan [m], shape (n, 3).
-    :param waypoints: the positions of the planned paths' waypoints [m], shape (k, 3).
-    :param positions: the chain's joints along the plan [rad or m], shape (n, joints).
-    :param duration: [s]; :param reports: what each step planned.
-    :param error: why planning failed ('' when it did not); :param line: the line at fault.
-    """
-
-    plan_id: int
-    tool: np.ndarray
-    waypoints: np.ndarray
-    positions: np.ndarray
-    duration: float
-    reports: Tuple[str, ...] = ()
-    error: str = ''
-    line: int = 0
 
 
 # --- state ------------------------------------------------------------------------------------
-
-
-@dataclass
-class Message:
-    """A message: its text, 'info', 'warning' or 'error', the program line (0: none)."""
-
-    text: str
-    level: str = 'info'
-    line: int = 0
 
 
 @dataclass
@@ -312,76 +83,14 @@ class Job:
     stopping: bool = False
 
 
-@dataclass
-class ManualMove:
+class ConsolePresenter(ManualMoves, ProgramText):
     """
-    A slider move in progress.
+    The console without its widgets: the robot, the links, the jobs and the messages.
 
-    :param start: where the slider chain's joints were [rad or m], chain order.
-    :param targets: where the sliders are (local index -> target).
-    :param arrived: when the stream reached the targets (None: not yet).
-    """
-
-    stream_id: int
-    start: Tuple[float, ...]
-    targets: Dict[int, float] = field(default_factory=dict)
-    arrived: Optional[float] = None
-
-
-def describe_turns(model: RobotModel, turns: Sequence[Tuple[str, float]]) -> str:
-    """Return e.g. 'joint4 by 80 deg, joint6 by 80 deg' (metres for prismatic joints)."""
-    parts = []
-    for joint, turn in turns:
-        unit, factor = display_unit(model, joint)
-        parts.append(f'{joint} by {turn * factor:.0f} {unit}')
-    return ', '.join(parts)
-
-
-def jog_target(pose: Pose, axis: str, amount: float, frame: str) -> Pose:
-    """
-    Return the pose one jog step from ``pose``.
-
-    Translations move the tool along an axis of the frame; rotations turn it about an axis of
-    the frame through the tool's origin (the tool point stays put).
-
-    :param pose: the tool's pose in the chain's base frame [m].
-    :param axis: one of :data:`AXES`.
-    :param amount: [m] for x, y, z; [rad] for rx, ry, rz (about x, y, z).
-    :param frame: 'base' (the chain's base axes) or 'tool' (the tool's own axes).
-    :raises ValueError: an unknown axis or frame.
-    """
-    if axis not in AXES:
-        raise ValueError(f'unknown jog axis {axis!r} (axes: {", ".join(AXES)})')
-    if frame not in FRAMES:
-        raise ValueError(f'unknown jog frame {frame!r} (frames: {", ".join(FRAMES)})')
-    unit = np.zeros(3)
-    unit[AXES.index(axis) % 3] = 1.0
-    if AXES.index(axis) < 3:
-        direction = unit if frame == 'base' else pose.rotation @ unit
-        return Pose(pose.position + direction * amount, pose.rotation)
-    turn = exp_so3(unit * amount)
-    rotation = turn @ pose.rotation if frame == 'base' else pose.rotation @ turn
-    return Pose(pose.position, rotation)
-
-
-def display_unit(model: RobotModel, joint: str) -> Tuple[str, float]:
-    """Return the unit a person reads a joint in ('deg' or 'mm') and its factor from SI."""
-    if model.get_joint_info(joint).joint_type == 'prismatic':
-        return 'mm', 1e3
-    return 'deg', 180.0 / math.pi
-
-
-def slider_range(model: RobotModel, joint: str) -> Tuple[float, float]:
-    """Return a joint's slider range [rad or m]: its limits (a continuous joint: one turn)."""
-    info = model.get_joint_info(joint)
-    lower = info.lower if math.isfinite(info.lower) else -math.pi
-    upper = info.upper if math.isfinite(info.upper) else math.pi
-    return float(lower), float(upper)
-
-
-class ConsolePresenter:
-    """
-    The console without its widgets.
+    Its parts, each with one job: :class:`~sweetie_motion.console.manual_moves.ManualMoves`
+    (sliders, jog, a typed target, gripper and Home) and
+    :class:`~sweetie_motion.console.program_text.ProgramText` (the program's text, file and
+    backups).
 
     :param send: hands a request to the adapters.
     :param model: the configured RobotModel.
@@ -402,8 +111,8 @@ class ConsolePresenter:
                                                  np.ndarray]] = None,
                  jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
         if chain not in model.list_chains():
-            raise ConsoleError(f'unknown chain {chain!r} (chains: '
-                               f'{", ".join(model.list_chains())})')
+            raise ActionRefused(f'unknown chain {chain!r} (chains: '
+                                f'{", ".join(model.list_chains())})')
         self.send = send
         self.model = model
         self.chain = chain
@@ -421,42 +130,16 @@ class ConsolePresenter:
         self.pose: Dict[str, float] = {}
         self.links: Dict[str, bool] = dict.fromkeys(PARTS, False)
         self.gripper_state = ''
-        # sliders and jog
-        self.slider_chain = ''
-        self.slider_joints: List[str] = []
-        self.joint_speed = 25
-        self.manual: Optional[ManualMove] = None
-        self._stream_ids = 0
-        self.jog_frame = 'base'
-        self.translation_step = 10.0
-        self.rotation_step = 5.0
-        self.translation_speed = 50.0
-        self.rotation_speed = 15.0
-        #: a typed Cartesian target solved by IK, shown until Move or another target
-        self.target: Optional[TargetSolution] = None
-        self._target_solver: Optional[TargetSolver] = None
-        # the program
-        self.text = ''
-        self.source = ''
-        #: the text as last read from or written to ``source``: what Save would not change
-        self.saved_text = ''
-        self.steps: List[ProgramStep] = []
-        self.parse_error: Optional[ProgramError] = None
-        self.next_step = 0
-        #: the MOVL of step next_step to go on at (Step runs a path one MOVL at a time)
-        self.next_move = 0
-        self.override = 1.0
-        self.error_line = 0
+        self._init_manual_moves()
+        self._init_program_text()
         self.plan: Optional[ProgramPlanned] = None
         self._plan_id = 0
-        self._plan_due: Optional[float] = None
         self._checking = False
         # the job and the messages
         self.job: Optional[Job] = None
         self._job_ids = 0
-        self.message = Message('')
-        self.log: List[Message] = []
-        self._listeners: List[Callable[[str], None]] = []
+        #: the message area, its log and the listeners
+        self.board = MessageBoard(kept=MESSAGES_KEPT)
         #: the bridge's events and who takes each
         self._handlers = EventHandlers('the console presenter')
         self._handlers.register(PoseReceived, self._on_state_received)
@@ -474,23 +157,28 @@ class ConsolePresenter:
 
     def subscribe(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(topic)`` whenever something of :data:`TOPICS` changes."""
-        self._listeners.append(listener)
+        self.board.subscribe(listener)
 
     def _notify(self, *topics: str) -> None:
         for topic in topics:
-            for listener in list(self._listeners):
-                listener(topic)
+            self.board.notify(topic)
+
+    @property
+    def message(self) -> Message:
+        """Return what the message area shows."""
+        return self.board.message
+
+    @property
+    def log(self) -> List[Message]:
+        """Return the newest messages said, oldest first."""
+        return self.board.log
 
     def say(self, text: str, level: str = 'info', line: int = 0) -> None:
         """Show a message (and keep it in the log)."""
-        self.message = Message(text, level, line)
-        self.log.append(self.message)
-        del self.log[:-MESSAGES_KEPT]
-        self._notify('message')
+        self.board.say(text, level, line=line)
 
     def _refuse(self, error: SweetieMotionError) -> bool:
-        self.say(str(error), 'error', getattr(error, 'line', 0))
-        return False
+        return self.board.refused(error)
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -545,424 +233,45 @@ class ConsolePresenter:
             return False
         try:
             self._check(action, self.steps if program else ())
-        except ConsoleError:
+        except ActionRefused:
             return False
         return True
 
     def _check(self, action: str, steps: Sequence[ProgramStep] = ()) -> None:
-        """Raise :class:`ConsoleError` saying why ``action`` cannot be taken now, if it cannot."""
+        """Raise :class:`ActionRefused` saying why ``action`` cannot be taken now, if it cannot."""
         if not self.connected:
-            raise ConsoleError('the motion process is disconnected (no joint_states): start '
-                               'it, the console reconnects by itself')
+            raise ActionRefused('the motion process is disconnected (no joint_states): start '
+                                'it, the console reconnects by itself')
         if self.job is not None:
-            raise ConsoleError(f'{self.job.description} is running: wait for it or stop it')
+            raise ActionRefused(f'{self.job.description} is running: wait for it or stop it')
         needs = {'sliders': ['follow_joint_state'], 'jog': ['cartesian'],
                  'gripper': ['gripper'], 'home': ['controller']}.get(action, [])
         if action in ('run', 'step', 'line'):
             if self.parse_error is not None and action != 'line':
-                raise ConsoleError(f'the program has an error: {self.parse_error}',
-                                   self.parse_error.line)
+                raise ActionRefused(f'the program has an error: {self.parse_error}',
+                                    line=self.parse_error.line)
             kinds = {s.kind for s in steps}
             needs = ['controller'] if kinds & {'joint', 'home', 'linear'} else []
             needs += ['cartesian'] if 'linear' in kinds else []
             needs += ['gripper'] if 'gripper' in kinds else []
         missing = [PART_NAMES[p] for p in needs if not self.links[p]]
         if missing:
-            raise ConsoleError(f'{" and ".join(missing)} of the motion process '
-                               f'{"does" if len(missing) == 1 else "do"} not answer')
+            raise ActionRefused(f'{" and ".join(missing)} of the motion process '
+                                f'{"does" if len(missing) == 1 else "do"} not answer')
         for step in steps:  # joint moves that name joints the chain lacks: before anything moves
             if step.kind == 'joint':
                 try:
                     joint_target(step.commands[0], self.joints, self.home, self.home)
                 except ProgramRunError as error:
-                    raise ConsoleError(str(error), error.line) from None
-
-    # --- sliders -------------------------------------------------------------------------------
-
-    def set_slider_chain(self, chain: str) -> bool:
-        """Show the joints of ``chain`` on the sliders."""
-        if chain not in self.model.list_chains():
-            return self._refuse(ConsoleError(f'unknown chain {chain!r} (chains: '
-                                             f'{", ".join(self.model.list_chains())})'))
-        if self.manual is not None:
-            self._end_manual('')
-        self.slider_chain = chain
-        self.slider_joints = [j for j in self.model.list_joints(chain)
-                              if not self.model.is_virtual(j)]
-        self._notify('sliders')
-        return True
-
-    def set_joint_speed(self, percent: float) -> None:
-        """Set the sliders' (and Home's) speed [% of each joint's velocity limit]."""
-        low, high = JOINT_SPEED_RANGE
-        self.joint_speed = int(round(min(max(float(percent), low), high)))
-        if self.manual is not None:
-            self._send_stream()
-        self._notify('sliders')
-
-    def move_slider(self, joint: str, value: float) -> bool:
-        """
-        Move ``joint`` towards ``value`` [rad or m] at the joint speed (a person's slider).
-
-        :return: False when refused (the message says why; the slider should show the robot).
-        """
-        try:
-            self._check('sliders')
-            if joint not in self.slider_joints:
-                raise ConsoleError(f'{joint} is not a joint of the chain {self.slider_chain}')
-            lower, upper = slider_range(self.model, joint)
-            if not (math.isfinite(value) and lower - 1e-9 <= value <= upper + 1e-9):
-                unit, factor = display_unit(self.model, joint)
-                raise ConsoleError(f'{joint}: {value * factor:.2f} {unit} is outside its '
-                                   f'limits [{lower * factor:.1f}, {upper * factor:.1f}] {unit}')
-            if self.manual is None:
-                start = self.positions(self.slider_joints)
-                if start is None:
-                    raise ConsoleError(f'joint_states do not give every joint of '
-                                       f'{self.slider_chain}')
-                self._stream_ids += 1
-                self.manual = ManualMove(self._stream_ids, tuple(float(v) for v in start))
-                self.say(f'moving {self.slider_chain} with the sliders at {self.joint_speed} % '
-                         'of the joint speed limits')
-        except ConsoleError as error:
-            return self._refuse(error)
-        manual = self.manual
-        manual.targets[self.slider_joints.index(joint)] = float(value)
-        manual.arrived = None
-        self._send_stream()
-        self._notify('sliders')
-        return True
-
-    def stream_limits(self, joints: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-        """
-        Return the speeds [rad/s or m/s] and accelerations [rad/s^2 or m/s^2] of a slider move.
-
-        The joint speed setting of each joint's velocity limit, reached in :data:`RAMP_TIME`
-        (or within the joint's acceleration limit).
-        """
-        speeds = np.array([self._velocity[j] for j in joints]) * self.joint_speed / 100.0
-        accelerations = np.minimum(speeds / RAMP_TIME,
-                                   [self._acceleration[j] for j in joints])
-        return speeds, accelerations
-
-    def _send_stream(self) -> None:
-        manual = self.manual
-        assert manual is not None   # streamed only while the sliders move
-        speeds, accelerations = self.stream_limits(self.slider_joints)
-        self.send(StreamJoints(
-            manual.stream_id, tuple(self.slider_joints), manual.start,
-            tuple(manual.targets.get(k) for k in range(len(self.slider_joints))),
-            tuple(float(v) for v in speeds), tuple(float(v) for v in accelerations)))
-
-    def slider_target(self, joint: str) -> Optional[float]:
-        """Return where a person put ``joint``'s slider while it moves (None: no move)."""
-        if self.manual is None or joint not in self.slider_joints:
-            return None
-        return self.manual.targets.get(self.slider_joints.index(joint))
-
-    def _watch_manual(self, now: float) -> None:
-        manual = self.manual
-        assert manual is not None   # watched only while the sliders move
-        if manual.arrived is None:
-            return
-        measured = self.positions(self.slider_joints)
-        if measured is not None and all(abs(measured[k] - t) < REACHED
-                                        for k, t in manual.targets.items()):
-            self._end_manual('the joints are at the sliders')
-        elif now - manual.arrived > SETTLE:
-            self._end_manual('the sliders are sent; the robot did not quite follow (another '
-                             'controller holds the chain?)', 'warning')
-
-    def _end_manual(self, text: str, level: str = 'info') -> None:
-        if self.manual is not None:
-            self.send(StopStream(self.manual.stream_id))
-            self.manual = None
-        if text:
-            self.say(text, level)
-        self._notify('sliders')
-
-    # --- jog -----------------------------------------------------------------------------------
-
-    def set_jog(self, frame: Optional[str] = None, translation_step: Optional[float] = None,
-                rotation_step: Optional[float] = None, translation_speed: Optional[float] = None,
-                rotation_speed: Optional[float] = None) -> bool:
-        """
-        Change the jog settings (those given).
-
-        :param frame: one of :data:`FRAMES`; :param translation_step: [mm], > 0;
-        :param rotation_step: [deg], > 0; :param translation_speed: [mm/s];
-        :param rotation_speed: [deg/s] (both clamped into their ranges).
-        """
-        if frame is not None and frame not in FRAMES:
-            return self._refuse(ConsoleError(f'unknown jog frame {frame!r} (frames: '
-                                             f'{", ".join(FRAMES)})'))
-        for name, value in (('translation step', translation_step),
-                            ('rotation step', rotation_step)):
-            if value is not None and not (math.isfinite(value) and value > 0):
-                return self._refuse(ConsoleError(f'the {name} must be > 0, got {value}'))
-        self.jog_frame = frame or self.jog_frame
-        self.translation_step = float(translation_step or self.translation_step)
-        self.rotation_step = float(rotation_step or self.rotation_step)
-        if translation_speed is not None:
-            self.translation_speed = float(min(max(translation_speed,
-                                                   TRANSLATION_SPEED_RANGE[0]),
-                                               TRANSLATION_SPEED_RANGE[1]))
-        if rotation_speed is not None:
-            self.rotation_speed = float(min(max(rotation_speed, ROTATION_SPEED_RANGE[0]),
-                                            ROTATION_SPEED_RANGE[1]))
-        self._notify('jog')
-        return True
-
-    def _jog_step(self, axis: str) -> Tuple[float, float, str]:
-        """Return a jog step's amount [m or rad], path speed [m/s] and text."""
-        if AXES.index(axis) < 3:
-            return (self.translation_step * 1e-3, self.translation_speed * 1e-3,
-                    f'{self.translation_step:g} mm')
-        return (math.radians(self.rotation_step),
-                math.radians(self.rotation_speed) * EQRADIUS, f'{self.rotation_step:g} deg')
-
-    def jog_turns(self, axis: str, direction: int) -> List[Tuple[str, float]]:
-        """
-        Return the joints a jog step would turn further than :attr:`jog_turn_limit`.
-
-        (joint, turn [rad or m]), largest first: a small step of the tool near a singularity
-        swings the wrist (10 mm along y with the arm almost straight turns joint4 and joint6
-        by 88 deg).
-        Empty when the step turns nothing that far, or cannot be planned (the jog says why).
-        """
-        pose = self.tool_pose()
-        if self.joint_travel is None or pose is None or axis not in AXES or \
-                any(j not in self.pose for j in self.joints):
-            return []
-        amount, speed, _ = self._jog_step(axis)
-        target = jog_target(pose, axis, direction * amount, self.jog_frame)
-        try:
-            travel = self.joint_travel([self.pose[j] for j in self.joints], target, speed)
-        except SweetieMotionError:
-            return []
-        turns = [(j, float(t)) for j, t in zip(self.joints, travel) if t > self.jog_turn_limit]
-        return sorted(turns, key=lambda item: -item[1])
-
-    def jog(self, axis: str, direction: int, confirmed: bool = False) -> bool:
-        """
-        Move the tool one step along (x, y, z) or about (rx, ry, rz) an axis, ±1.
-
-        :param confirmed: a person agreed to the large joint turns of :meth:`jog_turns`;
-            without it such a jog is refused, naming them.
-        """
-        if axis not in AXES or direction not in (-1, 1):
-            return self._refuse(ConsoleError(f'jog: unknown axis or direction {axis!r} '
-                                             f'{direction!r}'))
-        try:
-            self._check('jog')
-        except ConsoleError as error:
-            return self._refuse(error)
-        turns = [] if confirmed else self.jog_turns(axis, direction)
-        if turns:
-            return self._refuse(ConsoleError(
-                f'jog: this step turns {describe_turns(self.model, turns)}: confirm it, or '
-                'jog from elsewhere (Home first)'))
-        self._end_manual('')
-        amount, speed, text = self._jog_step(axis)
-        sign = '+' if direction > 0 else '-'
-        job = self._start('jog', f'jog {sign}{axis} {text} ({self.jog_frame} frame)')
-        self.send(JogTool(job.job_id, axis, direction * amount, self.jog_frame, speed))
-        return True
-
-    # --- a typed Cartesian target --------------------------------------------------------------
-
-    def preview_target(self, text: str) -> bool:
-        """
-        Solve a typed tool pose (x y z [mm] A B C [deg]) by IK from where the robot is.
-
-        Nothing moves: the joint result is said and shown (:attr:`target`); :meth:`move_to_
-        target` goes there.
-        """
-        self.target = None
-        self._notify('target')
-        try:
-            pose = parse_target(text)
-        except TargetError as error:
-            return self._refuse(ConsoleError(f'target: {error}'))
-        start = self.positions(self.joints)
-        if start is None:
-            return self._refuse(ConsoleError('target: no joint_states yet: is the motion '
-                                             'process running?'))
-        if self._target_solver is None:
-            self._target_solver = TargetSolver(self.model, self.chain)
-        solution = self._target_solver.solve(pose, start)
-        if not solution.success:
-            return self._refuse(ConsoleError(f'target: {solution.describe(self.model)}'))
-        self.target = solution
-        self.say(f'target solved: {solution.describe(self.model)}; Move goes there (a joint '
-                 f'move at {self.joint_speed} % of the joint speed)')
-        self._notify('target')
-        return True
-
-    def move_to_target(self) -> bool:
-        """Move the joints to the solved target (a joint move at the joint speed)."""
-        if self.target is None:
-            return self._refuse(ConsoleError('target: solve a target first'))
-        if not self._joint_move('target', 'move to the target', self.target.positions):
-            return False   # refused, saying why: the target stays for a later Move
-        self.target = None
-        self._notify('target')
-        return True
-
-    # --- gripper and home ----------------------------------------------------------------------
-
-    def gripper(self, action: str) -> bool:
-        """Clamp, release or hold."""
-        if action not in ('clamp', 'release', 'hold'):
-            return self._refuse(ConsoleError(f'unknown gripper action {action!r}'))
-        try:
-            self._check('gripper')
-        except ConsoleError as error:
-            return self._refuse(error)
-        job = self._start('gripper', f'gripper {action}')
-        self.send(CommandGripper(job.job_id, action))
-        return True
-
-    def go_home(self) -> bool:
-        """Move the chain to its home pose at the joint speed."""
-        return self._joint_move('home', f'home at {self.joint_speed} % of the joint speed',
-                                self.home)
-
-    def _joint_move(self, kind: str, description: str,
-                    target: Union[Sequence[float], np.ndarray]) -> bool:
-        """Move the chain's joints to ``target`` [rad or m] at the joint speed (a job)."""
-        try:
-            self._check('home')
-        except ConsoleError as error:
-            return self._refuse(error)
-        self._end_manual('')
-        speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
-        job = self._start(kind, description)
-        self.send(MoveHome(job.job_id, tuple(float(v) for v in target), speed))
-        return True
-
-    # --- the program ---------------------------------------------------------------------------
-
-    def set_text(self, text: str) -> bool:
-        """
-        Take the program's text as edited: parse it, and plan it offline a moment later.
-
-        :return: False when refused (a program runs: its text stays as it is).
-        """
-        if text == self.text:
-            return True
-        if self.job is not None and self.job.kind == 'program':
-            return self._refuse(ConsoleError('the program runs: stop it before editing'))
-        self.text = text
-        self.next_step = self.next_move = 0
-        self.override = 1.0
-        self.error_line = 0
-        try:
-            self.steps = program_steps(parse_program(text))
-            self.parse_error = None
-            self._plan_due = self.clock() + PLAN_DELAY
-        except ProgramError as error:
-            self.steps = []
-            self.parse_error = error
-            self.error_line = error.line
-            self._plan_due = None
-        if self.message.text.startswith(PLAN_PREFIX):
-            # the plan it reports is of the text before this edit: it would stand beside the
-            # new parse error or the new plan; the log keeps it
-            self.message = Message('')
-            self._notify('message')
-        self._notify('program')
-        return True
-
-    def load_file(self, path: str) -> bool:
-        """Read a program file into the editor (it is parsed and planned as if typed)."""
-        text = self._read_text(path, 'read')
-        if text is None or not self.set_text(text):
-            return False
-        self.source = str(path)
-        self.saved_text = text
-        self.say(f'{path}: {len(self.steps)} steps' if self.parse_error is None else
-                 f'{path}: {self.parse_error}', 'info' if self.parse_error is None else 'error',
-                 self.error_line)
-        self._notify('program')
-        return True
-
-    def _read_text(self, path: str, verb: str) -> Optional[str]:
-        """Return a file's text, or None when it cannot be read (said: 'cannot <verb> ...')."""
-        try:
-            with open(path, encoding='utf-8') as stream:
-                return stream.read()
-        except (OSError, UnicodeDecodeError) as error:
-            self._refuse(ConsoleError(f'cannot {verb} {path}: {error}'))
-            return None
-
-    @property
-    def modified(self) -> bool:
-        """Return whether the program has edits that are in no file."""
-        return self.text != self.saved_text
-
-    @property
-    def program_name(self) -> str:
-        """Return the program's name: its file's, without the folder and the suffix."""
-        return os.path.splitext(os.path.basename(self.source))[0] if self.source else ''
-
-    def pending_backup(self) -> Optional[str]:
-        """Return the backup a console left with unsaved edits (None: nothing lost)."""
-        path = self.backups.pending() if self.backups is not None else None
-        return str(path) if path is not None else None
-
-    def describe_backup(self, path: str) -> str:
-        """Return what a backup holds, for the question whether to restore it."""
-        from pathlib import Path
-        return self.backups.describe(Path(path)) if self.backups is not None else path
-
-    def restore_backup(self, path: str) -> bool:
-        """Take a backup's text as the program (unsaved: no file holds it)."""
-        text = self._read_text(path, 'restore')
-        if text is None or not self.set_text(text):
-            return False
-        self.source = ''
-        self.saved_text = ''
-        self.say(f'restored the backup {path}: Save as... to keep it')
-        self._notify('program')
-        return True
-
-    def ignore_backup(self) -> None:
-        """Do not offer the pending backup again (it stays in the backup folder)."""
-        if self.backups is not None:
-            self.backups.ignore()
-
-    def closing(self) -> None:
-        """Record that the window closes (a clean exit, or a last backup of kept edits)."""
-        if self.backups is not None:
-            text = self.text
-            self.backups.closing(self.modified, text, lambda: text, self.program_name)
-
-    def discard_changes(self) -> None:
-        """Give the edits up: closing asks nothing (the text stays until it is replaced)."""
-        self.saved_text = self.text
-        self._notify('program')
-
-    def save_file(self, path: str) -> bool:
-        """Write the program's text to ``path`` (whole or not at all)."""
-        from sweetie_motion.storage.files import write_atomically
-        try:
-            write_atomically(str(path), self.text)
-        except OSError as error:
-            return self._refuse(ConsoleError(f'cannot write {path}: {error}'))
-        self.source = str(path)
-        self.saved_text = self.text
-        self.say(f'saved {path}')
-        self._notify('program')
-        return True
+                    raise ActionRefused(str(error), line=error.line) from None
 
     def check(self) -> bool:
         """Plan the program offline now and say whether it plans within the limits."""
         if self.parse_error is not None:
-            return self._refuse(ConsoleError(f'the program has an error: {self.parse_error}',
-                                             self.parse_error.line))
+            return self._refuse(ActionRefused(f'the program has an error: {self.parse_error}',
+                                              line=self.parse_error.line))
         if not self.steps:
-            return self._refuse(ConsoleError('the program is empty'))
+            return self._refuse(ActionRefused('the program is empty'))
         self._checking = True
         self._request_plan()
         self.say('checking the program offline ...')
@@ -987,9 +296,9 @@ class ConsolePresenter:
     def _run(self, single: bool) -> bool:
         try:
             if self.parse_error is None and not self.steps:
-                raise ConsoleError('the program is empty')
+                raise ActionRefused('the program is empty')
             self._check('step' if single else 'run', self.steps)
-        except ConsoleError as error:
+        except ActionRefused as error:
             if error.line:
                 self.error_line = error.line
                 self._notify('program')
@@ -1013,13 +322,13 @@ class ConsolePresenter:
         try:
             command = parse_line(text, line=0)
         except ProgramError as error:
-            return self._refuse(ConsoleError(f'command: {error.reason} (column {error.column})'))
+            return self._refuse(ActionRefused(f'command: {error.reason} (column {error.column})'))
         if command is None:
-            return self._refuse(ConsoleError('command: nothing to run (blank or a comment)'))
+            return self._refuse(ActionRefused('command: nothing to run (blank or a comment)'))
         steps = program_steps([command])
         try:
             self._check('line', steps)
-        except ConsoleError as error:
+        except ActionRefused as error:
             return self._refuse(error)
         self._end_manual('')
         job = self._start('line', f'command {text.strip()}')
@@ -1165,24 +474,6 @@ class ConsolePresenter:
             self.say(f'check: {len(self.steps)} steps plan within the limits, '
                      f'{event.duration:.2f} s, {len(event.tool)} samples')
         self._notify('plan', 'program')
-
-    def program_status(self) -> Tuple[str, str]:
-        """
-        Return what the program's status line says, and its level ('info' or 'error').
-
-        The parse error (with its line, column and a caret under the token) while there is
-        one, else the offline plan's outcome.
-        """
-        if self.parse_error is not None:
-            return str(self.parse_error), 'error'
-        plan = self.plan
-        if plan is None:
-            return ('', 'info') if self.steps or not self.text.strip() else \
-                ('no commands: only comments and blank lines', 'info')
-        if plan.error:
-            return f'{PLAN_PREFIX}{plan.error}', 'error'
-        return (f'offline plan: {len(self.steps)} steps, {plan.duration:.2f} s, '
-                f'{len(plan.tool)} samples; ' + '; '.join(plan.reports[-2:]), 'info')
 
     def joint_rows(self) -> List[Tuple[str, str]]:
         """Return (joint, position as read by a person) of the program's chain."""

@@ -116,8 +116,8 @@ def load_model(description: str):
 def run(ros_args: List[str], screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the editor; run the Qt loop."""
-    from sweetie_motion.editor.stop_first import release_window
-    from sweetie_motion.editor.widgets import close_after
+    from sweetie_motion.gui.stop_first import release_window
+    from sweetie_motion.gui.widgets import close_after
     from PyQt5.QtWidgets import QApplication
     from sweetie_motion.command_line import require_display
     require_display()

@@ -19,9 +19,6 @@ import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from sweetie_motion.editor.bridge_base import BridgeBase
-from sweetie_motion.editor.dispatch import EventHandlers
-from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.requests import (
     BasePoseReceived, CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback,
     GoalFinished, HoldPose,
@@ -29,6 +26,9 @@ from sweetie_motion.editor.requests import (
     RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
     STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
+from sweetie_motion.gui.bridge_base import BridgeBase
+from sweetie_motion.gui.dispatch import EventHandlers
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
 from sweetie_motion.parameters import ParameterSpec
 from sweetie_motion.ros.storage_client import StorageError, TrajectoryStorageClient
 

@@ -15,7 +15,7 @@ import numpy as np
 from PyQt5.QtWidgets import QHBoxLayout, QWidget
 from sweetie_motion.editor.table_checks import RowFinding
 from sweetie_motion.editor.table_simulation import TableSimulation, TableSimulator
-from sweetie_motion.editor.widgets import ElidedLabel, push_button
+from sweetie_motion.gui.widgets import ElidedLabel, push_button
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
 

@@ -10,7 +10,7 @@ The editor has three layers, as rqt plugins do:
   :attr:`EditorPresenter.files` (storage, files and backups,
   :mod:`sweetie_motion.editor.trajectory_files`); every action a person can take is one of
   their methods, with the rules that refuse bad ones (and say why on the one
-  :class:`~sweetie_motion.editor.messages.MessageBoard`);
+  :class:`~sweetie_motion.gui.messages.MessageBoard`);
 - the views (:mod:`sweetie_motion.editor.window` and its widgets): layout, and forwarding of
   clicks to the presenter; they redraw when the presenter says what changed;
 - the adapters (:mod:`sweetie_motion.editor.bridge`): ROS (robot and storage).
@@ -23,7 +23,7 @@ every request's answer is an event, and the adapters guarantee that one comes (a
 error or a time-out).
 
 Listeners (:meth:`EditorPresenter.subscribe`) are called with what changed: one of
-:data:`~sweetie_motion.editor.messages.TOPICS`.
+:data:`TOPICS`.
 """
 
 from dataclasses import dataclass
@@ -32,11 +32,8 @@ import re
 import time as _time
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from sweetie_motion.editor.dispatch import EventHandlers
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.links import LinkWatch
-from sweetie_motion.editor.messages import EditorError, Message, MessageBoard, rows_text
 from sweetie_motion.editor.requests import (
     BasePoseReceived, CancelGoal, ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished,
     HoldPose, LOST, MoveByHand, PoseHeld, PublishSupport, RecordingFinished, ServoState, SetPose,
@@ -45,11 +42,18 @@ from sweetie_motion.editor.requests import (
 from sweetie_motion.editor.table_commands import real_joints, TableCommands
 from sweetie_motion.editor.teaching import Teaching
 from sweetie_motion.editor.trajectory_files import TrajectoryFiles
-from sweetie_motion.editor.workspace import UnsavedBackups, Workspace
+from sweetie_motion.editor.workspace import Workspace
+from sweetie_motion.gui.backups import UnsavedBackups
+from sweetie_motion.gui.dispatch import EventHandlers
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
+from sweetie_motion.gui.messages import ActionRefused, Message, MessageBoard, rows_text
 from sweetie_motion.trajectory.goal import approach_time, SUPPORT_PREFIX, TrajectoryGoal
 from sweetie_motion.trajectory.validation import GoalError, validate_goal
 from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
 
+#: what listeners are told changed
+TOPICS = ('document', 'selection', 'pose', 'links', 'execution', 'servos', 'message', 'names',
+          'recording', 'close')
 #: the parts of the robot whose link the editor shows
 PARTS = ('controller', 'follow_joint_state', 'storage', 'servos')
 #: readable names of :data:`PARTS`
@@ -235,7 +239,7 @@ class EditorPresenter:
         """Move the robot to the selected row (FollowJointState)."""
         row = self.table.selected_row
         if row is None:
-            return self.board.refused(EditorError('select a row first'))
+            return self.board.refused(ActionRefused('select a row first'))
         pose = real_joints(self.document.waypoints.pose(row))
         self._ask_pose(pose)
         self.say(f'robot pose set to row {row + 1}')
@@ -259,11 +263,11 @@ class EditorPresenter:
         """
         problem = self.table.outside_limits(joint, value)
         if problem:
-            return self.board.refused(EditorError(problem))
+            return self.board.refused(ActionRefused(problem))
         if self.servos_off and self.joint_is_free(joint):
             if not self.virtual_robot:
-                return self.board.refused(EditorError('the servos are off: move the robot by '
-                                                      'hand'))
+                return self.board.refused(ActionRefused('the servos are off: move the robot by '
+                                                        'hand'))
             self.send(MoveByHand((joint,), (float(value),)))
         else:
             self._ask_pose({joint: float(value)})
@@ -312,13 +316,13 @@ class EditorPresenter:
         robot (for experiments: the controller's own checks still apply).
         """
         if self.execution is not None:
-            return self.board.refused(EditorError('a trajectory is running: Stop it first'))
+            return self.board.refused(ActionRefused('a trajectory is running: Stop it first'))
         if not self.links.get('controller'):
-            return self.board.refused(EditorError('the trajectory controller is not connected'))
+            return self.board.refused(ActionRefused('the trajectory controller is not connected'))
         if self.refusal and not (anyway and self.virtual_robot):
             hint = ('; tick "anyway" to try it on the virtual robot' if self.virtual_robot
                     else '; change the table (Show goes to the finding)')
-            return self.board.refused(EditorError(f'not executed: {self.refusal}{hint}'))
+            return self.board.refused(ActionRefused(f'not executed: {self.refusal}{hint}'))
         try:
             goal, rows = self.build_execution_goal()
             if self.model is not None:
@@ -326,7 +330,8 @@ class EditorPresenter:
         except WaypointError as error:
             return self.board.refused(error)
         except GoalError as error:
-            return self.board.refused(EditorError(f'not executed: {rows_named(str(error), rows)}'))
+            return self.board.refused(
+                ActionRefused(f'not executed: {rows_named(str(error), rows)}'))
         self._goal_ids += 1
         self.execution = Execution(self._goal_ids, rows, goal.duration)
         self.send(ExecuteGoal(self._goal_ids, goal, goal.duration * 1.5 + RESULT_MARGIN))
@@ -338,7 +343,7 @@ class EditorPresenter:
     def stop(self) -> bool:
         """Cancel the running goal (the robot decelerates and holds)."""
         if self.execution is None:
-            return self.board.refused(EditorError('nothing is running'))
+            return self.board.refused(ActionRefused('nothing is running'))
         self.execution.stopping = True
         self.send(CancelGoal(self.execution.goal_id))
         self.say('stopping...')
@@ -427,7 +432,7 @@ class EditorPresenter:
         :param chains: only the servos of these chains (empty: all).
         """
         if not self.links.get('servos'):
-            self.board.refused(EditorError('the torque switch is not connected'))
+            self.board.refused(ActionRefused('the torque switch is not connected'))
             self.board.notify('servos')
             return
         self.send(SetTorqueOff(bool(off), tuple(chains)))

@@ -4,7 +4,7 @@ What the editor's presenter asks of its bridge (requests) and what the bridge te
 Plain values, no Qt, no rclpy: the presenter hands a request to its ``send`` callable, the
 bridge (:mod:`sweetie_motion.editor.bridge`) answers each with an event, handed to
 :meth:`sweetie_motion.editor.presenter.EditorPresenter.handle` in the GUI thread. The events
-both windows take alike are in :mod:`sweetie_motion.editor.events`.
+both windows take alike are in :mod:`sweetie_motion.gui.events`.
 """
 
 from dataclasses import dataclass

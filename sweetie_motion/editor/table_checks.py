@@ -9,7 +9,6 @@ answer is shown. A finding's time as played is placed back on the table's times 
 keyframes it falls between; during the approach: the first row). Pure: no Qt, no rclpy.
 """
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 import threading
@@ -22,6 +21,7 @@ from sweetie_motion.checks.motion import (
     checker_for, CheckReport, Finding, MotionChecker, PoseSamples,
 )
 from sweetie_motion.controllers.played_checks import motion_planner, played_samples
+from sweetie_motion.editor.newest_table import NewestTableWorker
 from sweetie_motion.editor.play_head import table_key
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
@@ -131,19 +131,19 @@ class TableChecker:
         #: the controller's planner per interpolation (what is played is what is checked)
         self._planners: Dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='table_checks')
-        self._wanted: Optional[Tuple[bytes, Tuple[str, ...], str]] = None
-        self._future: Optional['Future[TableCheck]'] = None
-        self._waiting: Optional[Callable[[], TableCheck]] = None
-        #: the newest answer given by :meth:`poll`
-        self.result: Optional[TableCheck] = None
+        self._worker: NewestTableWorker[TableCheck] = NewestTableWorker(
+            'table_checks', lambda answer: answer.key)
+
+    @property
+    def result(self) -> Optional[TableCheck]:
+        """Return the newest answer given by :meth:`poll`."""
+        return self._worker.result
 
     def request(self, waypoints: WaypointsList, interpolation: str) -> bool:
         """Ask for a check of the table as it is now; return False if it is already asked."""
         key = table_key(waypoints, interpolation)
-        if key == self._wanted:
+        if not self._worker.want(key):
             return False
-        self._wanted = key
         active = waypoints.active_indices()
         job: Callable[[], TableCheck]
         try:
@@ -154,33 +154,16 @@ class TableChecker:
             rows = waypoints.waypoints
             job = partial(self._run, goal, key, rows[active[0]].time,
                           [(k, rows[k].time) for k in active], interpolation)
-        if self._future is not None and not self._future.done():
-            self._waiting = job     # the newest table waits; older ones are never run
-        else:
-            self._submit(job)
+        self._worker.submit(job)
         return True
 
     def poll(self) -> Optional[TableCheck]:
         """Return a new answer for the newest table asked for, once (None: none yet)."""
-        future = self._future
-        if future is None or not future.done():
-            return None
-        self._future = None
-        waiting, self._waiting = self._waiting, None
-        if waiting is not None:
-            self._submit(waiting)
-        result = future.result()
-        if result.key != self._wanted:
-            return None
-        self.result = result
-        return result
+        return self._worker.poll()
 
     def close(self) -> None:
         """Stop taking work; a running check finishes in its thread, unread."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
-
-    def _submit(self, job: Callable[[], TableCheck]) -> None:
-        self._future = self._executor.submit(job)
+        self._worker.close()
 
     def _run(self, goal: TrajectoryGoal, key: Any, origin: float,
              row_times: List[Tuple[int, float]], interpolation: str) -> TableCheck:

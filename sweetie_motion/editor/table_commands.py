@@ -2,7 +2,7 @@
 The commands that edit the editor's table: rows, times, poses, tolerances, the clipboard, speed.
 
 Each command is one undoable edit of the :class:`~sweetie_motion.editor.document.EditorDocument`
-(or a refusal that says why, on the :class:`~sweetie_motion.editor.messages.MessageBoard`),
+(or a refusal that says why, on the :class:`~sweetie_motion.gui.messages.MessageBoard`),
 and the rows a person selected are kept here. No Qt, no rclpy.
 """
 
@@ -11,10 +11,10 @@ import math
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.messages import EditorError, MessageBoard, rows_text
 from sweetie_motion.editor.requests import PublishMarker
 from sweetie_motion.editor.workspace import tidy
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.messages import ActionRefused, MessageBoard, rows_text
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.retime import retime_waypoints
 from sweetie_motion.trajectory.waypoints import DEFAULT_STEP, Waypoint, WaypointError, \
@@ -34,7 +34,7 @@ def parse_number(text: Any, what: str, row: Optional[int] = None) -> float:
     """
     Return ``text`` as a finite float.
 
-    :raises EditorError: not a number (naming ``what`` and the row).
+    :raises ActionRefused: not a number (naming ``what`` and the row).
     """
     try:
         value = float(str(text).strip().replace(',', '.'))
@@ -42,7 +42,7 @@ def parse_number(text: Any, what: str, row: Optional[int] = None) -> float:
         value = math.nan
     if not math.isfinite(value):
         where = f' (row {row + 1}, {what})' if row is not None else f' ({what})'
-        raise EditorError(f'{str(text)!r} is not a number{where}', row, what)
+        raise ActionRefused(f'{str(text)!r} is not a number{where}', row, what)
     return value
 
 
@@ -100,7 +100,7 @@ class TableCommands:
         """
         try:
             self.document.edit(label, change)
-        except (WaypointError, EditorError) as error:
+        except (WaypointError, ActionRefused) as error:
             return self.board.refused(error)
         self.board.say(done or label)
         return True
@@ -147,7 +147,7 @@ class TableCommands:
 
     def _need_selection(self) -> List[int]:
         if not self.selection:
-            raise EditorError('select a row first')
+            raise ActionRefused('select a row first')
         return list(self.selection)
 
     # --- the trajectory ------------------------------------------------------------------------
@@ -174,16 +174,18 @@ class TableCommands:
     def add_pose(self) -> bool:
         """Add the current pose of the trajectory's joints after the selection (or at the end)."""
         if not self.pose():
-            return self.board.refused(EditorError('no pose yet: is the motion process '
-                                                  'running (joint_states)?'))
+            return self.board.refused(ActionRefused('no pose yet: is the motion process '
+                                                    'running (joint_states)?'))
         if not self.waypoints.joints:
-            return self.board.refused(EditorError("choose the trajectory's joints in Setup first"))
+            return self.board.refused(
+                ActionRefused("choose the trajectory's joints in Setup first"))
         return self._add_row('add pose', self.pose())
 
     def add_named_pose(self, name: str, pose: Mapping[str, float]) -> bool:
         """Add a named pose (joints it does not name are at 0)."""
         if not self.waypoints.joints:
-            return self.board.refused(EditorError("choose the trajectory's joints in Setup first"))
+            return self.board.refused(
+                ActionRefused("choose the trajectory's joints in Setup first"))
         full = dict.fromkeys(self.waypoints.real_joints(), 0.0)
         full.update(pose)
         return self._add_row(f'add pose {name}', full, label=name)
@@ -213,7 +215,7 @@ class TableCommands:
         """
         rows = sorted({int(r) for r in rows})
         if not rows or not 0 <= rows[0] <= rows[-1] < len(self.waypoints):
-            return self.board.refused(EditorError('choose the rows first'))
+            return self.board.refused(ActionRefused('choose the rows first'))
         joint = f'{SUPPORT_PREFIX}{leg}'
         legs = [f'{SUPPORT_PREFIX}{chain}' for chain in self.support()]
         if joint not in legs:
@@ -233,7 +235,7 @@ class TableCommands:
         """Replace the selected rows' angles by the current pose."""
         try:
             rows = self._need_selection()
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         pose = dict(self.pose())
 
@@ -246,7 +248,7 @@ class TableCommands:
         """Delete the selected rows."""
         try:
             rows = self._need_selection()
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
 
         def change(w: WaypointsList) -> None:
@@ -262,7 +264,7 @@ class TableCommands:
         """Copy the selected row right after it."""
         row = self.selected_row
         if row is None:
-            return self.board.refused(EditorError('select a row first'))
+            return self.board.refused(ActionRefused('select a row first'))
         if not self.edit(f'duplicate row {row + 1}', lambda w: w.duplicate(row)):
             return False
         self.select([row + 1])
@@ -272,7 +274,7 @@ class TableCommands:
         """Put the ``start`` or ``end`` marker on the selected row."""
         row = self.selected_row
         if row is None:
-            return self.board.refused(EditorError('select a row first'))
+            return self.board.refused(ActionRefused('select a row first'))
         setter = WaypointsList.set_start if marker == 'start' else WaypointsList.set_end
         return self.edit(f'set {marker} on row {row + 1}', lambda w: setter(w, row))
 
@@ -285,7 +287,7 @@ class TableCommands:
         """Set the time of a row from what was typed [s]."""
         try:
             value = parse_number(text, 'time', row)
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         return self.edit(f'time of row {row + 1}', lambda w: w.move(row, value),
                          f'row {row + 1} at {value:g} s')
@@ -294,7 +296,7 @@ class TableCommands:
         """Set the time from the row before (the rows after keep their spacing) [s]."""
         try:
             value = parse_number(text, 'time from the previous row', row)
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         return self.edit(f'time from the previous row of row {row + 1}',
                          lambda w: w.set_duration(row, value),
@@ -307,8 +309,8 @@ class TableCommands:
             value = parse_number(text, joint, row)
             problem = self.outside_limits(joint, value)
             if problem:
-                raise EditorError(f'{problem}: row {row + 1} not changed', row, joint)
-        except EditorError as error:
+                raise ActionRefused(f'{problem}: row {row + 1} not changed', row, joint)
+        except ActionRefused as error:
             return self.board.refused(error)
         return self.edit(f'{joint} in row {row + 1}',
                          lambda w: w.set_position(row, joint, value),
@@ -318,7 +320,7 @@ class TableCommands:
         """Set a path or goal tolerance [rad] (0: the controller's default, -1: none)."""
         try:
             value = parse_number(text, f'{kind} tolerance of {joint}')
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         return self.edit(f'{kind} tolerance of {joint}',
                          lambda w: w.set_tolerance(kind, joint, value))
@@ -344,7 +346,7 @@ class TableCommands:
         try:
             rows = self._need_selection()
             delta = parse_number(delta, 'shift')
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         first = rows[0]
 
@@ -352,8 +354,8 @@ class TableCommands:
             for waypoint in w.waypoints[first:]:
                 waypoint.time += delta
             if w.waypoints and w.waypoints[first].time < 0:
-                raise EditorError(f'row {first + 1} would start at '
-                                  f'{w.waypoints[first].time:.3f} s, before 0', first, 'time')
+                raise ActionRefused(f'row {first + 1} would start at '
+                                    f'{w.waypoints[first].time:.3f} s, before 0', first, 'time')
         return self.edit(f'shift rows {first + 1}-{len(self.waypoints)} by {delta:+g} s',
                          change)
 
@@ -361,7 +363,7 @@ class TableCommands:
         """Copy the selected rows (for :meth:`paste_rows`)."""
         try:
             rows = self._need_selection()
-        except EditorError as error:
+        except ActionRefused as error:
             return self.board.refused(error)
         source = self.waypoints
         self._clip = _Clip(list(source.joints), [Waypoint(
@@ -375,13 +377,13 @@ class TableCommands:
         """Insert the copied rows after the selection (or at the end), later rows shifted."""
         clip = self._clip
         if clip is None or not clip.rows:
-            return self.board.refused(EditorError('nothing copied: select rows and copy them '
-                                                  'first'))
+            return self.board.refused(ActionRefused('nothing copied: select rows and copy them '
+                                                    'first'))
         target = self.waypoints
         missing = [j for j in target.joints if j not in clip.joints]
         if missing:
-            return self.board.refused(EditorError('the copied rows lack joint(s) '
-                                                  f'{", ".join(missing)} of this trajectory'))
+            return self.board.refused(ActionRefused('the copied rows lack joint(s) '
+                                                    f'{", ".join(missing)} of this trajectory'))
         row = self.selected_row
         index = len(target) if row is None else row + 1
         columns = [clip.joints.index(j) for j in target.joints]
@@ -442,8 +444,8 @@ class TableCommands:
         ``keep_pauses`` a segment between equal keyframes keeps its duration.
         """
         if self.model is None:
-            return self.board.refused(EditorError('fit to limits needs the robot model (its '
-                                                  'limits)'))
+            return self.board.refused(ActionRefused('fit to limits needs the robot model (its '
+                                                    'limits)'))
         rows = self.selection if len(self.selection) >= 2 else None
         try:
             retimed, result = retime_waypoints(self.waypoints, self.model, rows=rows,

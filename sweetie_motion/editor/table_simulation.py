@@ -10,14 +10,15 @@ that the 3D view can draw the pony where the physics has it at the play head's t
 table replaces one waiting; only the newest answer is shown. Pure: no Qt, no rclpy.
 """
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 import threading
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from sweetie_motion.checks.motion import Finding
+from sweetie_motion.editor.newest_table import NewestTableWorker
 from sweetie_motion.editor.play_head import table_key
 from sweetie_motion.editor.table_checks import RowFinding
 from sweetie_motion.errors import SweetieMotionError
@@ -140,24 +141,24 @@ class TableSimulator:
         self.model = model
         self._simulator: Any = None
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='simulate')
-        self._wanted: Any = None
-        self._future: Optional['Future[TableSimulation]'] = None
-        self._waiting: Optional[Tuple[Any, Any]] = None
-        #: the newest answer given by :meth:`poll`
-        self.result: Optional[TableSimulation] = None
+        self._worker: NewestTableWorker[TableSimulation] = NewestTableWorker(
+            'simulate', lambda answer: answer.key)
+
+    @property
+    def result(self) -> Optional[TableSimulation]:
+        """Return the newest answer given by :meth:`poll`."""
+        return self._worker.result
 
     @property
     def busy(self) -> bool:
         """Return whether a simulation runs or waits."""
-        return self._future is not None
+        return self._worker.busy
 
     def request(self, waypoints: WaypointsList, interpolation: str, name: str) -> bool:
         """Ask for a simulation of the table as it is now; return False if it is asked."""
         key = table_key(waypoints, interpolation)
-        if key == self._wanted:
+        if not self._worker.want(key):
             return False
-        self._wanted = key
         active = waypoints.active_indices()
         job: Tuple[Any, Any]
         try:
@@ -167,33 +168,16 @@ class TableSimulator:
         else:
             rows = waypoints.waypoints
             job = (key, (goal, [(k, rows[k].time) for k in active], interpolation, name))
-        if self._future is not None and not self._future.done():
-            self._waiting = job     # the newest table waits; older ones are never run
-        else:
-            self._submit(job)
+        self._worker.submit(partial(self._run, *job))
         return True
 
     def poll(self) -> Optional[TableSimulation]:
         """Return a new answer for the newest table asked for, once (None: none yet)."""
-        future = self._future
-        if future is None or not future.done():
-            return None
-        self._future = None
-        waiting, self._waiting = self._waiting, None
-        if waiting is not None:
-            self._submit(waiting)
-        result = future.result()
-        if result.key != self._wanted:
-            return None
-        self.result = result
-        return result
+        return self._worker.poll()
 
     def close(self) -> None:
         """Stop taking work; a running simulation finishes in its thread, unread."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
-
-    def _submit(self, job: Tuple[Any, Any]) -> None:
-        self._future = self._executor.submit(self._run, *job)
+        self._worker.close()
 
     def _run(self, key: Any, job: Any) -> TableSimulation:
         if isinstance(job, TableSimulation):

@@ -15,11 +15,11 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from sweetie_motion.editor.messages import EditorError, MessageBoard, rows_count
 from sweetie_motion.editor.requests import RecordingFinished, StartRecording, StopRecording
 from sweetie_motion.editor.table_commands import TableCommands
 from sweetie_motion.editor.workspace import tidy
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.gui.messages import ActionRefused, MessageBoard, rows_count
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE, fit_keyframes, KeyframeFit
 from sweetie_motion.trajectory.retime import limits_of
@@ -123,17 +123,17 @@ class Teaching:
         joints = [j for j in joints if not j.startswith(SUPPORT_PREFIX)]
         try:
             if self.recording is not None and self.recording.fit is None:
-                raise EditorError('already recording')
+                raise ActionRefused('already recording')
             if not joints:
-                raise EditorError('choose the chains to record')
+                raise ActionRefused('choose the chains to record')
             if not (tolerance > 0 and math.isfinite(tolerance)):
-                raise EditorError(f'tolerance {tolerance} must be > 0 [rad]')
+                raise ActionRefused(f'tolerance {tolerance} must be > 0 [rad]')
             if not (smoothing >= 0 and math.isfinite(smoothing)):
-                raise EditorError(f'smoothing {smoothing} must be >= 0 [s]')
+                raise ActionRefused(f'smoothing {smoothing} must be >= 0 [s]')
             unknown = [j for j in joints if self.pose() and j not in self.pose()]
             if unknown:
-                raise EditorError(f'joint_states has no {", ".join(unknown)}')
-        except EditorError as error:
+                raise ActionRefused(f'joint_states has no {", ".join(unknown)}')
+        except ActionRefused as error:
             return self.board.refused(error)
         freed = bool(free_servos and not self.servos_off())
         # only the recorded chains go limp: the rest of the robot keeps standing
@@ -162,7 +162,7 @@ class Teaching:
     def stop(self) -> bool:
         """Stop recording; the keyframes are fitted and shown for accepting."""
         if self.recording is None or self.recording.fit is not None:
-            return self.board.refused(EditorError('not recording'))
+            return self.board.refused(ActionRefused('not recording'))
         if self.recording.stopping:
             return True   # the samples are on their way: asking twice would lose them
         self.recording.stopping = True
@@ -178,7 +178,7 @@ class Teaching:
             self.free_servos(False, recording.freed_chains)
         if event.error or not event.times:
             self.recording = None
-            self.board.refused(EditorError(f'nothing recorded: {event.error or "no samples"}'))
+            self.board.refused(ActionRefused(f'nothing recorded: {event.error or "no samples"}'))
             self.board.notify('recording')
             return
         times, positions = clean_recording(event.times, event.positions)
@@ -227,9 +227,9 @@ class Teaching:
         """
         recording = self.recording
         if recording is None or recording.waypoints is None:
-            return self.board.refused(EditorError('no recorded keyframes to accept'))
+            return self.board.refused(ActionRefused('no recorded keyframes to accept'))
         if self.replaces() and not replace:
-            return self.board.refused(EditorError(
+            return self.board.refused(ActionRefused(
                 f'Accept replaces the {rows_count(self.replaces())} of the table: '
                 'confirm it, or Discard the recording'))
         new = recording.waypoints

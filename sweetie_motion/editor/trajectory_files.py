@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Tuple
 
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.messages import EditorError, MessageBoard
 from sweetie_motion.editor.requests import (
     ListTrajectories, LoadTrajectory, SaveTrajectory, TrajectoriesListed, TrajectoryLoaded,
     TrajectorySaved,
 )
 from sweetie_motion.editor.table_commands import TableCommands
-from sweetie_motion.editor.workspace import (
-    dump_table, read_table, tidy_goal, UnsavedBackups, Workspace,
-)
+from sweetie_motion.editor.workspace import dump_table, read_table, tidy_goal, Workspace
+from sweetie_motion.gui.backups import UnsavedBackups
+from sweetie_motion.gui.messages import ActionRefused, MessageBoard
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.waypoints import WaypointError, WaypointsList
 
@@ -66,7 +65,7 @@ class TrajectoryFiles:
         except TrajectoryFileError as error:
             return self.board.refused(error)
         if not self.storage_up():
-            return self.board.refused(EditorError('the trajectory storage is not connected'))
+            return self.board.refused(ActionRefused('the trajectory storage is not connected'))
         self.send(LoadTrajectory(name))
         self.board.say(f'loading {name!r}...')
         return True
@@ -93,18 +92,18 @@ class TrajectoryFiles:
         try:
             check_name(name)
             if self.overwrites(name) and not overwrite:
-                raise EditorError(f'{name!r} is stored already: confirm that it is replaced, '
-                                  'or choose another name')
+                raise ActionRefused(f'{name!r} is stored already: confirm that it is replaced, '
+                                    'or choose another name')
             goal = tidy_goal(self.document.waypoints.build_goal(whole=True))
             if goal.points[-1].time <= 0.0:
-                raise EditorError('a motion needs time: the last active row is at 0 s (give '
-                                  'it a time, or add a row after it)')
+                raise ActionRefused('a motion needs time: the last active row is at 0 s (give '
+                                    'it a time, or add a row after it)')
             if not self.storage_up():
-                raise EditorError('the trajectory storage is not connected: Dump... to a file')
+                raise ActionRefused('the trajectory storage is not connected: Dump... to a file')
             if self._saving is not None:
-                raise EditorError(f'saving {self._saving[0]!r} is on its way')
-        except (TrajectoryFileError, WaypointError, EditorError) as error:
-            return self.board.refused(EditorError(f'cannot save: {error}'))
+                raise ActionRefused(f'saving {self._saving[0]!r} is on its way')
+        except (TrajectoryFileError, WaypointError, ActionRefused) as error:
+            return self.board.refused(ActionRefused(f'cannot save: {error}'))
         self._saving = (name, self.document.waypoints, then)
         self.send(SaveTrajectory(name, goal))
         self.board.say(f'saving {name!r}...')
@@ -116,7 +115,7 @@ class TrajectoryFiles:
         try:
             write_atomically(path, dump_table(self.document.waypoints, self.document.name))
         except OSError as error:
-            return self.board.refused(EditorError(f'cannot write {path}: {error}'))
+            return self.board.refused(ActionRefused(f'cannot write {path}: {error}'))
         self.board.say(f'wrote {path}')
         return True
 
@@ -132,7 +131,7 @@ class TrajectoryFiles:
         try:
             waypoints, name = read_table(path)
         except WaypointError as error:
-            return self.board.refused(EditorError(f'cannot load {error}'))
+            return self.board.refused(ActionRefused(f'cannot load {error}'))
         wanted = name or Path(path).stem
         try:
             check_name(wanted)
@@ -165,7 +164,7 @@ class TrajectoryFiles:
         try:
             waypoints, name = read_table(path)
         except WaypointError as error:
-            return self.board.refused(EditorError(f'cannot restore {error}'))
+            return self.board.refused(ActionRefused(f'cannot restore {error}'))
         self.document.replace(waypoints, name, clean=False)
         self.board.say(f'restored the backup {path}')
         return True
@@ -229,14 +228,14 @@ class TrajectoryFiles:
 
     def loaded(self, event: TrajectoryLoaded) -> None:
         if event.goal is None:
-            self.board.refused(EditorError(f'load {event.name!r}: {event.error}'))
+            self.board.refused(ActionRefused(f'load {event.name!r}: {event.error}'))
             return
         table = self.workspace.table_for(event.name, tidy_goal(event.goal)) \
             if self.workspace is not None else None
         try:
             waypoints = table if table is not None else WaypointsList.from_goal(event.goal)
         except WaypointError as error:
-            self.board.refused(EditorError(f'load {event.name!r}: {error}'))
+            self.board.refused(ActionRefused(f'load {event.name!r}: {error}'))
             return
         self.document.replace(waypoints, event.name)
         self.table.select([])
@@ -246,7 +245,7 @@ class TrajectoryFiles:
     def saved(self, event: TrajectorySaved) -> None:
         saving, self._saving = self._saving, None
         if event.error:
-            self.board.refused(EditorError(f'save {event.name!r} refused: {event.error}'))
+            self.board.refused(ActionRefused(f'save {event.name!r} refused: {event.error}'))
             return
         saved = saving[1] if saving is not None else self.document.waypoints
         self.document.mark_saved(event.name, saved)

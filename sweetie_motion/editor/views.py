@@ -2,8 +2,8 @@
 What the editor shows besides the table.
 
 Per-joint plots of the interpolated trajectory, computed here from the RobotModel (the robot
-itself is drawn by the console's QPainter view, :class:`~sweetie_motion.console.views.RobotView3D`,
-shared by both windows; no rviz needed).
+itself is drawn by the GUI kit's QPainter view,
+:class:`~sweetie_motion.gui.robot_view.RobotView3D`, shared by both windows; no rviz needed).
 """
 
 from dataclasses import replace
@@ -14,7 +14,7 @@ from PyQt5.QtGui import QColor, QImage, QPainter, QPen
 from PyQt5.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 from sweetie_motion.editor.plot_render import PlotRenderer, PlotRequest, RenderedPlot
 from sweetie_motion.editor.table_checks import TableCheck
-from sweetie_motion.editor.widgets import ElidedLabel, push_button
+from sweetie_motion.gui.widgets import ElidedLabel, push_button
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.waypoints import WaypointsList
 

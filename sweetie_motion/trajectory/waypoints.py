@@ -4,8 +4,8 @@ WaypointsList: the model of the trajectory editor (R-EDIT-7), a plain class with
 A list of keyframes (waypoints) over a set of joints: each waypoint has the joint angles, a
 time from the start, an active flag (disabled rows stay in the table but are not played) and
 optional text actions; two markers choose the range that Execute plays. Every edit keeps the
-list consistent or raises :class:`WaypointError` with a message for the user and changes
-nothing:
+list consistent or raises :class:`~sweetie_motion.trajectory.waypoint_rules.WaypointError`
+with a message for the user and changes nothing:
 
 - times strictly increase down the list;
 - the start marker is before the end marker, and both are on active rows;
@@ -14,255 +14,39 @@ nothing:
 """
 
 import copy
-from dataclasses import dataclass, field
-import functools
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import (
     JointTolerance, SUPPORT_PREFIX, TrajectoryGoal, TrajectoryPoint,
 )
+from sweetie_motion.trajectory.waypoint_rules import all_or_nothing, Waypoint, WaypointError
+from sweetie_motion.trajectory.waypoint_tolerances import JointsAndTolerances
 
 #: time between a new waypoint and the one before it [s]
 DEFAULT_STEP = 1.0
 WAYPOINTS_FORMAT = 'sweetie_motion/waypoints 1'
 
 
-class WaypointError(SweetieMotionError):
-    """An edit would break the waypoint list; the message tells the user why."""
-
-
-def _transaction(method):
-    """Make an edit all-or-nothing: on WaypointError the list is left as it was."""
-    @functools.wraps(method)
-    def edit(self, *args, **kwargs):
-        saved = self.__dict__.copy()
-        saved['waypoints'] = copy.deepcopy(self.waypoints)
-        saved['path_tolerance'] = dict(self.path_tolerance)
-        saved['goal_tolerance'] = dict(self.goal_tolerance)
-        saved['joints'] = list(self.joints)
-        try:
-            result = method(self, *args, **kwargs)
-            self.check()
-        except (WaypointError, TypeError, ValueError) as error:
-            self.__dict__.update(saved)
-            if isinstance(error, WaypointError):
-                raise
-            raise WaypointError(f'invalid value: {error}') from None
-        return result
-    return edit
-
-
-@dataclass
-class Waypoint:
-    """
-    One keyframe of the editor.
-
-    :param positions: one per joint of the list [rad].
-    :param time: time from the start [s].
-    :param active: disabled rows are kept but not played.
-    :param actions: text commands attached to this keyframe (played by higher levels).
-    :param label: a name, e.g. of the named pose it came from.
-    """
-
-    positions: List[float]
-    time: float
-    active: bool = True
-    actions: List[str] = field(default_factory=list)
-    label: str = ''
-
-
-class WaypointsList:
+class WaypointsList(JointsAndTolerances):
     """
     The editor's keyframes, tolerances and markers.
 
+    Its parts: :class:`~sweetie_motion.trajectory.waypoint_rules.WaypointRules` (the state,
+    reading it, the rules) and
+    :class:`~sweetie_motion.trajectory.waypoint_tolerances.JointsAndTolerances` (the joint set
+    and the tolerances); here the rows' edits, the whole-list edits, goals and files.
+
     :param joints: the joints (and ``support/<chain>`` pseudo-joints) of the trajectory.
     """
-
-    def __init__(self, joints: Sequence[str] = ()) -> None:
-        self.joints: List[str] = list(joints)
-        self.waypoints: List[Waypoint] = []
-        self.path_tolerance: Dict[str, float] = {}
-        self.goal_tolerance: Dict[str, float] = {}
-        self.goal_time_tolerance = 0.0
-        self._start: Optional[int] = None
-        self._end: Optional[int] = None
-
-    # --- reading -------------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self.waypoints)
 
     def copy(self) -> 'WaypointsList':
         """Return an independent duplicate of the whole list (for undo)."""
         return copy.deepcopy(self)
 
-    @property
-    def start(self) -> int:
-        """Return the index of the start marker (default: the first active row)."""
-        if self._start is not None:
-            return self._start
-        active = self.active_indices()
-        return active[0] if active else 0
-
-    @property
-    def end(self) -> int:
-        """Return the index of the end marker (default: the last active row)."""
-        if self._end is not None:
-            return self._end
-        active = self.active_indices()
-        return active[-1] if active else max(0, len(self.waypoints) - 1)
-
-    def active_indices(self) -> List[int]:
-        """Return the indices of the active rows."""
-        return [k for k, w in enumerate(self.waypoints) if w.active]
-
-    def pose(self, index: int) -> Dict[str, float]:
-        """Return joint -> position of a row."""
-        self._check_index(index)
-        return dict(zip(self.joints, self.waypoints[index].positions))
-
-    def real_joints(self) -> List[str]:
-        """Return the joints without the ``support/<chain>`` pseudo-joints."""
-        return [j for j in self.joints if not j.startswith(SUPPORT_PREFIX)]
-
-    # --- checks --------------------------------------------------------------------------------
-
-    def check(self) -> None:
-        """
-        Check every rule of the list (see the module docstring).
-
-        :raises WaypointError: naming the first broken rule.
-        """
-        duplicates = sorted({j for j in self.joints if self.joints.count(j) > 1})
-        if duplicates:
-            raise WaypointError(f'joints listed twice: {", ".join(duplicates)}')
-        for k, waypoint in enumerate(self.waypoints):
-            if len(waypoint.positions) != len(self.joints):
-                raise WaypointError(f'row {k + 1} has {len(waypoint.positions)} angles for '
-                                    f'{len(self.joints)} joints')
-            for joint, value in zip(self.joints, waypoint.positions):
-                if not math.isfinite(value):
-                    raise WaypointError(f'row {k + 1}: {value} is not a valid value for {joint}')
-            if not math.isfinite(waypoint.time) or waypoint.time < 0:
-                raise WaypointError(f'row {k + 1}: time {waypoint.time} must be a number >= 0')
-        self._check_order(self.waypoints)
-        for marker, index in (('start', self._start), ('end', self._end)):
-            if index is None:
-                continue
-            if not (isinstance(index, int) and not isinstance(index, bool)
-                    and 0 <= index < len(self.waypoints)):
-                raise WaypointError(f'the {marker} marker is on row {index!r}, which does not '
-                                    'exist')
-            if not self.waypoints[index].active:
-                raise WaypointError(f'row {index + 1} carries the {marker} marker and cannot '
-                                    'be disabled')
-        if len(self.active_indices()) > 1 and self.start >= self.end:
-            raise WaypointError(f'the start marker (row {self.start + 1}) must stay before the '
-                                f'end marker (row {self.end + 1})')
-        for kind, table in (('path', self.path_tolerance), ('goal', self.goal_tolerance)):
-            for joint, value in table.items():
-                if joint not in self.joints:
-                    raise WaypointError(f'{kind} tolerance of {joint}, which is not a joint of '
-                                        'this trajectory')
-                if not math.isfinite(value) or (value < 0 and value != -1):
-                    raise WaypointError(f'{kind} tolerance {value} of {joint} must be >= 0, '
-                                        'or -1 for no limit')
-        if not math.isfinite(self.goal_time_tolerance) or self.goal_time_tolerance < 0:
-            raise WaypointError(f'goal time tolerance {self.goal_time_tolerance} must be >= 0')
-
-    def _check_index(self, index: int) -> None:
-        if not 0 <= index < len(self.waypoints):
-            raise WaypointError(f'there is no row {index + 1} (the list has '
-                                f'{len(self.waypoints)} rows)')
-
-    @staticmethod
-    def _check_time(time: float) -> float:
-        time = float(time)
-        if not math.isfinite(time) or time < 0:
-            raise WaypointError(f'time {time} must be a number >= 0')
-        return time
-
-    def _check_order(self, waypoints: List[Waypoint]) -> None:
-        for k in range(1, len(waypoints)):
-            if waypoints[k].time <= waypoints[k - 1].time:
-                raise WaypointError(
-                    f'times must increase down the list: row {k + 1} ({waypoints[k].time:.3f} '
-                    f's) is not after row {k} ({waypoints[k - 1].time:.3f} s)')
-
-    # --- joints and tolerances -----------------------------------------------------------------
-
-    @_transaction
-    def set_joints(self, joints: Sequence[str],
-                   positions: Optional[Mapping[str, float]] = None) -> None:
-        """
-        Change the joint set: removed joints leave every row, new joints enter every row.
-
-        :param positions: the position of each new joint in every row (e.g. the current
-            pose); a new ``support/<chain>`` defaults to 1 (supporting).
-        :raises WaypointError: duplicates, or no position for a new joint while rows exist.
-        """
-        joints = list(joints)
-        duplicates = sorted({j for j in joints if joints.count(j) > 1})
-        if duplicates:
-            raise WaypointError(f'joints listed twice: {", ".join(duplicates)}')
-        positions = dict(positions or {})
-        new = [j for j in joints if j not in self.joints]
-        missing = [j for j in new if j not in positions and not j.startswith(SUPPORT_PREFIX)]
-        if missing and self.waypoints:
-            raise WaypointError(f'give a position for the new joint(s) {", ".join(missing)}')
-        old = {j: k for k, j in enumerate(self.joints)}
-        for waypoint in self.waypoints:
-            waypoint.positions = [waypoint.positions[old[j]] if j in old else
-                                  float(positions.get(j, 1.0)) for j in joints]
-        self.joints = joints
-        for table in (self.path_tolerance, self.goal_tolerance):
-            for joint in [j for j in table if j not in joints]:
-                del table[joint]
-
-    @_transaction
-    def set_tolerance(self, kind: str, joint: str, value: float) -> None:
-        """
-        Set the path or goal tolerance of a joint (0 = the controller's default, -1 = none).
-
-        :raises WaypointError: unknown joint or invalid value.
-        """
-        table = self._tolerance_table(kind)
-        if joint not in self.joints:
-            raise WaypointError(f'{joint} is not a joint of this trajectory')
-        value = float(value)
-        if not math.isfinite(value) or (value < 0 and value != -1):
-            raise WaypointError(f'tolerance {value} must be >= 0, or -1 for no limit')
-        if value == 0:
-            table.pop(joint, None)
-        else:
-            table[joint] = value
-
-    @_transaction
-    def set_tolerance_for_all(self, kind: str, value: float) -> None:
-        """Set the path or goal tolerance of every joint."""
-        for joint in self.real_joints():
-            self.set_tolerance(kind, joint, value)
-
-    def _tolerance_table(self, kind: str) -> Dict[str, float]:
-        if kind == 'path':
-            return self.path_tolerance
-        if kind == 'goal':
-            return self.goal_tolerance
-        raise WaypointError(f'unknown tolerance kind {kind!r} (path or goal)')
-
-    @_transaction
-    def set_goal_time_tolerance(self, value: float) -> None:
-        """Set goal_time_tolerance [s] (0 = the controller's default)."""
-        value = float(value)
-        if not math.isfinite(value) or value < 0:
-            raise WaypointError(f'goal time tolerance {value} must be >= 0')
-        self.goal_time_tolerance = value
-
     # --- rows ----------------------------------------------------------------------------------
 
-    @_transaction
+    @all_or_nothing
     def add_from_state(self, names: Sequence[str], positions: Sequence[float],
                        time: Optional[float] = None, index: Optional[int] = None,
                        support: Optional[Mapping[str, float]] = None, label: str = '') -> int:
@@ -316,7 +100,7 @@ class WaypointsList:
         if self._end is not None and self._end >= index:
             self._end += 1
 
-    @_transaction
+    @all_or_nothing
     def delete(self, index: int) -> None:
         """Delete a row (a marker on it goes back to its default)."""
         self._check_index(index)
@@ -327,7 +111,7 @@ class WaypointsList:
                 setattr(self, attr, None if marker == index else
                         marker - 1 if marker > index else marker)
 
-    @_transaction
+    @all_or_nothing
     def duplicate(self, index: int) -> int:
         """
         Copy a row right after it, halfway to the next row in time (or a step later).
@@ -344,7 +128,7 @@ class WaypointsList:
         self._insert(index + 1, copy_)
         return index + 1
 
-    @_transaction
+    @all_or_nothing
     def move(self, index: int, time: float) -> None:
         """
         Set the time of a row.
@@ -365,7 +149,7 @@ class WaypointsList:
         before = self.waypoints[index - 1].time if index > 0 else 0.0
         return self.waypoints[index].time - before
 
-    @_transaction
+    @all_or_nothing
     def set_duration(self, index: int, duration: float) -> None:
         """
         Make the move into row ``index`` take ``duration`` [s].
@@ -386,7 +170,7 @@ class WaypointsList:
                                    w.active, list(w.actions), w.label)
                           for k, w in enumerate(self.waypoints)]
 
-    @_transaction
+    @all_or_nothing
     def set_position(self, index: int, joint: str, value: float) -> None:
         """Set one joint's angle in a row."""
         self._check_index(index)
@@ -397,7 +181,7 @@ class WaypointsList:
             raise WaypointError(f'{value} is not a valid angle for {joint}')
         self.waypoints[index].positions[self.joints.index(joint)] = value
 
-    @_transaction
+    @all_or_nothing
     def set_pose(self, index: int, names: Sequence[str], positions: Sequence[float]) -> None:
         """Replace the angles of a row by a pose (joints not given keep their values)."""
         self._check_index(index)
@@ -408,13 +192,13 @@ class WaypointsList:
             if name in self.joints:
                 self.waypoints[index].positions[self.joints.index(name)] = float(value)
 
-    @_transaction
+    @all_or_nothing
     def set_actions(self, index: int, actions: Sequence[str]) -> None:
         """Attach text actions to a row."""
         self._check_index(index)
         self.waypoints[index].actions = [str(a) for a in actions if str(a).strip()]
 
-    @_transaction
+    @all_or_nothing
     def set_active(self, index: int, active: bool) -> None:
         """
         Enable or disable a row.
@@ -428,7 +212,7 @@ class WaypointsList:
                                 'before disabling it')
         self.waypoints[index].active = bool(active)
 
-    @_transaction
+    @all_or_nothing
     def set_start(self, index: Optional[int]) -> None:
         """
         Put the start marker on a row (None: back to the first active row).
@@ -442,7 +226,7 @@ class WaypointsList:
                                     f'(row {self.end + 1})')
         self._start = index
 
-    @_transaction
+    @all_or_nothing
     def set_end(self, index: Optional[int]) -> None:
         """
         Put the end marker on a row (None: back to the last active row).
@@ -464,7 +248,7 @@ class WaypointsList:
 
     # --- whole-list edits ----------------------------------------------------------------------
 
-    @_transaction
+    @all_or_nothing
     def scale_time(self, factor: float) -> None:
         """
         Multiply every time by ``factor`` (> 0): 2 makes the motion twice as slow.
@@ -477,7 +261,7 @@ class WaypointsList:
         for waypoint in self.waypoints:
             waypoint.time *= factor
 
-    @_transaction
+    @all_or_nothing
     def reverse(self) -> None:
         """Reverse the rows: the last keyframe first, times mirrored, markers kept on rows."""
         if not self.waypoints:

@@ -19,7 +19,7 @@ from PyQt5.QtWidgets import QApplication, QCheckBox, QGroupBox, QMessageBox, QSl
 import pytest
 from sweetie_motion.editor.models import FIXED, STEP, TIME
 from sweetie_motion.editor.widgets import HOLD
-from sweetie_motion.editor.window import PLAY_HEAD_STEPS
+from sweetie_motion.editor.window_play_head import PLAY_HEAD_STEPS
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

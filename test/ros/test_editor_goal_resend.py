@@ -67,7 +67,7 @@ def execute(bridge, goal_id: int):
     from sweetie_motion.editor.requests import ExecuteGoal, GoalAccepted, GoalFinished
     from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
     goal = TrajectoryGoal(['joint51'], [TrajectoryPoint(0.0, [0.0]), TrajectoryPoint(0.5, [0.1])])
-    from sweetie_motion.editor.events import LinksChanged
+    from sweetie_motion.gui.events import LinksChanged
     seen = []
     wait_for(lambda: seen.extend(bridge.poll()) or any(
         isinstance(e, LinksChanged) and dict(e.links)['controller'] for e in seen), 20,

@@ -15,14 +15,17 @@ from sweetie_motion.cartesian.frames import euler_zyz, Pose, rot_z, rotation_ang
 from sweetie_motion.cartesian.path import EQRADIUS
 from sweetie_motion.cartesian.program import load_program, parse_program
 from sweetie_motion.cartesian.runner import chain_home, program_steps
+from sweetie_motion.console.manual_moves import jog_target, SETTLE
 from sweetie_motion.console.planning import OfflinePlanner
-from sweetie_motion.console.presenter import (
-    CommandGripper, ConsolePresenter, FAILED, GripperState, JobFinished,
-    jog_target, JogTool, LineReached, LinksChanged, MoveHome, PARTS, PLAN_DELAY, PlanProgram,
-    PoseReceived, ProgramPlanned, RunSteps, SETTLE, StepFinished, StepStarted, StopJob,
-    STOPPED, StopStream, StreamDone, StreamJoints, SUCCEEDED,
+from sweetie_motion.console.presenter import ConsolePresenter, PARTS
+from sweetie_motion.console.program_text import PLAN_DELAY
+from sweetie_motion.console.requests import (
+    CommandGripper, FAILED, GripperState, JobFinished, JogTool, LineReached, MoveHome,
+    PlanProgram, ProgramPlanned, RunSteps, StepFinished, StepStarted, StopJob, STOPPED,
+    StopStream, StreamDone, StreamJoints, SUCCEEDED,
 )
 from sweetie_motion.console.stream import JointStream, MAX_STEP
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
 from sweetie_motion.model import load_robot_description
 from waiting import wait_for
 
@@ -508,7 +511,7 @@ def test_a_path_that_fails_at_one_move_names_that_moves_line_and_keeps_its_waypo
 
 def test_an_unsaved_program_is_backed_up_and_offered_after_a_console_that_ended_without_close(
         model, sent, clock, tmp_path):
-    from sweetie_motion.editor.workspace import BackupFolder, UnsavedBackups
+    from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
 
     def console():
         backups = UnsavedBackups(BackupFolder(tmp_path, '.txt', keep=3), 30.0, clock,

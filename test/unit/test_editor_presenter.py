@@ -12,7 +12,6 @@ import re
 import numpy as np
 import pytest
 from sweetie_motion.editor.document import EditorDocument
-from sweetie_motion.editor.events import LinksChanged, PoseReceived
 from sweetie_motion.editor.presenter import EditorPresenter, PARTS, rows_named
 from sweetie_motion.editor.requests import (
     ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, LOST, MoveByHand,
@@ -22,6 +21,7 @@ from sweetie_motion.editor.requests import (
 )
 from sweetie_motion.editor.teaching import clean_recording
 from sweetie_motion.editor.workspace import Workspace
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
 
 JOINTS = ['joint12', 'joint13', 'joint51', 'joint53']
 
@@ -496,7 +496,7 @@ def test_saving_onto_another_stored_name_asks_first_and_a_motion_needs_time(pres
 
 
 def test_an_event_nobody_handles_is_an_error_naming_it(presenter):
-    from sweetie_motion.editor.dispatch import EventHandlers
+    from sweetie_motion.gui.dispatch import EventHandlers
 
     class Unknown:
         pass

@@ -17,7 +17,7 @@ from sweetie_motion.cartesian.runner import chain_home, OfflineBackend, program_
 from sweetie_motion.checks.collision import CollisionModel, zone_obstacles
 from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.console.planning import OfflinePlanner
-from sweetie_motion.console.presenter import PlanProgram
+from sweetie_motion.console.requests import PlanProgram
 
 
 @pytest.fixture(scope='module')
