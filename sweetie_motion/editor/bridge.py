@@ -17,14 +17,14 @@ twice a second, so that everything works again as soon as the motion process is 
 
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from sweetie_motion.editor.goal_runner import GoalRunner
 from sweetie_motion.editor.requests import (
-    BasePoseReceived, CancelGoal, ExecuteGoal, FAILED, GoalAccepted, GoalFeedback,
-    GoalFinished, HoldPose,
-    ListTrajectories, LoadTrajectory, LOST, MoveByHand, PoseHeld, PublishMarker, PublishSupport,
-    RecordingFinished, SaveTrajectory, ServoState, SetPose, SetTorqueOff, StartRecording,
-    STOPPED, StopRecording, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
+    BasePoseReceived, CancelGoal, ExecuteGoal, HoldPose, ListTrajectories, LoadTrajectory,
+    MoveByHand, PoseHeld, PublishMarker, PublishSupport, RecordingFinished, SaveTrajectory,
+    ServoState, SetPose, SetTorqueOff, StartRecording, StopRecording, TrajectoriesListed,
+    TrajectoryLoaded, TrajectorySaved,
 )
 from sweetie_motion.gui.bridge_base import BridgeBase
 from sweetie_motion.gui.dispatch import EventHandlers
@@ -34,22 +34,6 @@ from sweetie_motion.ros.storage_client import StorageError, TrajectoryStorageCli
 
 #: servo diagnostics older than this are not believed [s] (they come once a second)
 DIAGNOSTICS_STALE = 3.5
-
-
-class _Goal:
-    """A goal on its way: its handle and deadlines (guarded by the bridge's lock)."""
-
-    def __init__(self, goal_id: int, accept_deadline: float, result_timeout: float) -> None:
-        self.goal_id = goal_id
-        self.accept_deadline = accept_deadline
-        self.result_timeout = result_timeout
-        self.result_deadline = math.inf
-        self.handle = None
-        self.cancel = False
-        self.done = False
-        #: sends the goal request (again); set once, before the first send
-        self.send: Optional[Callable[[], None]] = None
-        self.resent = False
 
 
 class EditorBridge(BridgeBase):
@@ -97,46 +81,52 @@ class EditorBridge(BridgeBase):
     )
 
     def __init__(self, node) -> None:
-        from control_msgs.action import FollowJointTrajectory
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import PoseStamped
-        from sweetie_motion.ros.action_client import ActionClient
-        from sensor_msgs.msg import JointState
-        from std_srvs.srv import SetBool, Trigger
         from sweetie_motion.nodes.params import declare_table, read_table
-        from sweetie_motion_msgs.msg import SupportState
-        from sweetie_motion_msgs.srv import SetChainsTorque
         super().__init__()
         self._closed = False
         self.node = node
         declare_table(node, self.PARAMETERS)
         self.values: Dict[str, Any] = read_table(node, self.PARAMETERS)
-        values = self.values
-        self.timeout = float(values['call_timeout'])
+        self.timeout = float(self.values['call_timeout'])
         self._recording: Optional[Tuple[List[str], List[float], List[List[float]]]] = None
         self._record_index: Optional[Tuple[Tuple[str, ...], List[int]]] = None
-        self._goals: Dict[int, _Goal] = {}
         self._torque: Optional[Tuple[Any, float, bool]] = None
         self._diagnostics: Optional[Tuple[bool, str]] = None
         self._diagnostics_time = -math.inf
+        self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
+        self._base_pose: Optional[BasePoseReceived] = None
+        self._connect(node, self.values)
+        #: Execute's goals
+        self._runner = GoalRunner(self._action, self._lock, self._put, self.timeout)
         #: the presenter's requests and who carries out each
         self._requests = EventHandlers('the editor bridge')
-        self._requests.register(SetPose, self._do_set_pose)
-        self._requests.register(HoldPose, self._do_hold_pose)
-        self._requests.register(MoveByHand, self._do_move_by_hand)
-        self._requests.register(PublishMarker, self._do_publish_marker)
-        self._requests.register(PublishSupport, self._do_publish_support)
-        self._requests.register(SetTorqueOff, self._do_set_torque_off)
-        self._requests.register(ExecuteGoal, self._do_execute_goal)
-        self._requests.register(CancelGoal, self._do_cancel_goal)
-        self._requests.register(ListTrajectories, self._do_list_trajectories)
-        self._requests.register(LoadTrajectory, self._do_load_trajectory)
-        self._requests.register(SaveTrajectory, self._do_save_trajectory)
-        self._requests.register(StartRecording, self._do_start_recording)
-        self._requests.register(StopRecording, self._do_stop_recording)
-        self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
+        for kind, handler in ((SetPose, self._do_set_pose), (HoldPose, self._do_hold_pose),
+                              (MoveByHand, self._do_move_by_hand),
+                              (PublishMarker, self._do_publish_marker),
+                              (PublishSupport, self._do_publish_support),
+                              (SetTorqueOff, self._do_set_torque_off),
+                              (ExecuteGoal, self._runner.execute),
+                              (CancelGoal, self._runner.cancel),
+                              (ListTrajectories, self._do_list_trajectories),
+                              (LoadTrajectory, self._do_load_trajectory),
+                              (SaveTrajectory, self._do_save_trajectory),
+                              (StartRecording, self._do_start_recording),
+                              (StopRecording, self._do_stop_recording)):
+            self._requests.register(kind, handler)
+
+    def _connect(self, node: Any, values: Dict[str, Any]) -> None:
+        """Create the subscriptions, publishers, clients and the pendant of the robot's names."""
+        from control_msgs.action import FollowJointTrajectory
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import PoseStamped
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import SetBool, Trigger
+        from sweetie_motion.ros.action_client import ActionClient
+        from sweetie_motion.ros.pendant import client_name, Pendant
+        from sweetie_motion_msgs.msg import SupportState
+        from sweetie_motion_msgs.srv import SetChainsTorque
         self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
-        self._SetChainsTorque = SetChainsTorque
+        self._SetChainsTorque, self._Trigger = SetChainsTorque, Trigger
         self._subscriptions = [
             node.create_subscription(JointState, self.name(values['joint_states_topic']),
                                      self._on_joint_states, 50),
@@ -144,7 +134,6 @@ class EditorBridge(BridgeBase):
                                      10),
             node.create_subscription(PoseStamped, self.name(values['base_pose_topic']),
                                      self._on_base_pose, 10)]
-        self._base_pose: Optional[BasePoseReceived] = None
         self.set_topic = self.name(values['set_topic'])
         self.hand_topic = self.name(f'{values["virtual_robot"]}/move_by_hand')
         self._set_pub = node.create_publisher(JointState, self.set_topic, 10)
@@ -156,10 +145,8 @@ class EditorBridge(BridgeBase):
         self._torque_client = node.create_client(SetBool, self.name(values['torque_service']))
         self._hold_client = node.create_client(
             Trigger, self.name(f'{values["follow_joint_state"]}/hold'))
-        self._Trigger = Trigger
         self._chains_torque_client = node.create_client(
             SetChainsTorque, self.name(values['chains_torque_service']))
-        from sweetie_motion.ros.pendant import client_name, Pendant
         #: should the editor die (kill -9, a crash), the motion process stops what it started:
         #: Execute's goal, and a pose of Set robot pose still on its way
         self.pendant = Pendant(node, self.name(''), client_name('trajectory editor'))
@@ -273,28 +260,9 @@ class EditorBridge(BridgeBase):
             self._put(ServoState(off, message))
 
     def _deadlines(self, now: float, fresh: bool) -> None:
+        self._runner.check_deadlines(now, fresh)
         with self._lock:
-            goals = list(self._goals.values())
             torque = self._torque
-        for goal in goals:
-            if goal.handle is None and now > goal.accept_deadline and not goal.resent and \
-                    goal.send is not None and self._action.server_is_ready():
-                # DDS drops a request that leaves before a restarted server has matched this
-                # client, and the answer to one it had not matched yet: ask once more (should
-                # both arrive, the later one takes over at the controller)
-                with self._lock:
-                    goal.resent = True
-                    goal.accept_deadline = now + self.timeout
-                goal.send()
-            elif goal.handle is None and now > goal.accept_deadline:
-                self._finish(goal, LOST, 0, 'no answer from the trajectory controller within '
-                             f'{self.timeout:g} s, asked twice (is the motion process running?)')
-            elif now > goal.result_deadline:
-                self._finish(goal, LOST, 0, 'no result from the trajectory controller by the '
-                             'end of the motion')
-            elif not fresh:
-                self._finish(goal, LOST, 0, 'the motion process stopped publishing '
-                             'joint_states (it died or was stopped)')
         if torque is not None and now > torque[1]:
             with self._lock:
                 self._torque = None
@@ -361,92 +329,6 @@ class EditorBridge(BridgeBase):
             else:
                 self._report_servos(not request.off, f'refused: {response.message}')
         future.add_done_callback(done)
-
-    def _do_execute_goal(self, request: ExecuteGoal) -> None:
-        from sweetie_motion.ros.conversions import duration_to_seconds, goal_to_msg
-        goal = _Goal(request.goal_id, time.monotonic() + self.timeout, request.result_timeout)
-        if not self._action.server_is_ready():
-            self._put(GoalFinished(request.goal_id, FAILED, 0,
-                                   'the trajectory controller is not available'))
-            return
-        with self._lock:
-            self._goals[goal.goal_id] = goal
-
-        def feedback(message) -> None:
-            with self._lock:
-                # a goal the controller retimed (slower within the limits) runs longer than
-                # planned: while it reports progress, its result is not overdue
-                goal.result_deadline = max(goal.result_deadline,
-                                           time.monotonic() + max(2.0 * self.timeout, 5.0))
-            self._put(GoalFeedback(goal.goal_id, duration_to_seconds(
-                message.feedback.desired.time_from_start), request.goal.duration))
-
-        def accepted(future) -> None:
-            handle = future.result()
-            with self._lock:
-                late = goal.done
-                again = goal.handle is not None     # the answer to the repeated request too
-                if not late and handle is not None and handle.accepted:
-                    goal.handle = handle            # the later one runs: it took over
-                    goal.result_deadline = time.monotonic() + goal.result_timeout
-            if late:
-                if handle is not None and handle.accepted:
-                    handle.cancel_goal_async()   # the editor gave up on it: do not let it run
-                return
-            if handle is None or not handle.accepted:
-                if not again:
-                    self._finish(goal, FAILED, 0, 'the trajectory controller rejected the goal')
-                return
-            if not again:
-                self._put(GoalAccepted(goal.goal_id))
-            if goal.cancel:
-                handle.cancel_goal_async()
-            handle.get_result_async().add_done_callback(
-                lambda result, ran=handle: finished(result, ran))
-
-        def finished(future, ran) -> None:
-            from action_msgs.msg import GoalStatus
-            with self._lock:
-                if goal.handle is not ran:
-                    return      # the first of two requests: the repeated one took over
-            response = future.result()
-            if response is None:
-                self._finish(goal, LOST, 0, 'the trajectory controller gave no result')
-                return
-            status = response.status
-            result = response.result
-            if status == GoalStatus.STATUS_SUCCEEDED:
-                outcome = SUCCEEDED
-            elif status == GoalStatus.STATUS_CANCELED:
-                outcome = STOPPED
-            else:
-                outcome = FAILED
-            self._finish(goal, outcome, int(result.error_code),
-                         result.error_string or f'status {status}')
-        message = goal_to_msg(request.goal)
-        goal.send = lambda: self._action.send_goal_async(
-            message, feedback_callback=feedback).add_done_callback(accepted)
-        goal.send()
-
-    def _finish(self, goal: _Goal, outcome: str, code: int, message: str) -> None:
-        with self._lock:
-            if goal.done:
-                return
-            goal.done = True
-            self._goals.pop(goal.goal_id, None)
-        self._put(GoalFinished(goal.goal_id, outcome, code, message))
-
-    def _do_cancel_goal(self, request: CancelGoal) -> None:
-        with self._lock:
-            goal = self._goals.get(request.goal_id)
-            if goal is None:
-                return
-            goal.cancel = True
-            handle = goal.handle
-            # a cancel that is never answered must not keep "stopping..." forever
-            goal.result_deadline = min(goal.result_deadline, time.monotonic() + self.timeout)
-        if handle is not None:
-            handle.cancel_goal_async()
 
     def _do_list_trajectories(self, request: ListTrajectories) -> None:
         def done(future) -> None:
