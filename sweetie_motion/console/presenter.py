@@ -34,7 +34,7 @@ Listeners (:meth:`ConsolePresenter.subscribe`) are called with what changed: one
 from dataclasses import dataclass
 import math
 import time as _time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 

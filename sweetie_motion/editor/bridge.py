@@ -100,19 +100,19 @@ class EditorBridge(BridgeBase):
         self._runner = GoalRunner(self._action, self._lock, self._put, self.timeout)
         #: the presenter's requests and who carries out each
         self._requests = EventHandlers('the editor bridge')
-        for kind, handler in ((SetPose, self._do_set_pose), (HoldPose, self._do_hold_pose),
-                              (MoveByHand, self._do_move_by_hand),
-                              (PublishMarker, self._do_publish_marker),
-                              (PublishSupport, self._do_publish_support),
-                              (SetTorqueOff, self._do_set_torque_off),
-                              (ExecuteGoal, self._runner.execute),
-                              (CancelGoal, self._runner.cancel),
-                              (ListTrajectories, self._do_list_trajectories),
-                              (LoadTrajectory, self._do_load_trajectory),
-                              (SaveTrajectory, self._do_save_trajectory),
-                              (StartRecording, self._do_start_recording),
-                              (StopRecording, self._do_stop_recording)):
-            self._requests.register(kind, handler)
+        self._requests.register(SetPose, self._do_set_pose)
+        self._requests.register(HoldPose, self._do_hold_pose)
+        self._requests.register(MoveByHand, self._do_move_by_hand)
+        self._requests.register(PublishMarker, self._do_publish_marker)
+        self._requests.register(PublishSupport, self._do_publish_support)
+        self._requests.register(SetTorqueOff, self._do_set_torque_off)
+        self._requests.register(ExecuteGoal, self._runner.execute)
+        self._requests.register(CancelGoal, self._runner.cancel)
+        self._requests.register(ListTrajectories, self._do_list_trajectories)
+        self._requests.register(LoadTrajectory, self._do_load_trajectory)
+        self._requests.register(SaveTrajectory, self._do_save_trajectory)
+        self._requests.register(StartRecording, self._do_start_recording)
+        self._requests.register(StopRecording, self._do_stop_recording)
 
     def _connect(self, node: Any, values: Dict[str, Any]) -> None:
         """Create the subscriptions, publishers, clients and the pendant of the robot's names."""
