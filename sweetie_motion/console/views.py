@@ -275,6 +275,10 @@ class JogPanel(QGroupBox):
         form.addWidget(self.rotation_speed, 1, 3)
         form.addWidget(QLabel('deg/s'), 1, 4)
         layout.addLayout(form)
+        layout.addLayout(self._jog_buttons(jog))
+
+    def _jog_buttons(self, jog: Callable[[str, int], None]) -> QGridLayout:
+        """Return the grid of jog buttons: - and + of every axis."""
         buttons = QGridLayout()
         self.buttons: Dict[Tuple[str, int], QPushButton] = {}
         for k, axis in enumerate(AXES):
@@ -287,7 +291,7 @@ class JogPanel(QGroupBox):
                 button.clicked.connect(lambda _, a=axis, d=direction: jog(a, d))
                 buttons.addWidget(button, k % 3, (k // 3) * 2 + column)
                 self.buttons[(axis, direction)] = button
-        layout.addLayout(buttons)
+        return buttons
 
     def show_settings(self, frame: str, translation_step: float, rotation_step: float,
                       translation_speed: float, rotation_speed: float) -> None:

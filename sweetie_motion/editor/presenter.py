@@ -153,18 +153,7 @@ class EditorPresenter:
         #: the storage, files and backups
         self.files = TrajectoryFiles(self.board, send, self.document, self.table, workspace,
                                      backups, lambda: self.links.get('storage', False))
-        self._handlers.register(PoseReceived, self._on_pose_received)
-        self._handlers.register(LinksChanged, self._on_links_changed)
-        self._handlers.register(GoalAccepted, self._on_goal_accepted)
-        self._handlers.register(GoalFeedback, self._on_goal_feedback)
-        self._handlers.register(GoalFinished, self._on_goal_finished)
-        self._handlers.register(ServoState, self._on_servo_state)
-        self._handlers.register(TrajectoriesListed, self.files.listed)
-        self._handlers.register(TrajectoryLoaded, self.files.loaded)
-        self._handlers.register(TrajectorySaved, self.files.saved)
-        self._handlers.register(RecordingFinished, self.teaching.finished)
-        self._handlers.register(PoseHeld, self._on_pose_held)
-        self._handlers.register(BasePoseReceived, self._on_base_pose)
+        self._register_handlers()
         self.links: Dict[str, bool] = dict.fromkeys(PARTS, False)
         self.virtual_robot = False
         self.execution: Optional[Execution] = None
@@ -186,6 +175,21 @@ class EditorPresenter:
         self._base: Optional[Tuple[Any, Any, float]] = None
         #: why the motion checks or the physics refuse the table as it is ('' : they do not)
         self.refusal = ''
+
+    def _register_handlers(self) -> None:
+        """Say who takes each of the bridge's events."""
+        self._handlers.register(PoseReceived, self._on_pose_received)
+        self._handlers.register(LinksChanged, self._on_links_changed)
+        self._handlers.register(GoalAccepted, self._on_goal_accepted)
+        self._handlers.register(GoalFeedback, self._on_goal_feedback)
+        self._handlers.register(GoalFinished, self._on_goal_finished)
+        self._handlers.register(ServoState, self._on_servo_state)
+        self._handlers.register(TrajectoriesListed, self.files.listed)
+        self._handlers.register(TrajectoryLoaded, self.files.loaded)
+        self._handlers.register(TrajectorySaved, self.files.saved)
+        self._handlers.register(RecordingFinished, self.teaching.finished)
+        self._handlers.register(PoseHeld, self._on_pose_held)
+        self._handlers.register(BasePoseReceived, self._on_base_pose)
 
     # --- messages ------------------------------------------------------------------------------
 

@@ -106,31 +106,35 @@ class JointSliders(QScrollArea):
         layout.addLayout(filters)
         layout.addWidget(self.name_filter)
         for group, joints in joint_groups(model):
-            box = QGroupBox(group)
-            box.setObjectName(f'sliders_{group}')
-            self._boxes[group] = (box, list(joints))
-            grid = QGridLayout(box)
-            for row, joint in enumerate(joints):
-                info = model.get_joint_info(joint)
-                value = ResetLabel('+0.000', lambda j=joint: self.set_position(j, 0.0))
-                value.setToolTip(f'{joint} [rad]: double-click to move it to 0')
-                value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
-                slider_row = SliderRow(
-                    joint, info.lower, info.upper, STEPS,
-                    f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad', value, self._moved,
-                    lambda v, label=value: label.setText(f'{v:+.3f}'))
-                slider_row.slider.setSingleStep(STEPS // 100)
-                slider_row.slider.setPageStep(STEPS // 10)
-                for column, widget in enumerate(slider_row.widgets):
-                    grid.addWidget(widget, row, column)
-                self._rows[joint] = slider_row.widgets
-                self.rows[joint] = slider_row
-                self.sliders[joint] = slider_row.slider
-                self.values[joint] = value
-            layout.addWidget(box)
+            layout.addWidget(self._group_box(model, group, joints))
         layout.addStretch(1)
         self.setWidget(inner)
         self.setMinimumWidth(260)
+
+    def _group_box(self, model, group: str, joints: Sequence[str]) -> QGroupBox:
+        """Return a group's box of sliders, one row per joint: name, slider, value."""
+        box = QGroupBox(group)
+        box.setObjectName(f'sliders_{group}')
+        self._boxes[group] = (box, list(joints))
+        grid = QGridLayout(box)
+        for row, joint in enumerate(joints):
+            info = model.get_joint_info(joint)
+            value = ResetLabel('+0.000', lambda j=joint: self.set_position(j, 0.0))
+            value.setToolTip(f'{joint} [rad]: double-click to move it to 0')
+            value.setMinimumWidth(value.fontMetrics().horizontalAdvance('+0.000 '))
+            slider_row = SliderRow(
+                joint, info.lower, info.upper, STEPS,
+                f'{joint}: [{info.lower:.3f}, {info.upper:.3f}] rad', value, self._moved,
+                lambda v, label=value: label.setText(f'{v:+.3f}'))
+            slider_row.slider.setSingleStep(STEPS // 100)
+            slider_row.slider.setPageStep(STEPS // 10)
+            for column, widget in enumerate(slider_row.widgets):
+                grid.addWidget(widget, row, column)
+            self._rows[joint] = slider_row.widgets
+            self.rows[joint] = slider_row
+            self.sliders[joint] = slider_row.slider
+            self.values[joint] = value
+        return box
 
     def show_animation_joints(self, joints: Sequence[str]) -> None:
         """Take the animation's joints (shown alone while the scope says so)."""

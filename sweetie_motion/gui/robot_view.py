@@ -252,20 +252,7 @@ class RobotView3D(QWidget):
         painter.setRenderHint(QPainter.Antialiasing)
         painter.fillRect(self.rect(), QColor('white'))
         centre, radius = self._fit()
-        # the floor (z = 0) around the robot, a line every 0.25 m
-        painter.setPen(QPen(QColor('#e4e4e4'), 1))
-        step = 0.25
-        low = np.floor((centre[:2] - radius) / step) * step
-        high = np.ceil((centre[:2] + radius) / step) * step
-        for x in np.arange(low[0], high[0] + step / 2, step):
-            self._polyline(painter, np.array([[x, low[1], 0.0], [x, high[1], 0.0]]))
-        for y in np.arange(low[1], high[1] + step / 2, step):
-            self._polyline(painter, np.array([[low[0], y, 0.0], [high[0], y, 0.0]]))
-        for axis, color in enumerate(('#d62728', '#2ca02c', '#1f77b4')):
-            painter.setPen(QPen(QColor(color), 2))
-            tip = np.zeros(3)
-            tip[axis] = 0.2
-            self._polyline(painter, np.array([np.zeros(3), tip]))
+        self._paint_floor(painter, centre, radius)
         self._paint_zones(painter)
         if self.path is not None:
             painter.setPen(QPen(QColor('#d62728'), 1.5))
@@ -276,26 +263,7 @@ class RobotView3D(QWidget):
             for k, (x, y) in enumerate(self.project(self.waypoints), start=1):
                 painter.drawEllipse(QPointF(x, y), 2.5, 2.5)
                 painter.drawText(QPointF(x + 4, y - 4), str(k))
-        for parent, child, _, width, _ in self.segments:
-            ghost = self._ghost_links
-            if parent in ghost and child in ghost:
-                pen = QPen(QColor('#9467bd'), width, Qt.DashLine)
-                painter.setPen(pen)
-                self._polyline(painter, np.array([ghost[parent], ghost[child]]))
-        links = self._links
-        touching = self.marks.touching if self.marks is not None and self.base is None \
-            else frozenset()
-        for parent, child, color, width, dotted in self.segments:
-            if parent not in links or child not in links:
-                continue
-            if child in touching or parent in touching:
-                color, width = '#e00000', width + 3
-            pen = QPen(QColor(color), width)
-            pen.setCapStyle(Qt.RoundCap)
-            if dotted:
-                pen.setStyle(Qt.DotLine)
-            painter.setPen(pen)
-            self._polyline(painter, np.array([links[parent], links[child]]))
+        self._paint_links(painter)
         self._paint_balance(painter)
         for link, supports in (self.hooves or {}).items():
             if link not in self._links:
@@ -318,6 +286,45 @@ class RobotView3D(QWidget):
         painter.end()
         self.frames += 1
         self.painted_path = 0 if self.path is None else len(self.path)
+
+    def _paint_floor(self, painter: QPainter, centre: np.ndarray, radius: float) -> None:
+        """Paint the floor (z = 0) around the robot, a line every 0.25 m, and the base axes."""
+        painter.setPen(QPen(QColor('#e4e4e4'), 1))
+        step = 0.25
+        low = np.floor((centre[:2] - radius) / step) * step
+        high = np.ceil((centre[:2] + radius) / step) * step
+        for x in np.arange(low[0], high[0] + step / 2, step):
+            self._polyline(painter, np.array([[x, low[1], 0.0], [x, high[1], 0.0]]))
+        for y in np.arange(low[1], high[1] + step / 2, step):
+            self._polyline(painter, np.array([[low[0], y, 0.0], [high[0], y, 0.0]]))
+        for axis, color in enumerate(('#d62728', '#2ca02c', '#1f77b4')):
+            painter.setPen(QPen(QColor(color), 2))
+            tip = np.zeros(3)
+            tip[axis] = 0.2
+            self._polyline(painter, np.array([np.zeros(3), tip]))
+
+    def _paint_links(self, painter: QPainter) -> None:
+        """Paint the ghost (dashed), then the links; a link that touches another in red."""
+        for parent, child, _, width, _ in self.segments:
+            ghost = self._ghost_links
+            if parent in ghost and child in ghost:
+                pen = QPen(QColor('#9467bd'), width, Qt.DashLine)
+                painter.setPen(pen)
+                self._polyline(painter, np.array([ghost[parent], ghost[child]]))
+        links = self._links
+        touching = self.marks.touching if self.marks is not None and self.base is None \
+            else frozenset()
+        for parent, child, color, width, dotted in self.segments:
+            if parent not in links or child not in links:
+                continue
+            if child in touching or parent in touching:
+                color, width = '#e00000', width + 3
+            pen = QPen(QColor(color), width)
+            pen.setCapStyle(Qt.RoundCap)
+            if dotted:
+                pen.setStyle(Qt.DotLine)
+            painter.setPen(pen)
+            self._polyline(painter, np.array([links[parent], links[child]]))
 
     def _paint_balance(self, painter: QPainter) -> None:
         marks = self.marks
