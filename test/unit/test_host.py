@@ -20,6 +20,7 @@ from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.host.client import HostError, HostSettings, LocalHost, RemoteHost
+from sweetie_motion.host.commands import CallComponent
 from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait_for_tick
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
@@ -158,11 +159,15 @@ def test_the_host_answers_only_what_components_offer(pony):
         cycle.create('legs', FollowJointStateCore, follow_spec())
         legs = host.component(FollowJointStateCore, 'legs')
         with pytest.raises(ComponentError, match='offers no'):
-            host.call('legs', 'core')                      # attributes are not callable
+            legs.core()                                    # attributes are not callable
         with pytest.raises(ComponentError, match='offers no'):
-            host.call('legs', 'destroy')                   # the cycle side's own
-        with pytest.raises(ComponentError, match='offers no'):
-            host.call('', 'shutdown')
+            legs.destroy()                                 # the cycle side's own
+        with pytest.raises(ComponentError, match='offers no'):  # the host checks it too
+            host.call(CallComponent('legs', FollowJointStateCore, FollowJointStateCore.destroy))
+        with pytest.raises(ComponentError, match='offers no'):  # not of the caller's class
+            host.call(CallComponent('bus', FollowJointStateCore, FollowJointStateCore.hold))
+        with pytest.raises(ComponentError, match='answers no'):
+            host.call(object())
         with pytest.raises(AttributeError):
             legs._private()
         with pytest.raises(ComponentError, match="no component 'arms'"):
