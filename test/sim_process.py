@@ -33,6 +33,8 @@ class Sim:
         self.bus.receive(self.now)
         self.refs = []
         self.velocities = []
+        #: controller name -> the GoalPlanner of its node
+        self.planners = {}
 
     def idx(self, joint):
         return self.view.get_joint_index(joint)
@@ -66,22 +68,39 @@ class Sim:
     def trajectory_controller(self, name='trajectory', chains=('leg1', 'leg2', 'leg3', 'leg4',
                                                                'head', 'nose', 'eyes'),
                               smoothing='transient', defaults=None, order=20):
-        """Add a JointTrajectoryCore to the cycle and return it."""
+        """Add a JointTrajectoryCore to the cycle and return it (its planner: ``planner``)."""
         from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore
-        from sweetie_motion.trajectory.tolerances import ToleranceDefaults
         core = JointTrajectoryCore(
             name, self.view, self.process.arbiter, list(chains),
             lambda joints: create_filter(smoothing, joints, PERIOD,
-                                         {'transient_time': 0.25}),
-            defaults or ToleranceDefaults())
+                                         {'transient_time': 0.25}))
+        self.add_planner(core, defaults)
         self.process.cycle.add_stage('controller', core, order)
         core.operational = True
         self.step(1)
         return core
 
+    def add_planner(self, core, defaults=None):
+        """Give ``core`` the GoalPlanner its node would build (no motion checks)."""
+        from sweetie_motion.controllers.goals import GoalPlanner
+        from sweetie_motion.trajectory.tolerances import ToleranceDefaults
+        self.planners[core.name] = GoalPlanner(core.name, self.view, core.chains,
+                                               defaults or ToleranceDefaults())
+
+    def planner(self, core):
+        """Return the GoalPlanner of ``core`` (what its node plans its goals with)."""
+        return self.planners[core.name]
+
+    def prepare(self, core, goal):
+        """Plan ``goal`` for ``core`` from the cycle's poses, as its node does."""
+        from sweetie_motion.controllers.goals import ExecutingGoal
+        cycle = self.process.cycle
+        return ExecutingGoal(self.planner(core).plan(
+            goal, lambda: (cycle.reference, cycle.measured)))
+
     def run_goal(self, core, goal, limit=20.0):
         """Prepare, start and step until the goal has an outcome; return it."""
-        executing = core.prepare(goal)
+        executing = self.prepare(core, goal)
         core.start(executing)
         steps = 0
         while executing.outcome is None and steps < limit / PERIOD:

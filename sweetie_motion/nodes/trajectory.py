@@ -252,8 +252,8 @@ class JointTrajectoryNode(ControllerNode):
         self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
                                     values['interpolation'], values['limits.policy'],
                                     self.process.checker())
-        return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
-                                   values['interpolation'], self.order, values['feedback_rate'])
+        return JointTrajectorySpec(chains, self.smoothing_spec(), self.order,
+                                   values['feedback_rate'])
 
     def _cycle_side(self, timeout: float = 2.0, wait: bool = True) -> JointTrajectoryCore:
         return self.host.component(JointTrajectoryCore, self.get_name(), timeout, wait)

@@ -261,13 +261,13 @@ def test_a_goal_beyond_the_velocity_limit_is_retimed_or_refused(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
     fast = goal(['joint12'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])
-    core.planner.policy = 'refuse'
+    sim.planner(core).policy = 'refuse'
     with pytest.raises(GoalError) as caught:
-        core.prepare(fast)
+        sim.prepare(core, fast)
     assert caught.value.code == ResultCode.INVALID_GOAL
     text = str(caught.value)
     assert 'joint12 needs' in text and 'velocity limit 1.57' in text and 't = ' in text
-    core.planner.policy = 'retime'
+    sim.planner(core).policy = 'retime'
     start = len(sim.refs)
     executing = sim.run_goal(core, fast)
     assert executing.outcome.status == 'succeeded', executing.outcome.message
@@ -280,7 +280,7 @@ def test_a_goal_beyond_the_velocity_limit_is_retimed_or_refused(model):
 def test_cancel_and_abort_brake_along_the_motion_and_hold_where_they_rest(model, stop):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)                                   # moving fast by now
     assert sim.velocities[-1][sim.idx('joint12')] > 1.0
@@ -300,7 +300,7 @@ def test_cancel_and_abort_brake_along_the_motion_and_hold_where_they_rest(model,
 def test_preemption_within_the_limits(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    first = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    first = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(first)
     sim.step(60)
     second = sim.run_goal(core, goal(['joint12'], [[-0.5]], [0.2]))
@@ -326,7 +326,7 @@ def test_a_chain_handed_over_while_moving_continues_and_rests(model):
     fjs = sim.fjs(smoothing='jerk_limited', delay=0.05, chains=('leg1',))
     sim.step(10)
     core = sim.trajectory_controller(chains=('leg1',), order=20)
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)
     mark = len(sim.refs)
@@ -341,7 +341,7 @@ def test_a_chain_handed_over_while_moving_continues_and_rests(model):
 def test_a_free_moving_joint_is_braked_by_the_stage(model):
     sim = Sim(model)
     core = sim.trajectory_controller(chains=('leg1',))
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)
     mark = len(sim.refs)
