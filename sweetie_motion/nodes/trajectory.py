@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import itertools
 import threading
 import traceback
-from typing import Any, Callable, Deque, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
@@ -74,6 +74,36 @@ REQUEST_QUEUE = 1000
 #: (MoveIt's and the editor's goals: it runs from the tick after "accepted"); a larger one is
 #: accepted first and planned after, so that its client hears at once (#21: 1.85 s under load)
 PLAN_BEFORE_ACCEPT_VALUES = 20_000
+
+
+class PreparedGoals:
+    """
+    What the goal callback made of a goal message, kept for the accepted callback of that goal.
+
+    rclpy gives the goal callback the message alone (not the goal's id) and the accepted
+    callback a handle whose ``request`` is that same message object: the message itself is
+    the key, matched by identity (messages compare by value, and two clients may send equal
+    goals). Held here, it cannot be freed and another message take its place, as one could
+    take its ``id()``.
+    """
+
+    def __init__(self) -> None:
+        self._entries: List[Tuple[object, Union[GoalPlan, GoalError]]] = []
+        self._lock = threading.Lock()
+
+    def put(self, goal: object, entry: Union[GoalPlan, GoalError]) -> None:
+        """Keep ``entry`` (a plan or why the goal is refused) for the message ``goal``."""
+        with self._lock:
+            self._entries.append((goal, entry))
+
+    def take(self, goal: object) -> Optional[Union[GoalPlan, GoalError]]:
+        """Remove and return what was kept for the message ``goal``; None: nothing was."""
+        with self._lock:
+            for k, (kept, entry) in enumerate(self._entries):
+                if kept is goal:
+                    del self._entries[k]
+                    return entry
+        return None
 
 
 @dataclass(eq=False)
@@ -164,9 +194,8 @@ class JointTrajectoryNode(ControllerNode):
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
         self._goals_lock = threading.Lock()
-        #: id of a small goal's message -> its plan or why it is refused (goal callback ->
-        #: accepted; rclpy hands the same message object to both)
-        self._prepared: Dict[int, Union[GoalPlan, GoalError]] = {}
+        #: a small goal's plan or why it is refused (goal callback -> accepted)
+        self._prepared = PreparedGoals()
         #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
         self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
         #: the cycle's goal events, handled in order in the executor
@@ -387,7 +416,7 @@ class JointTrajectoryNode(ControllerNode):
         trajectory = goal.trajectory
         if len(trajectory.points) * max(1, len(trajectory.joint_names)) <= \
                 PLAN_BEFORE_ACCEPT_VALUES:
-            self._prepared[id(goal)] = self._prepare(goal)
+            self._prepared.put(goal, self._prepare(goal))
         return GoalResponse.ACCEPT
 
     def _prepare(self, goal) -> Union[GoalPlan, GoalError]:
@@ -405,7 +434,7 @@ class JointTrajectoryNode(ControllerNode):
     def _on_accepted(self, goal_handle) -> None:
         """Start the planned goal (plan a large one first): it runs from the next tick."""
         key = bytes(goal_handle.goal_id.uuid)
-        entry = self._prepared.pop(id(goal_handle.request), None)
+        entry = self._prepared.take(goal_handle.request)
         if entry is None:
             entry = self._prepare(goal_handle.request)
         if isinstance(entry, GoalPlan):
