@@ -2,6 +2,7 @@
 
 from sweetie_motion.controllers.joint_state import FollowJointStateCore
 from sweetie_motion.core.component import CycleResources
+from sweetie_motion.core.cycle import StageRole
 from sweetie_motion.core.smoothing import create_filter, filter_spec
 from sweetie_motion.servo.bus import BusInput, BusOutput
 from sweetie_motion.servo.virtual import VirtualServoBus
@@ -20,14 +21,13 @@ class Sim:
         self.bus = VirtualServoBus(joints, limits, lag=0.03, delay=0)
         indices = self.view.get_joint_indices(joints)
         cycle = self.process.cycle
-        cycle.add_stage('input', BusInput(self.bus, indices,
-                                          self.view.get_joint_indices(
-                                              self.view.list_virtual_joints())))
-        cycle.add_stage('aggregator', self.process.aggregator)
+        virtual = self.view.get_joint_indices(self.view.list_virtual_joints())
+        cycle.add_stage(StageRole.INPUT, BusInput(self.bus, indices, virtual))
+        cycle.add_stage(StageRole.AGGREGATOR, self.process.aggregator)
         # the safety stage as the cycle process installs it: every reference passes it
         self.process.safety.reset(cycle.reference.position)
-        cycle.add_stage('aggregator', self.process.safety, order=100)
-        cycle.add_stage('output', BusOutput(self.bus, indices))
+        cycle.add_stage(StageRole.SAFETY, self.process.safety)
+        cycle.add_stage(StageRole.OUTPUT, BusOutput(self.bus, indices))
         self.process.bus = self.bus
         self.now = 0.0
         self.bus.receive(self.now)
@@ -52,7 +52,7 @@ class Sim:
                 smoothing, joints, PERIOD, {'transient_time': 0.2})
         core = FollowJointStateCore(name, self.view, self.process.arbiter, list(chains), delay,
                                     stay, make)
-        self.process.cycle.add_stage('controller', core, order)
+        self.process.cycle.add_stage(StageRole.CONTROLLER, core, order)
         core.start(self.process.cycle.reference)
         core.acquire()
         return core
@@ -75,7 +75,7 @@ class Sim:
             lambda joints: create_filter(smoothing, joints, PERIOD,
                                          {'transient_time': 0.25}))
         self.add_planner(core, defaults)
-        self.process.cycle.add_stage('controller', core, order)
+        self.process.cycle.add_stage(StageRole.CONTROLLER, core, order)
         core.operational = True
         self.step(1)
         return core

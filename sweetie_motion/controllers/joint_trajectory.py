@@ -23,7 +23,7 @@ from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.controllers.goals import ExecutingGoal, GoalPlan
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.component import CycleResources
-from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import Feedback, GoalEnded, GoalProgress, SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.safety import Brake
@@ -55,7 +55,7 @@ class JointTrajectorySpec:
 
 class JointTrajectoryCore(ControllerCore):
     """
-    The trajectory controller core (a cycle stage of role 'controller').
+    The trajectory controller core (a cycle stage of role StageRole.CONTROLLER).
 
     It plans nothing: goals arrive planned by its node's
     :class:`~sweetie_motion.controllers.goals.GoalPlanner` (where the goal arrives), as plans
@@ -111,9 +111,9 @@ class JointTrajectoryCore(ControllerCore):
     def activate(self) -> None:
         """Hold the current pose; resources are requested per goal."""
         self.reset(self.shared.cycle.reference)
-        self.shared.cycle.add_stage('controller', self, self.order)
+        self.shared.cycle.add_stage(StageRole.CONTROLLER, self, self.order)
         if self.reporter is not None:
-            self.shared.cycle.add_stage('observer', self.reporter)
+            self.shared.cycle.add_stage(StageRole.OBSERVER, self.reporter)
         self.operational = True
 
     def deactivate(self) -> None:

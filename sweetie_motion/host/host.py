@@ -14,7 +14,7 @@ import threading
 from typing import Any, Callable, Dict, NamedTuple, Sequence, Tuple
 
 from sweetie_motion.core.component import Component, ComponentError, CycleResources
-from sweetie_motion.core.cycle import CycleSnapshot
+from sweetie_motion.core.cycle import CycleSnapshot, StageRole
 from sweetie_motion.core.events import (
     CallFailed, OwnersChanged, SafetyLimited, SendEvent, StageFailed,
 )
@@ -139,10 +139,10 @@ class CycleHost:
         if not cycle.running:
             reference = cycle.reference
             resources.safety.reset(reference.position, reference.velocity)
-        cycle.add_stage('aggregator', resources.aggregator)
-        cycle.add_stage('aggregator', resources.safety, order=100)
+        cycle.add_stage(StageRole.AGGREGATOR, resources.aggregator)
+        cycle.add_stage(StageRole.SAFETY, resources.safety)
         self.board_writer.set_rate(min(command.publish_rate, 1.0 / cycle.period))
-        cycle.add_stage('observer', self.board_writer)
+        cycle.add_stage(StageRole.OBSERVER, self.board_writer)
         cycle.start(command.priority)
         return cycle.scheduling
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from sim_process import PERIOD, Sim
-from sweetie_motion.core.cycle import SyncCycle, Tick
+from sweetie_motion.core.cycle import StageRole, SyncCycle, Tick
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.core.safety import Brake, SafetyStage, stopping_position
 from sweetie_motion.model.robot_model import JointLimits
@@ -96,9 +96,9 @@ def stage_cycle(limits, target, owners=None):
             tick.held = np.zeros(n, dtype=bool)
 
     jumper = Jumper(n, target)
-    cycle.add_stage('controller', jumper)
-    cycle.add_stage('aggregator', Merge())
-    cycle.add_stage('aggregator', stage, order=100)
+    cycle.add_stage(StageRole.CONTROLLER, jumper)
+    cycle.add_stage(StageRole.AGGREGATOR, Merge())
+    cycle.add_stage(StageRole.SAFETY, stage)
     return cycle, stage, jumper, events
 
 
@@ -164,7 +164,7 @@ def test_a_reference_within_the_limits_passes_unchanged_after_the_cycle_lost_tic
     swing = Swinger(0.1, 14.0)   # 1.4 rad/s and 19.6 rad/s^2 at the peaks
     cycle, stage, jumper, _ = stage_cycle(limits, [0.0])
     cycle.remove_stage(jumper)
-    cycle.add_stage('controller', swing)
+    cycle.add_stage(StageRole.CONTROLLER, swing)
     stage.reset(np.zeros(1), np.array([swing.at(0.0)[1]]))
     rng = np.random.default_rng(7)
     tick_index, lost = 0, 0
@@ -180,7 +180,7 @@ def test_a_reference_within_the_limits_passes_unchanged_after_the_cycle_lost_tic
     # a jump that the lost time does not explain is still limited
     cycle.remove_stage(swing)
     jumper.target = [1.0]
-    cycle.add_stage('controller', jumper)
+    cycle.add_stage(StageRole.CONTROLLER, jumper)
     before = tick.reference.position[0]
     tick = cycle.step((tick_index + 6) * PERIOD)
     assert stage.report().intervened == 1
@@ -358,7 +358,7 @@ def test_torque_on_while_moved_by_hand_brakes_from_the_measured_motion(model):
     from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
     sim = Sim(model)
     switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter, ['leg1'], sim.bus)
-    sim.process.cycle.add_stage('controller', switch, 5)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, switch, 5)
     sim.step(2)
     switch.set_torque_off(True)
     position = 0.0
