@@ -18,7 +18,9 @@ that method, so mypy checks each call and go-to-definition leads to the method t
 the cycle side; ``client.cycle()`` (:class:`CycleCalls`) sends the host's own commands. Both
 clients deliver the host's events
 (:mod:`sweetie_motion.core.events`) to listeners in a thread of their own, so a listener may
-call the host.
+call the host. An event addressed to a controller
+(:class:`~sweetie_motion.core.events.ControllerEvent`) goes to that controller's listeners
+only (:meth:`HostClient.add_controller_listener`), every other to every listener.
 """
 
 from abc import ABC, abstractmethod
@@ -34,7 +36,7 @@ from typing import Any, Callable, cast, Dict, List, Optional, Sequence, Tuple, T
 
 from sweetie_motion.core.component import Component, ComponentError
 from sweetie_motion.core.cycle import CycleSnapshot
-from sweetie_motion.core.events import CycleEvent, HostExited
+from sweetie_motion.core.events import ControllerEvent, CycleEvent, HostExited
 from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.commands import (
@@ -101,6 +103,8 @@ class HostClient(ABC):
     def __init__(self, period: float) -> None:
         self.period = float(period)
         self._listeners: List[Listener] = []
+        #: controller name -> the listeners of the events addressed to it
+        self._addressed: Dict[str, List[Callable[[ControllerEvent], None]]] = {}
         self._events: 'queue.SimpleQueue[Optional[CycleEvent]]' = queue.SimpleQueue()
         self._dispatcher = threading.Thread(target=self._dispatch_events,
                                             name='host_events', daemon=True)
@@ -148,19 +152,30 @@ class HostClient(ABC):
         return os.getpid()
 
     def add_listener(self, listener: Listener) -> None:
-        """Call ``listener(event)`` for every event of the host (in the events thread)."""
+        """Call ``listener(event)`` for every event addressed to no controller (events thread)."""
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Listener) -> None:
-        """Stop calling ``listener``."""
+    def add_controller_listener(self, controller: str,
+                                listener: Callable[[ControllerEvent], None]) -> None:
+        """Call ``listener(event)`` for every event addressed to ``controller`` (its node)."""
+        self._addressed.setdefault(controller, []).append(listener)
+
+    def remove_listener(self, listener: Callable[[Any], None]) -> None:
+        """Stop calling ``listener``, for every event and every controller."""
         self._listeners = [f for f in self._listeners if f != listener]
+        self._addressed = {controller: kept for controller, kept in (
+            (c, [f for f in listeners if f != listener])
+            for c, listeners in self._addressed.items()) if kept}
 
     def _dispatch_events(self) -> None:
         while True:
             event = self._events.get()
             if event is None:
                 return
-            for listener in list(self._listeners):
+            listeners: Sequence[Callable[[Any], None]] = (
+                self._addressed.get(event.controller, ())
+                if isinstance(event, ControllerEvent) else self._listeners)
+            for listener in list(listeners):
                 try:
                     listener(event)
                 except Exception as error:  # noqa: B902 -- one listener must not stop others

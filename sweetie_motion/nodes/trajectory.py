@@ -35,7 +35,9 @@ from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
 from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
 from sweetie_motion.controllers.pendants import Lapse
-from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
+from sweetie_motion.core.events import (
+    ControllerEvent, CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome,
+)
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
@@ -496,13 +498,15 @@ class JointTrajectoryNode(ControllerNode):
 
     # --- what the cycle pushes -----------------------------------------------------------------
 
-    def _on_event(self, event: CycleEvent) -> None:
-        super()._on_event(event)
-        if isinstance(event, (GoalProgress, GoalEnded)) and \
-                event.controller == self.get_name():
+    def _on_controller_event(self, event: ControllerEvent) -> None:
+        super()._on_controller_event(event)
+        if isinstance(event, (GoalProgress, GoalEnded)):
             self._goal_events.append(event)
             self.call_soon(self._handle_goal_events)
-        elif isinstance(event, HostExited):
+
+    def _on_event(self, event: CycleEvent) -> None:
+        super()._on_event(event)
+        if isinstance(event, HostExited):
             self.call_soon(lambda: self._abort_all(
                 f'the cycle process ended (exit code {event.code}): the goal was not finished'))
 

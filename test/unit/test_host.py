@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from sweetie_motion.controllers.joint_state import FollowJointStateCore, FollowJointStateSpec
 from sweetie_motion.core.component import ComponentError
-from sweetie_motion.core.events import CallFailed, HostExited, OwnersChanged
+from sweetie_motion.core.events import (
+    CallFailed, GoalEnded, HostExited, NotOperational, Outcome, OwnersChanged,
+)
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.errors import UnknownChainError
@@ -180,6 +182,28 @@ def test_the_host_answers_only_what_components_offer(pony):
             cycle.create('arms', dict, follow_spec())
         with pytest.raises(UnknownChainError):
             cycle.create('tail', FollowJointStateCore, follow_spec(chains=('x',)))
+    finally:
+        host.close()
+
+
+def test_an_event_of_a_controller_goes_to_its_listeners_alone(pony):
+    host = LocalHost(pony, 0.01)
+    everyone, legs, arms = [], [], []
+    host.add_listener(everyone.append)
+    host.add_controller_listener('legs', legs.append)
+    host.add_controller_listener('arms', arms.append)
+    try:
+        ended = GoalEnded('legs', b'goal', Outcome('succeeded', 0, ''))
+        for event in (ended, NotOperational('arms'), OwnersChanged({'leg1': 'legs'})):
+            host.host.emit(event)
+        wait_for(lambda: len(everyone) == 1, 5, message='the owners event')
+        assert legs == [ended] and arms == [NotOperational('arms')]
+        assert everyone == [OwnersChanged({'leg1': 'legs'})]
+        host.remove_listener(legs.append)
+        host.host.emit(ended)
+        host.host.emit(OwnersChanged({}))
+        wait_for(lambda: len(everyone) == 2, 5, message='the second owners event')
+        assert legs == [ended]
     finally:
         host.close()
 
