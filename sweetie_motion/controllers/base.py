@@ -19,7 +19,7 @@ import numpy as np
 
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.component import Component, CycleResources
-from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import NotOperational, SendEvent
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
@@ -68,7 +68,7 @@ class ControlledJoints:
 
 class ControllerCore(Component):
     """
-    Base of controller cores: arbiter client and cycle stage (role 'controller').
+    Base of controller cores: arbiter client and cycle stage (role StageRole.CONTROLLER).
 
     As a component, :attr:`order` places it among the controllers of a tick (lower first).
 
@@ -116,7 +116,7 @@ class ControllerCore(Component):
 
     def activate(self) -> None:
         """Join the cycle and take the resources."""
-        self.shared.cycle.add_stage('controller', self, self.order)
+        self.shared.cycle.add_stage(StageRole.CONTROLLER, self, self.order)
         self.acquire()
 
     def deactivate(self) -> None:

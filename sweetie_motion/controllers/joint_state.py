@@ -108,7 +108,7 @@ class FollowJointStateSpec:
 
 class FollowJointStateCore(ControllerCore):
     """
-    The FollowJointState controller (a cycle stage of role 'controller').
+    The FollowJointState controller (a cycle stage of role StageRole.CONTROLLER).
 
     Targets arrive already checked by the node (:class:`PoseInput` there).
 

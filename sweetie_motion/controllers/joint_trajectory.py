@@ -20,18 +20,16 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 import numpy as np
 
 from sweetie_motion.controllers.base import ControllerCore
-from sweetie_motion.controllers.goals import ExecutingGoal, GoalPlan, GoalPlanner
+from sweetie_motion.controllers.goals import ExecutingGoal, GoalPlan
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.component import CycleResources
-from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import Feedback, GoalEnded, GoalProgress, SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
 from sweetie_motion.core.safety import Brake
 from sweetie_motion.core.smoothing import FilterSpec, SmoothingFilter
 from sweetie_motion.model.robot_model import RobotModelView
-from sweetie_motion.trajectory.goal import TrajectoryGoal
-from sweetie_motion.trajectory.tolerances import ToleranceDefaults
-from sweetie_motion.trajectory.validation import GoalError, ResultCode
+from sweetie_motion.trajectory.validation import ResultCode
 
 #: a goal's motion counts as settled below this speed [rad/s]
 SETTLED_VELOCITY = 1e-3
@@ -44,32 +42,29 @@ class JointTrajectorySpec:
     """
     What a FollowJointTrajectory controller is made from (R-FJT).
 
-    :param chains: controlled chains; :param smoothing: the filter;
-    :param defaults: default tolerances; :param interpolation: akima or cubic.
+    :param chains: controlled chains; :param smoothing: the filter.
     :param order: place among the controllers.
     :param feedback_rate: how often a running goal's feedback is sent [Hz].
     """
 
     chains: Tuple[str, ...]
     smoothing: FilterSpec
-    defaults: ToleranceDefaults
-    interpolation: str = 'akima'
     order: int = 0
     feedback_rate: float = 20.0
 
 
 class JointTrajectoryCore(ControllerCore):
     """
-    The trajectory controller core (a cycle stage of role 'controller').
+    The trajectory controller core (a cycle stage of role StageRole.CONTROLLER).
 
-    As a component, goals arrive as plans named by the caller's ids (:meth:`start_goal`), and
-    what becomes of them is pushed, not asked for: a :class:`GoalReporter` sends
+    It plans nothing: goals arrive planned by its node's
+    :class:`~sweetie_motion.controllers.goals.GoalPlanner` (where the goal arrives), as plans
+    named by the caller's ids (:meth:`start_goal`), and what becomes of them is pushed, not
+    asked for: a :class:`GoalReporter` sends
     :class:`~sweetie_motion.core.events.GoalProgress` at the feedback rate while a goal runs
     and :class:`~sweetie_motion.core.events.GoalEnded` the tick it ends.
 
     :param make_filter: creates the smoothing filter for a list of joint names.
-    :param defaults: default tolerances.
-    :param interpolation: 'akima' or 'cubic' for position-only keyframes.
     """
 
     SPEC = JointTrajectorySpec
@@ -80,8 +75,7 @@ class JointTrajectoryCore(ControllerCore):
         """Make the controller from its spec, for the cycle of ``shared``."""
         period = shared.period
         core = cls(name, shared.view, shared.arbiter, spec.chains,
-                   lambda joints: spec.smoothing.create(joints, period), spec.defaults,
-                   spec.interpolation)
+                   lambda joints: spec.smoothing.create(joints, period))
         core.order = spec.order
         core.attach(shared, name, send_event)
         core.reporter = GoalReporter(core, 1.0 / spec.feedback_rate)
@@ -89,11 +83,9 @@ class JointTrajectoryCore(ControllerCore):
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], make_filter: Callable[[Sequence[str]], SmoothingFilter],
-                 defaults: ToleranceDefaults, interpolation: str = 'akima',
                  stay_operational: bool = True) -> None:
         super().__init__(name, model, arbiter, chains, stay_operational)
         self.filter = make_filter(self.joints)
-        self.planner = GoalPlanner(name, model, self.chains, defaults, interpolation)
         self._lock = threading.Lock()
         self._pending: Optional[ExecutingGoal] = None
         self._cancel: Optional[ExecutingGoal] = None
@@ -108,8 +100,6 @@ class JointTrajectoryCore(ControllerCore):
         # tick): a brake starts from the acceleration they imply
         self._last_velocity = self._previous_velocity = np.zeros(len(self.indices))
         self._last_output: Optional[Tuple[np.ndarray, np.ndarray]] = None
-        #: the latest full poses the cycle saw (reference, measured), for the action side
-        self.poses: LatestValue[Tuple[JointVector, JointVector]] = LatestValue()
         #: chain -> support weight of the running goal (``support/<chain>`` keyframes)
         self.support: LatestValue[Dict[str, float]] = LatestValue()
         self.on_ownership = self._ownership_changed
@@ -121,9 +111,9 @@ class JointTrajectoryCore(ControllerCore):
     def activate(self) -> None:
         """Hold the current pose; resources are requested per goal."""
         self.reset(self.shared.cycle.reference)
-        self.shared.cycle.add_stage('controller', self, self.order)
+        self.shared.cycle.add_stage(StageRole.CONTROLLER, self, self.order)
         if self.reporter is not None:
-            self.shared.cycle.add_stage('observer', self.reporter)
+            self.shared.cycle.add_stage(StageRole.OBSERVER, self.reporter)
         self.operational = True
 
     def deactivate(self) -> None:
@@ -155,18 +145,6 @@ class JointTrajectoryCore(ControllerCore):
         return self.running_goal() is not None
 
     # --- action side ---------------------------------------------------------------------------
-
-    def prepare(self, goal: TrajectoryGoal) -> ExecutingGoal:
-        """
-        Validate ``goal`` and build its spline from the pose the cycle saw last.
-
-        :raises GoalError: with the result code and message for the client.
-        """
-        poses = self.poses.value
-        if poses is None:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'controller {self.name} is not running (no pose yet)')
-        return ExecutingGoal(self.planner.plan(goal, lambda: poses))
 
     def start(self, executing: ExecutingGoal) -> None:
         """Make ``executing`` the next goal (the running one is preempted at the next tick)."""
@@ -215,7 +193,6 @@ class JointTrajectoryCore(ControllerCore):
 
     def update(self, tick: Tick) -> None:
         """Sample the running goal, check tolerances, smooth, emit; manage goal ends."""
-        self.poses.write((tick.reference, tick.measured))
         self._period = tick.period
         if not self._started:
             self.reset(tick.reference)

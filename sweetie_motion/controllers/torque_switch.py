@@ -23,7 +23,7 @@ import numpy as np
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
 from sweetie_motion.core.component import ComponentError, CycleResources
-from sweetie_motion.core.cycle import Tick
+from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import Brake
 from sweetie_motion.core.servo_bus import ServoBus, ServoStatus
@@ -40,7 +40,7 @@ class TorqueSwitchSpec:
 
 class TorqueMainSwitchCore(ControllerCore):
     """
-    The torque main switch (a cycle stage of role 'controller').
+    The torque main switch (a cycle stage of role StageRole.CONTROLLER).
 
     It needs the servo bus (its node is configured after the bus's). It joins the cycle active
     without resources: it requests them only when the torque goes off, and losing every
@@ -65,7 +65,7 @@ class TorqueMainSwitchCore(ControllerCore):
 
     def activate(self) -> None:
         """Join the cycle; resources are requested only when the torque goes off."""
-        self.shared.cycle.add_stage('controller', self, self.order)
+        self.shared.cycle.add_stage(StageRole.CONTROLLER, self, self.order)
 
     def __init__(self, name: str, model: RobotModelView, arbiter: Arbiter,
                  chains: Sequence[str], bus: ServoBus) -> None:

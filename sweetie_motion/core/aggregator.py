@@ -18,7 +18,7 @@ from sweetie_motion.core.ports import ControllerOutput
 
 class Aggregator:
     """
-    Merges controller outputs into ``tick.reference`` (a cycle stage of role 'aggregator').
+    Merges controller outputs into ``tick.reference`` (a cycle stage of role StageRole.AGGREGATOR).
 
     :param group_indices: resource -> canonical indices of its joints.
     :param owners: returns resource -> owner name ('' when free), e.g. ``Arbiter.owners``.

@@ -1,10 +1,11 @@
 """
 The sync cycle: one periodic driver that calls the active components in a fixed order (R-SYS-1).
 
-Order of one tick: ``input`` stages (read the robot state) -> ``controller`` stages (compute
-references, smoothing included) -> ``aggregator`` (merge the owners' references into one full
-pose) -> ``output`` stages (send to the servo bus) -> ``observer`` stages (hand data to the
-publishers, which run in their own threads). Stages exchange data through the :class:`Tick`.
+Order of one tick, by :class:`StageRole`: ``INPUT`` stages (read the robot state) ->
+``CONTROLLER`` stages (compute references, smoothing included) -> ``AGGREGATOR`` (merge the
+owners' references into one full pose) -> ``SAFETY`` (the last word on the reference) ->
+``OUTPUT`` stages (send to the servo bus) -> ``OBSERVER`` stages (hand data to the publishers,
+which run in their own threads). Stages exchange data through the :class:`Tick`.
 
 The driver is a dedicated thread with absolute deadlines: rclpy timers drop ticks and cost CPU
 (see the README), and a cycle must not wait for a slow ROS client. The cycle measures itself:
@@ -25,6 +26,7 @@ from collections import deque
 import ctypes
 import ctypes.util
 from dataclasses import dataclass, field
+from enum import IntEnum
 import os
 import threading
 import time
@@ -34,8 +36,22 @@ import numpy as np
 
 from sweetie_motion.core.ports import ControllerOutput, JointVector
 
-#: Stage roles in execution order.
-ROLES = ('input', 'controller', 'aggregator', 'output', 'observer')
+
+class StageRole(IntEnum):
+    """What a stage does in a tick; a tick calls the roles in the order of their values."""
+
+    #: read the robot state into the tick
+    INPUT = 1
+    #: compute the controllers' references (smoothing included)
+    CONTROLLER = 2
+    #: merge the owners' references into one full pose
+    AGGREGATOR = 3
+    #: the last word on the reference before the bus (the safety stage)
+    SAFETY = 4
+    #: send the reference to the servo bus
+    OUTPUT = 5
+    #: hand the tick's data to the publishers and reporters
+    OBSERVER = 6
 
 
 class _Timespec(ctypes.Structure):
@@ -265,13 +281,14 @@ class SyncCycle:
 
     # --- stage registry (copy-on-write: the cycle reads the tuple once per tick) --------------
 
-    def add_stage(self, role: str, stage: Stage, order: int = 0) -> None:
+    def add_stage(self, role: StageRole, stage: Stage, order: int = 0) -> None:
         """Register ``stage`` with ``role``; within a role, lower ``order`` runs first."""
-        if role not in ROLES:
-            raise ValueError(f'unknown stage role {role!r} (roles: {", ".join(ROLES)})')
+        if not isinstance(role, StageRole):
+            raise ValueError(f'unknown stage role {role!r} (roles: '
+                             f'{", ".join(r.name for r in StageRole)})')
         with self._lock:
             entries = [e for e in self._entries if e[2] is not stage]
-            entries.append((ROLES.index(role), order, stage))
+            entries.append((role, order, stage))
             self._set(entries)
 
     def remove_stage(self, stage: Stage) -> None:

@@ -3,7 +3,9 @@ What the cycle side tells the ROS side without being asked: one dataclass per ki
 
 The cycle host and its components send them (in the cycle process they cross the pipe as
 pickles); a :class:`~sweetie_motion.host.client.HostClient` hands each to its listeners in a
-thread of its own, and a listener picks the kinds it handles with ``isinstance``. A goal's
+thread of its own, and a listener picks the kinds it handles with ``isinstance``. An event of
+one controller (:class:`ControllerEvent`: a goal's progress and end, losing every resource)
+is addressed to it and goes to that controller's listeners alone. A goal's
 :class:`Outcome` and :class:`Feedback` live here too: they travel inside the goal events.
 Pure: no rclpy.
 """
@@ -43,10 +45,16 @@ class OwnersChanged:
 
 
 @dataclass(frozen=True)
-class NotOperational:
-    """A controller lost every resource to others (its node deactivates)."""
+class ControllerEvent:
+    """An event of one controller, addressed to it: only its node's listener receives it."""
 
+    #: the name of the controller (its component) the event is for
     controller: str
+
+
+@dataclass(frozen=True)
+class NotOperational(ControllerEvent):
+    """A controller lost every resource to others (its node deactivates)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,7 @@ class ServoCommandDone:
 
 
 @dataclass(frozen=True)
-class GoalProgress:
+class GoalProgress(ControllerEvent):
     """
     A running trajectory goal's newest feedback, at most at the controller's feedback rate.
 
@@ -101,17 +109,15 @@ class GoalProgress:
         time (None: the goal carries none).
     """
 
-    controller: str
     goal_id: bytes
     feedback: Feedback
     support: Optional[Dict[str, float]]
 
 
 @dataclass(frozen=True)
-class GoalEnded:
+class GoalEnded(ControllerEvent):
     """A trajectory goal ended: how (its outcome is final)."""
 
-    controller: str
     goal_id: bytes
     outcome: Outcome
 

@@ -229,7 +229,7 @@ class SafetyReport:
 
 class SafetyStage:
     """
-    The last stage before the servo bus (role 'aggregator', after the aggregator).
+    The last stage before the servo bus (role StageRole.SAFETY, after the aggregator).
 
     :param joints: names of every joint of the full pose (canonical order).
     :param limits: their limits.

@@ -10,12 +10,17 @@ FollowJointTrajectory goal, 54 ms to publish it back (docs/cycle_timing.md). A c
 the same process waits that long for the GIL and loses ticks. In its own process the cycle has
 its own GIL; only small calls and the (memory-mapped) spline of a goal cross over.
 
-The ROS side calls through typed proxies: ``client.component(JointTrajectoryCore, name)``
-is typed as the component's own class, so mypy checks each call and go-to-definition leads to
-the method that runs on the cycle side; ``client.cycle()`` does the same for the
-:class:`~sweetie_motion.host.host.CycleHost`. Both clients deliver the host's events
+Every call is a command (:mod:`sweetie_motion.host.commands`) sent by :meth:`HostClient.call`;
+the host runs the handler its type names. Two typed views send them:
+``client.component(JointTrajectoryCore, name)`` is typed as the component's own class, and
+each method call on it sends a :class:`~sweetie_motion.host.commands.CallComponent` carrying
+that method, so mypy checks each call and go-to-definition leads to the method that runs on
+the cycle side; ``client.cycle()`` (:class:`CycleCalls`) sends the host's own commands. Both
+clients deliver the host's events
 (:mod:`sweetie_motion.core.events`) to listeners in a thread of their own, so a listener may
-call the host.
+call the host. An event addressed to a controller
+(:class:`~sweetie_motion.core.events.ControllerEvent`) goes to that controller's listeners
+only (:meth:`HostClient.add_controller_listener`), every other to every listener.
 """
 
 from abc import ABC, abstractmethod
@@ -27,12 +32,19 @@ import queue
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, cast, Dict, List, Mapping, Optional, Sequence, Type, TypeVar
+from typing import Any, Callable, cast, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
-from sweetie_motion.core.component import Component
-from sweetie_motion.core.events import CycleEvent, HostExited
+from sweetie_motion.core.component import Component, ComponentError
+from sweetie_motion.core.cycle import CycleSnapshot
+from sweetie_motion.core.events import ControllerEvent, CycleEvent, HostExited
+from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.host.host import CycleHost, HOST
+from sweetie_motion.host.commands import (
+    CallComponent, CreateComponent, DestroyComponent, HostCommand, offered_method, ReadOwners,
+    ReadPoses, ReadSafety, ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle,
+    StopCycle,
+)
+from sweetie_motion.host.host import CycleHost, Poses
 from sweetie_motion.host.transport import Channel, decode_error, remove_leftovers
 from sweetie_motion.model.robot_model import RobotModel
 
@@ -91,6 +103,8 @@ class HostClient(ABC):
     def __init__(self, period: float) -> None:
         self.period = float(period)
         self._listeners: List[Listener] = []
+        #: controller name -> the listeners of the events addressed to it
+        self._addressed: Dict[str, List[Callable[[ControllerEvent], None]]] = {}
         self._events: 'queue.SimpleQueue[Optional[CycleEvent]]' = queue.SimpleQueue()
         self._dispatcher = threading.Thread(target=self._dispatch_events,
                                             name='host_events', daemon=True)
@@ -101,32 +115,32 @@ class HostClient(ABC):
         """
         Return a proxy of the component ``name`` (of class ``kind``) on the cycle side.
 
-        Its methods run there, with the arguments pickled; errors come back with their class
-        and fields. ``wait=False``: calls return None at once and a failure comes back as a
-        :class:`~sweetie_motion.core.events.CallFailed` event.
+        Its methods run there (each call is a
+        :class:`~sweetie_motion.host.commands.CallComponent`), with the arguments pickled;
+        errors come back with their class and fields. ``wait=False``: calls return None at
+        once and a failure comes back as a :class:`~sweetie_motion.core.events.CallFailed`
+        event.
 
         :param timeout: how long each call may take [s] before :class:`HostError`.
         """
-        return cast(C, _Proxy(self, name, timeout, wait))
+        return cast(C, _ComponentProxy(self, kind, name, timeout, wait))
 
-    def cycle(self, timeout: float = CALL_TIMEOUT) -> CycleHost:
-        """Return a proxy of the cycle host (its cycle, poses, statistics; create, destroy)."""
-        return cast(CycleHost, _Proxy(self, HOST, timeout, True))
+    def cycle(self, timeout: float = CALL_TIMEOUT) -> 'CycleCalls':
+        """Return the cycle host's own calls (its cycle, poses, statistics; create, destroy)."""
+        return CycleCalls(self, timeout)
 
     @abstractmethod
-    def call(self, target: str, method: str, args: Sequence[Any] = (),
-             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
+    def call(self, command: HostCommand, timeout: float = CALL_TIMEOUT) -> Any:
         """
-        Call a method of the host (target ``''``) or of a component (what proxies do).
+        Send ``command`` to the host and return its handler's result.
 
         :raises HostError: the host is gone or did not answer within ``timeout`` [s].
-        :raises Exception: whatever the method raised, same class and message.
+        :raises Exception: whatever the handler raised, same class and message.
         """
 
-    def cast(self, target: str, method: str, args: Sequence[Any] = (),
-             kwargs: Optional[Mapping[str, Any]] = None) -> None:
-        """Call without waiting for the result (a failure becomes a CallFailed event)."""
-        self.call(target, method, args, kwargs)
+    def cast(self, command: HostCommand) -> None:
+        """Send ``command`` without waiting for the result (a failure: a CallFailed event)."""
+        self.call(command)
 
     @abstractmethod
     def close(self) -> None:
@@ -138,19 +152,30 @@ class HostClient(ABC):
         return os.getpid()
 
     def add_listener(self, listener: Listener) -> None:
-        """Call ``listener(event)`` for every event of the host (in the events thread)."""
+        """Call ``listener(event)`` for every event addressed to no controller (events thread)."""
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Listener) -> None:
-        """Stop calling ``listener``."""
+    def add_controller_listener(self, controller: str,
+                                listener: Callable[[ControllerEvent], None]) -> None:
+        """Call ``listener(event)`` for every event addressed to ``controller`` (its node)."""
+        self._addressed.setdefault(controller, []).append(listener)
+
+    def remove_listener(self, listener: Callable[[Any], None]) -> None:
+        """Stop calling ``listener``, for every event and every controller."""
         self._listeners = [f for f in self._listeners if f != listener]
+        self._addressed = {controller: kept for controller, kept in (
+            (c, [f for f in listeners if f != listener])
+            for c, listeners in self._addressed.items()) if kept}
 
     def _dispatch_events(self) -> None:
         while True:
             event = self._events.get()
             if event is None:
                 return
-            for listener in list(self._listeners):
+            listeners: Sequence[Callable[[Any], None]] = (
+                self._addressed.get(event.controller, ())
+                if isinstance(event, ControllerEvent) else self._listeners)
+            for listener in list(listeners):
                 try:
                     listener(event)
                 except Exception as error:  # noqa: B902 -- one listener must not stop others
@@ -177,10 +202,9 @@ class LocalHost(HostClient):
         super().__init__(period)
         self.host = CycleHost(model, period, self._events.put)
 
-    def call(self, target: str, method: str, args: Sequence[Any] = (),
-             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
-        """Call directly, in the caller's thread."""
-        return self.host.dispatch(target, method, args, kwargs)
+    def call(self, command: HostCommand, timeout: float = CALL_TIMEOUT) -> Any:
+        """Run the command directly, in the caller's thread."""
+        return self.host.handle(command)
 
     def close(self) -> None:
         """Stop the cycle and release the components."""
@@ -298,16 +322,14 @@ class RemoteHost(HostClient):
             self._events.put(HostExited(code))
         self._stop_events()
 
-    def call(self, target: str, method: str, args: Sequence[Any] = (),
-             kwargs: Optional[Mapping[str, Any]] = None, timeout: float = CALL_TIMEOUT) -> Any:
-        """Send the call to the cycle process and wait for its answer."""
+    def call(self, command: HostCommand, timeout: float = CALL_TIMEOUT) -> Any:
+        """Send the command to the cycle process and wait for its answer."""
         request_id = next(self._ids)
         pending = _Pending()
         with self._pending_lock:
             self._pending[request_id] = pending
         try:
-            self._requests.send(('call', request_id, target, method, tuple(args),
-                                 dict(kwargs or {})))
+            self._requests.send(('call', request_id, command))
         except OSError:
             with self._pending_lock:
                 self._pending.pop(request_id, None)
@@ -316,20 +338,19 @@ class RemoteHost(HostClient):
         if not pending.done.wait(timeout):
             with self._pending_lock:
                 self._pending.pop(request_id, None)
-            raise HostError(f'the cycle process did not answer {method} of '
-                            f'{target or "the host"} within {timeout:g} s')
+            raise HostError(f'the cycle process did not answer {command.label} of '
+                            f'{command.target or "the host"} within {timeout:g} s')
         if pending.ok is None:
             raise HostError(f'the cycle process ended (exit code {pending.value}) during '
-                            f'{method} of {target or "the host"}')
+                            f'{command.label} of {command.target or "the host"}')
         if not pending.ok:
             raise decode_error(pending.value)
         return pending.value
 
-    def cast(self, target: str, method: str, args: Sequence[Any] = (),
-             kwargs: Optional[Mapping[str, Any]] = None) -> None:
-        """Send the call without waiting; a failure comes back as a CallFailed event."""
+    def cast(self, command: HostCommand) -> None:
+        """Send the command without waiting; a failure comes back as a CallFailed event."""
         try:
-            self._requests.send(('call', None, target, method, tuple(args), dict(kwargs or {})))
+            self._requests.send(('call', None, command))
         except OSError:
             raise HostError(f'the cycle process is gone (exit code {self.process.poll()})'
                             ) from None
@@ -355,24 +376,85 @@ class RemoteHost(HostClient):
         return self.process.poll() is None
 
 
-class _Proxy:
+class CycleCalls:
     """
-    Stands for an object of the cycle side: calling a method calls it there.
+    The cycle host's own calls, as the ROS side makes them: each sends its command.
 
-    Typed as the object's class by :meth:`HostClient.component` and :meth:`HostClient.cycle`.
+    :param client: the client that sends them.
+    :param timeout: how long each call may take [s] before :class:`HostError`.
     """
 
-    def __init__(self, client: HostClient, target: str, timeout: float, wait: bool) -> None:
+    def __init__(self, client: HostClient, timeout: float = CALL_TIMEOUT) -> None:
         self._client = client
+        self._timeout = timeout
+
+    def create(self, name: str, kind: Type[Component], spec: Any) -> None:
+        """Create the component ``name`` from ``spec``: sends :class:`CreateComponent`."""
+        self._client.call(CreateComponent(name, kind, spec), self._timeout)
+
+    def destroy(self, name: str) -> None:
+        """Deactivate and remove a component: sends :class:`DestroyComponent`."""
+        self._client.call(DestroyComponent(name), self._timeout)
+
+    def start_cycle(self, publish_rate: float = 100.0, priority: int = 0) -> str:
+        """Start the cycle (sends :class:`StartCycle`); return how its thread is scheduled."""
+        return self._client.call(StartCycle(publish_rate, priority), self._timeout)
+
+    def stop_cycle(self) -> None:
+        """Stop the cycle: sends :class:`StopCycle`."""
+        self._client.call(StopCycle(), self._timeout)
+
+    def statistics(self, reset: bool = False) -> CycleSnapshot:
+        """Return the cycle's statistics: sends :class:`ReadStatistics`."""
+        return self._client.call(ReadStatistics(reset), self._timeout)
+
+    def stage_times(self) -> Dict[str, Tuple[float, float]]:
+        """Return each stage's (mean, longest) compute time [s]: sends :class:`ReadStageTimes`."""
+        return self._client.call(ReadStageTimes(), self._timeout)
+
+    def safety(self) -> SafetyReport:
+        """Return what the safety stage changed: sends :class:`ReadSafety`."""
+        return self._client.call(ReadSafety(), self._timeout)
+
+    def owners(self) -> Dict[str, str]:
+        """Return resource -> owner name ('' when free): sends :class:`ReadOwners`."""
+        return self._client.call(ReadOwners(), self._timeout)
+
+    def poses(self) -> Poses:
+        """Return the newest reference and measured full poses: sends :class:`ReadPoses`."""
+        return self._client.call(ReadPoses(), self._timeout)
+
+    def servo_joints(self) -> Sequence[str]:
+        """Return the joints of the servo bus (none without): sends :class:`ReadServoJoints`."""
+        return self._client.call(ReadServoJoints(), self._timeout)
+
+
+class _ComponentProxy:
+    """
+    Stands for a component of the cycle side: calling a method sends a CallComponent.
+
+    Typed as the component's class by :meth:`HostClient.component`; only the methods
+    :func:`~sweetie_motion.host.commands.offered_method` offers can be called.
+    """
+
+    def __init__(self, client: HostClient, kind: Type[Component], target: str, timeout: float,
+                 wait: bool) -> None:
+        self._client = client
+        self._kind = kind
         self._target = target
         self._timeout = timeout
         self._wait = wait
 
-    def __getattr__(self, method: str) -> Callable[..., Any]:
-        if method.startswith('_'):
-            raise AttributeError(method)
-        client, target = self._client, self._target
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith('_'):
+            raise AttributeError(name)
+        method = offered_method(self._kind, name)
+        if method is None:
+            raise ComponentError(f'{self._target} offers no {name!r}')
+        client, target, kind = self._client, self._target, self._kind
         if not self._wait:
-            return lambda *args, **kwargs: client.cast(target, method, args, kwargs)
+            return lambda *args, **kwargs: client.cast(
+                CallComponent(target, kind, method, args, kwargs))
         timeout = self._timeout
-        return lambda *args, **kwargs: client.call(target, method, args, kwargs, timeout)
+        return lambda *args, **kwargs: client.call(
+            CallComponent(target, kind, method, args, kwargs), timeout)

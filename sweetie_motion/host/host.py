@@ -3,28 +3,31 @@ The cycle host: the shared objects and components of the cycle side, and the cal
 
 The host runs wherever the sync cycle runs: in a child process of its own (the default, see
 :mod:`sweetie_motion.host.cycle_process`), or inside the ROS process. The ROS side reaches
-it only through typed proxies (:meth:`~sweetie_motion.host.client.HostClient.cycle`,
-:meth:`~sweetie_motion.host.client.HostClient.component`) whose calls arrive here at
-:meth:`CycleHost.dispatch`, with picklable arguments, so both places behave the same. Events
-for the ROS side (:mod:`sweetie_motion.core.events`) go out through ``emit``.
+it only through commands (:mod:`sweetie_motion.host.commands`, sent by
+:meth:`~sweetie_motion.host.client.HostClient.call` and the typed proxies built on it), which
+arrive here at :meth:`CycleHost.handle` and go to their handler in :data:`HANDLERS`, with
+picklable arguments, so both places behave the same. Events for the ROS side
+(:mod:`sweetie_motion.core.events`) go out through ``emit``.
 """
 
 import threading
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, NamedTuple, Sequence, Tuple
 
 from sweetie_motion.core.component import Component, ComponentError, CycleResources
-from sweetie_motion.core.cycle import CycleSnapshot
+from sweetie_motion.core.cycle import CycleSnapshot, StageRole
 from sweetie_motion.core.events import (
     CallFailed, OwnersChanged, SafetyLimited, SendEvent, StageFailed,
 )
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.safety import SafetyReport
+from sweetie_motion.host.commands import (
+    CallComponent, CreateComponent, DestroyComponent, HostCommand, offered_method, ReadOwners,
+    ReadPoses, ReadSafety, ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle,
+    StopCycle,
+)
 from sweetie_motion.host.state_board import BoardWriter
 from sweetie_motion.host.transport import Channel, encode_error
 from sweetie_motion.model.robot_model import RobotModel
-
-#: the target name of the host's own methods in :meth:`CycleHost.dispatch`
-HOST = ''
 
 
 class Poses(NamedTuple):
@@ -43,9 +46,6 @@ class CycleHost:
     :param emit: sends an event to the ROS side; must not block.
     """
 
-    #: public methods the ROS side may not call (they run on the cycle side only)
-    LOCAL = ('dispatch', 'shutdown')
-
     def __init__(self, model: RobotModel, period: float, emit: SendEvent) -> None:
         self.resources = CycleResources(model, period)
         self.emit = emit
@@ -60,30 +60,37 @@ class CycleHost:
 
     # --- calls from the ROS side ---------------------------------------------------------------
 
-    def dispatch(self, target: str, method: str, args: Sequence[Any] = (),
-                 kwargs: Optional[Mapping[str, Any]] = None) -> Any:
+    def handle(self, command: HostCommand) -> Any:
         """
-        Call the public ``method`` of the host (target :data:`HOST`) or of a component.
+        Run one command of the ROS side: its handler in :data:`HANDLERS`, found by its type.
 
-        The typed proxies of the ROS side name the method (go-to-definition follows them to
-        the component's class); this is where the name comes back to the method.
-
-        :raises ComponentError: unknown target, or a method it does not offer.
+        :raises ComponentError: a command the host does not answer, an unknown component, or
+            a method it does not offer.
         """
-        if target == HOST:
-            subject: Any = self
-            local: Tuple[str, ...] = self.LOCAL
-        else:
-            subject = self.components.get(target)
-            if subject is None:
-                raise ComponentError(f'no component {target!r} in the cycle process')
-            local = subject.LOCAL
-        function = getattr(type(subject), method, None)
-        if method.startswith('_') or method in local or not callable(function):
-            raise ComponentError(f'{target or "the cycle host"} offers no {method!r}')
-        return getattr(subject, method)(*args, **(kwargs or {}))
+        handler = HANDLERS.get(type(command))
+        if handler is None:
+            raise ComponentError(f'the cycle host answers no {type(command).__name__}')
+        return handler(self, command)
 
-    def create(self, name: str, kind: Type[Component], spec: Any) -> None:
+    def call_component(self, command: CallComponent) -> Any:
+        """
+        Call the method a :class:`~sweetie_motion.host.commands.CallComponent` carries.
+
+        The method is the function the caller's class declares; it runs as the component's
+        own class defines it (an override of :meth:`Component.activate`, say).
+
+        :raises ComponentError: no such component, not of the caller's class, or a method that
+            is private or the cycle side's own (:attr:`Component.LOCAL`).
+        """
+        component = self.components.get(command.target)
+        if component is None:
+            raise ComponentError(f'no component {command.target!r} in the cycle process')
+        offered = offered_method(command.kind, command.label)
+        if offered != command.method or not isinstance(component, command.kind):
+            raise ComponentError(f'{command.target} offers no {command.label!r}')
+        return getattr(component, command.label)(*command.args, **command.kwargs)
+
+    def create(self, command: CreateComponent) -> None:
         """
         Create the component ``name``: an instance of ``kind`` made from ``spec``.
 
@@ -92,6 +99,7 @@ class CycleHost:
 
         :raises ComponentError: not a component class, a wrong spec, or a name already taken.
         """
+        name, kind, spec = command.name, command.kind, command.spec
         if not (isinstance(kind, type) and issubclass(kind, Component)):
             raise ComponentError(f'{kind!r} is not a component class')
         if not isinstance(spec, kind.SPEC):
@@ -102,19 +110,20 @@ class CycleHost:
                 raise ComponentError(f'component {name!r} exists already')
             self.components[name] = kind.create(self.resources, name, self.emit, spec)
 
-    def destroy(self, name: str) -> None:
+    def destroy(self, command: DestroyComponent) -> None:
         """Deactivate (if needed) and remove a component; unknown names are ignored."""
         with self._lock:
-            component = self.components.pop(name, None)
+            component = self.components.pop(command.name, None)
         if component is not None:
             component.destroy()
 
-    def start_cycle(self, publish_rate: float = 100.0, priority: int = 0) -> str:
+    def start_cycle(self, command: StartCycle) -> str:
         """
         Start the cycle from the robot's pose (no jump at the first tick) and the publisher.
 
-        :param publish_rate: joint_states rate [Hz], at most the cycle rate.
-        :param priority: SCHED_FIFO priority of the cycle thread, 0 = normal scheduling.
+        The command's ``publish_rate`` is the joint_states rate [Hz], at most the cycle rate;
+        its ``priority`` the SCHED_FIFO priority of the cycle thread, 0 = normal scheduling.
+
         :return: how the cycle thread is scheduled.
         """
         resources = self.resources
@@ -130,14 +139,14 @@ class CycleHost:
         if not cycle.running:
             reference = cycle.reference
             resources.safety.reset(reference.position, reference.velocity)
-        cycle.add_stage('aggregator', resources.aggregator)
-        cycle.add_stage('aggregator', resources.safety, order=100)
-        self.board_writer.set_rate(min(publish_rate, 1.0 / cycle.period))
-        cycle.add_stage('observer', self.board_writer)
-        cycle.start(priority)
+        cycle.add_stage(StageRole.AGGREGATOR, resources.aggregator)
+        cycle.add_stage(StageRole.SAFETY, resources.safety)
+        self.board_writer.set_rate(min(command.publish_rate, 1.0 / cycle.period))
+        cycle.add_stage(StageRole.OBSERVER, self.board_writer)
+        cycle.start(command.priority)
         return cycle.scheduling
 
-    def stop_cycle(self) -> None:
+    def stop_cycle(self, command: StopCycle) -> None:
         """Stop the cycle after its current tick, then the publisher."""
         cycle = self.resources.cycle
         cycle.stop()
@@ -145,38 +154,38 @@ class CycleHost:
         cycle.remove_stage(self.resources.safety)
         cycle.remove_stage(self.board_writer)
 
-    def statistics(self, reset: bool = False) -> CycleSnapshot:
+    def statistics(self, command: ReadStatistics) -> CycleSnapshot:
         """
         Return the cycle's statistics; their percentiles come from the snapshot's summary.
 
-        :param reset: start the statistics afresh after reading them.
+        The command's ``reset`` starts the statistics afresh after reading them.
         """
         cycle = self.resources.cycle
         snapshot = cycle.statistics.snapshot(cycle.scheduling, cycle.running)
-        if reset:
+        if command.reset:
             cycle.reset_statistics()
         return snapshot
 
-    def stage_times(self) -> Dict[str, Tuple[float, float]]:
+    def stage_times(self, command: ReadStageTimes) -> Dict[str, Tuple[float, float]]:
         """Return each stage's (mean, longest) compute time [s] (mean over ~100 ticks)."""
         statistics = self.resources.cycle.statistics
         return {name: (mean, statistics.stage_max.get(name, mean))
                 for name, mean in statistics.stage_time.items()}
 
-    def safety(self) -> SafetyReport:
+    def safety(self, command: ReadSafety) -> SafetyReport:
         """Return what the safety stage changed since the start, per joint and controller."""
         return self.resources.safety.report()
 
-    def owners(self) -> Dict[str, str]:
+    def owners(self, command: ReadOwners) -> Dict[str, str]:
         """Return resource -> owner name ('' when free)."""
         return self.resources.arbiter.owners()
 
-    def poses(self) -> Poses:
+    def poses(self, command: ReadPoses) -> Poses:
         """Return copies of the newest reference and measured full poses."""
         cycle = self.resources.cycle
         return Poses(cycle.reference, cycle.measured)
 
-    def servo_joints(self) -> Sequence[str]:
+    def servo_joints(self, command: ReadServoJoints) -> Sequence[str]:
         """Return the joints of the servo bus (empty without a bus)."""
         bus = self.resources.bus
         return list(bus.joints) if bus is not None else []
@@ -185,14 +194,14 @@ class CycleHost:
 
     def shutdown(self) -> None:
         """Stop the cycle, release every component and the bus hardware."""
-        self.stop_cycle()
+        self.stop_cycle(StopCycle())
         for name in list(self.components):
             component = self.components[name]
             try:
                 component.deactivate()
             except Exception:  # noqa: B902 -- shutting down: release the rest regardless
                 pass
-            self.destroy(name)
+            self.destroy(DestroyComponent(name))
         if self.resources.bus is not None:
             self.resources.bus.disconnect()
         self.board_writer.close()
@@ -204,13 +213,29 @@ class CycleHost:
             self.emit(StageFailed(stage, count, f'{type(error).__name__}: {error}'))
 
 
+#: the handler of each command: what runs on the cycle side when the ROS side sends it
+HANDLERS: Dict[type, Callable[[CycleHost, Any], Any]] = {
+    CreateComponent: CycleHost.create,
+    DestroyComponent: CycleHost.destroy,
+    StartCycle: CycleHost.start_cycle,
+    StopCycle: CycleHost.stop_cycle,
+    ReadStatistics: CycleHost.statistics,
+    ReadStageTimes: CycleHost.stage_times,
+    ReadSafety: CycleHost.safety,
+    ReadOwners: CycleHost.owners,
+    ReadPoses: CycleHost.poses,
+    ReadServoJoints: CycleHost.servo_joints,
+    CallComponent: CycleHost.call_component,
+}
+
+
 def serve(host: CycleHost, requests: Channel, replies: Channel,
           on_close: Callable[[], None] = lambda: None) -> None:
     """
-    Answer the calls of the ROS side until it says ``close`` or goes away (end of file).
+    Answer the commands of the ROS side until it says ``close`` or goes away (end of file).
 
-    Requests are ``('call', id, target, method, args, kwargs)`` (``id`` None: no reply
-    wanted) and ``('close',)``; replies are ``('reply', id, ok, value or encoded error)``.
+    Requests are ``('call', id, command)`` (``id`` None: no reply wanted) and ``('close',)``;
+    replies are ``('reply', id, ok, value or encoded error)``.
     """
     while True:
         try:
@@ -219,14 +244,14 @@ def serve(host: CycleHost, requests: Channel, replies: Channel,
             break
         if message[0] == 'close':
             break
-        _, request_id, target, method, args, kwargs = message
+        _, request_id, command = message
         try:
-            reply = ('reply', request_id, True, host.dispatch(target, method, args, kwargs))
+            reply = ('reply', request_id, True, host.handle(command))
         except Exception as error:  # noqa: B902 -- every failure goes back to the caller
             reply = ('reply', request_id, False, encode_error(error))
         if request_id is None:
             if not reply[2]:
-                host.emit(CallFailed(target, method, reply[3][2]))
+                host.emit(CallFailed(command.target, command.label, reply[3][2]))
             continue
         try:
             replies.send(reply)

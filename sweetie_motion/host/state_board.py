@@ -172,7 +172,7 @@ class StateBoard:
 
 class BoardWriter:
     """
-    Cycle stage 'observer': writes each tick to a new board and wakes its reader.
+    Cycle stage of role StageRole.OBSERVER: writes each tick to a new board and wakes its reader.
 
     The reader is woken through a pipe, at most at the rate set.
 

@@ -22,7 +22,7 @@ from sweetie_motion.controllers.joint_state import (
 )
 from sweetie_motion.controllers.pendants import Lapse
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, TorqueSwitchSpec
-from sweetie_motion.core.events import CycleEvent, NotOperational
+from sweetie_motion.core.events import ControllerEvent, CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
@@ -137,6 +137,7 @@ class ControllerNode(ComponentNode):
         self.read_parameters()
         spec = self.component_spec()
         self.host.add_listener(self._on_event)
+        self.host.add_controller_listener(self.get_name(), self._on_controller_event)
         self.create_component(self.COMPONENT, spec)
         self.create_entities()
 
@@ -145,10 +146,15 @@ class ControllerNode(ComponentNode):
 
     def cleanup_component(self) -> None:
         self.host.remove_listener(self._on_event)
+        self.host.remove_listener(self._on_controller_event)
         super().cleanup_component()
 
     def _on_event(self, event: CycleEvent) -> None:
-        if isinstance(event, NotOperational) and event.controller == self.get_name():
+        """Handle an event of the cycle side addressed to no controller (subclasses)."""
+
+    def _on_controller_event(self, event: ControllerEvent) -> None:
+        """Handle an event addressed to this controller (in the host client's events thread)."""
+        if isinstance(event, NotOperational):
             self.get_logger().info('every resource was taken by another controller: '
                                    'deactivating')
             self.call_soon(self._deactivate_if_active)

@@ -8,29 +8,86 @@ planned). Both go through the package's one storage client.
 """
 
 import time
-from typing import Any, List, Optional, TYPE_CHECKING
+from typing import Any, Callable, ContextManager, List, Mapping, Optional, Protocol, TYPE_CHECKING
 
+from rclpy.callback_groups import CallbackGroup
+from rclpy.impl.rcutils_logger import RcutilsLogger
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from sweetie_motion.controllers.goals import GoalPlan
+from sweetie_motion.core.events import Outcome
 from sweetie_motion.errors import did_you_mean
+from sweetie_motion.host.host import Poses
+from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.ros.conversions import goal_from_msg, goal_to_msg
 from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
 from sweetie_motion.trajectory.goal import approached, MAX_SPEED, MIN_SPEED, TrajectoryGoal
-from sweetie_motion.trajectory.validation import GoalError, PlayCode, ResultCode
+from sweetie_motion.trajectory.validation import GoalError, GoalLike, PlayCode, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
 
 if TYPE_CHECKING:   # for the type only: the client is imported where it is first made
     from sweetie_motion.ros.storage_client import TrajectoryStorageClient
 
 
+class StartedGoal(Protocol):
+    """A goal the controller node handed to the cycle (its ``RunningGoal``)."""
+
+    duration: float
+    #: resolved with the goal's :class:`~sweetie_motion.core.events.Outcome`
+    done: Future
+
+
+class TrajectoryControllerNode(Protocol):
+    """
+    What :class:`StoredMotions` uses of its node: JointTrajectoryNode (nodes/trajectory.py).
+
+    A protocol, not the class: nodes/trajectory.py imports this module.
+    """
+
+    values: Mapping[str, Any]
+    process: MotionProcess
+
+    def get_parameter(self, name: str) -> Parameter:
+        """Return a parameter of the node (rclpy)."""
+
+    def get_logger(self) -> RcutilsLogger:
+        """Return the node's logger (rclpy)."""
+
+    async def sleep(self, seconds: float, group: CallbackGroup = None) -> None:
+        """Wait without blocking the executor (ManagedNode.sleep)."""
+
+    def goal_running(self) -> ContextManager[None]:
+        """Count an execute callback as running inside the block (ManagedNode.goal_running)."""
+
+    def poses(self) -> Poses:
+        """Return the cycle's newest poses, as JointTrajectoryNode.poses does."""
+
+    def plan(self, goal: GoalLike) -> GoalPlan:
+        """Validate and plan a goal (JointTrajectoryNode.plan)."""
+
+    def start(self, goal_handle: Any, plan: GoalPlan,
+              feedback: Callable[[Any, Any, Any], None]) -> StartedGoal:
+        """Hand a plan to the cycle (JointTrajectoryNode.start)."""
+
+    def publish_last_goal(self, goal: Any) -> None:
+        """Publish a goal on ``~/last_goal`` (JointTrajectoryNode.publish_last_goal)."""
+
+    def finish_handle(self, goal_handle: Any, outcome: Outcome) -> None:
+        """End an action goal's handle as its outcome says (JointTrajectoryNode)."""
+
+    def internal_error(self, goal_handle: Any, result: Any, error: Exception) -> Any:
+        """Abort a goal that failed inside the node (JointTrajectoryNode.internal_error)."""
+
+
 class StoredMotions:
     """
     Plays stored trajectories by name and records goals, for one trajectory controller node.
 
-    :param node: the controller's JointTrajectoryNode (it plans and starts what is played; not
-        imported here: it imports this module).
+    :param node: the controller's JointTrajectoryNode (it plans and starts what is played).
     :param group: the callback group the node's actions run in.
     """
 
-    def __init__(self, node: Any, group: Any) -> None:
+    def __init__(self, node: TrajectoryControllerNode, group: CallbackGroup) -> None:
         self.node = node
         self.group = group
         self._storage_client: Optional['TrajectoryStorageClient'] = None

@@ -22,11 +22,10 @@ from dataclasses import dataclass
 import itertools
 import threading
 import traceback
-from typing import Any, Callable, Deque, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.parameter import Parameter
@@ -35,21 +34,20 @@ from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
 from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
 from sweetie_motion.controllers.pendants import Lapse
-from sweetie_motion.core.events import CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome
+from sweetie_motion.core.events import (
+    ControllerEvent, CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome,
+)
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
+from sweetie_motion.nodes.controllers import ControllerNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.pendant_watch import PendantWatch
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.nodes.rclpy_private import set_own_value
 from sweetie_motion.nodes.stored_motions import StoredMotions
-from sweetie_motion.parameters import nested_overrides, ParameterError, ParameterSpec
-from sweetie_motion.ros.conversions import (
-    duration_to_seconds, goal_arrays_from_msg, seconds_to_duration,
+from sweetie_motion.nodes.trajectory_params import (
+    check_goal_limits, declare_jtc_parameters, tolerance_defaults, TRAJECTORY_PARAMETERS,
 )
-from sweetie_motion.trajectory.codec import check_name, TrajectoryFileError
-from sweetie_motion.trajectory.spline import INTERPOLATIONS
-from sweetie_motion.trajectory.timing import POLICIES
+from sweetie_motion.ros.conversions import goal_arrays_from_msg, seconds_to_duration
 from sweetie_motion.trajectory.tolerances import ToleranceDefaults
 from sweetie_motion.trajectory.validation import GoalError, GoalLike, ResultCode
 from sweetie_motion_msgs.action import PlayTrajectory
@@ -57,23 +55,42 @@ from sweetie_motion_msgs.msg import SupportState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 
-def _name_problem(name: str) -> Optional[str]:
-    try:
-        check_name(name)
-    except TrajectoryFileError as error:
-        return str(error)
-    return None
-
-
-#: joint_trajectory_controller's read-only interface parameters, as this controller has them
-JTC_COMMAND_INTERFACES = ('position',)
-JTC_STATE_INTERFACES = ('position', 'velocity')
 #: goal, cancel and result requests the action servers queue
 REQUEST_QUEUE = 1000
 #: a goal with at most this many values (points x joints) is planned before it is accepted
 #: (MoveIt's and the editor's goals: it runs from the tick after "accepted"); a larger one is
 #: accepted first and planned after, so that its client hears at once (#21: 1.85 s under load)
 PLAN_BEFORE_ACCEPT_VALUES = 20_000
+
+
+class PreparedGoals:
+    """
+    What the goal callback made of a goal message, kept for the accepted callback of that goal.
+
+    rclpy gives the goal callback the message alone (not the goal's id) and the accepted
+    callback a handle whose ``request`` is that same message object: the message itself is
+    the key, matched by identity (messages compare by value, and two clients may send equal
+    goals). Held here, it cannot be freed and another message take its place, as one could
+    take its ``id()``.
+    """
+
+    def __init__(self) -> None:
+        self._entries: List[Tuple[object, Union[GoalPlan, GoalError]]] = []
+        self._lock = threading.Lock()
+
+    def put(self, goal: object, entry: Union[GoalPlan, GoalError]) -> None:
+        """Keep ``entry`` (a plan or why the goal is refused) for the message ``goal``."""
+        with self._lock:
+            self._entries.append((goal, entry))
+
+    def take(self, goal: object) -> Optional[Union[GoalPlan, GoalError]]:
+        """Remove and return what was kept for the message ``goal``; None: nothing was."""
+        with self._lock:
+            for k, (kept, entry) in enumerate(self._entries):
+                if kept is goal:
+                    del self._entries[k]
+                    return entry
+        return None
 
 
 @dataclass(eq=False)
@@ -103,70 +120,15 @@ class JointTrajectoryNode(ControllerNode):
     """
 
     COMPONENT = JointTrajectoryCore
-    PARAMETERS = [p for p in controller_parameters(smoothing='transient')
-                  if p.name != 'stay_operational'] + [
-        ParameterSpec('interpolation', 'akima',
-                      'Interpolation of position-only keyframes: akima (C1, no overshoot, '
-                      'still between equal keyframes) or cubic (C2, may overshoot).',
-                      choices=INTERPOLATIONS),
-        ParameterSpec('constraints.path_tolerance', 0.3,
-                      'Default path tolerance (position) [rad]; 0 = not checked.',
-                      low=0.0, high=10.0),
-        ParameterSpec('constraints.goal_tolerance', 0.05,
-                      'Default goal tolerance (position) [rad]; 0 = not checked.',
-                      low=0.0, high=10.0),
-        ParameterSpec('constraints.goal_time', 1.0,
-                      'Default time allowed after the end to reach the goal [s].',
-                      low=0.001, high=600.0),
-        ParameterSpec('limits.max_points', 50000,
-                      'Goals with more points are refused (INVALID_GOAL) before any work.',
-                      low=2, high=10_000_000),
-        ParameterSpec('limits.max_duration', 3600.0,
-                      'Goals lasting longer are refused (INVALID_GOAL) [s].',
-                      low=0.01, high=1e6),
-        ParameterSpec('limits.max_message_bytes', 64 * 1024 * 1024,
-                      'Goals whose points hold more than this many bytes of values are '
-                      'refused (INVALID_GOAL).', low=1024, high=2**31 - 1),
-        ParameterSpec('limits.policy', 'retime',
-                      'A goal needing more velocity or acceleration than the joint limits: '
-                      'retime (slowed down by the smallest factor that fits; the result '
-                      'message says so) or refuse (INVALID_GOAL naming the joint, the time, '
-                      'the needed and the allowed value). Applies to the next goal.',
-                      choices=POLICIES, dynamic=True),
-        ParameterSpec('feedback_rate', 20.0, 'Rate of action feedback [Hz].',
-                      low=1.0, high=200.0),
-        ParameterSpec('result_timeout', 10.0,
-                      'How long a finished goal stays known to the action server [s]: every '
-                      'status message lists them all, and clients slow down with thousands. '
-                      'Clients ask for the result right away (rclpy, MoveIt, the editor).',
-                      read_only=True, low=1.0, high=3600.0),
-        ParameterSpec('play_action', '',
-                      'Name of the play-by-name action (sweetie_motion_msgs/PlayTrajectory), '
-                      'relative to the robot namespace; empty: none.', read_only=True),
-        ParameterSpec('storage_node', 'trajectory_storage',
-                      'The trajectory_storage node that play_action loads from.'),
-        ParameterSpec('trajectory_namespace', 'joint_trajectory',
-                      'Parameter namespace of the stored trajectories.'),
-        ParameterSpec('record_as', '',
-                      'If set, every accepted FollowJointTrajectory goal is also stored under '
-                      'this name (e.g. to keep what MoveIt planned).', dynamic=True,
-                      check=lambda name: _name_problem(name) if name else None),
-        ParameterSpec('support_topic', 'support_state',
-                      'Topic of SupportState from support/<chain> pseudo-joints.',
-                      read_only=True),
-        ParameterSpec('state_publish_rate', 25.0,
-                      'Rate of ~/controller_state [Hz] while someone subscribes; 0: never.',
-                      low=0.0, high=200.0),
-    ]
+    PARAMETERS = TRAJECTORY_PARAMETERS
 
     def __init__(self, process: MotionProcess, name: str = 'joint_trajectory', **kwargs) -> None:
         super().__init__(process, name, **kwargs)
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
         self._goals_lock = threading.Lock()
-        #: id of a small goal's message -> its plan or why it is refused (goal callback ->
-        #: accepted; rclpy hands the same message object to both)
-        self._prepared: Dict[int, Union[GoalPlan, GoalError]] = {}
+        #: a small goal's plan or why it is refused (goal callback -> accepted)
+        self._prepared = PreparedGoals()
         #: goal id -> the started goal, or why it did not start (accepted -> execute callback)
         self._handoff: Dict[bytes, Union[RunningGoal, GoalError]] = {}
         #: the cycle's goal events, handled in order in the executor
@@ -176,34 +138,9 @@ class JointTrajectoryNode(ControllerNode):
         #: playing stored trajectories by name, recording goals (the storage node's client)
         self.stored = StoredMotions(self, self._action_group)
         self._planner: Optional[GoalPlanner] = None
-        self._declare_jtc_parameters()
+        declare_jtc_parameters(self, self.controlled_joints())
 
     # --- parameters ----------------------------------------------------------------------------
-
-    def _declare_jtc_parameters(self) -> None:
-        """
-        Declare what joint_trajectory_controller's tools read of it (rqt_jtc, ros2 control).
-
-        ``joints`` (the joints of ``controlled_chains``, in the controller's order: what goals
-        may name, what ``~/controller_state`` lists, what the controller manager reports),
-        ``command_interfaces`` ([position]) and ``state_interfaces`` ([position, velocity]),
-        all read-only as in JTC. ``joints`` follows ``controlled_chains`` at each configure.
-        """
-        for name, value, text in (
-                ('joints', self.controlled_joints(),
-                 "joint_trajectory_controller's joints: the joints of controlled_chains, in "
-                 "the controller's order (set it through controlled_chains)."),
-                ('command_interfaces', list(JTC_COMMAND_INTERFACES),
-                 'The joint interfaces it commands (position references).'),
-                ('state_interfaces', list(JTC_STATE_INTERFACES),
-                 'The joint interfaces it reads (measured position and velocity).')):
-            # what the node derives: no override (a params file's /** say) can change it
-            self.declare_parameter(name, value or Parameter.Type.STRING_ARRAY,
-                                   ParameterDescriptor(name=name, description=text,
-                                                       read_only=True),
-                                   ignore_override=True)
-            if not value:
-                set_own_value(self, name, Parameter.Type.STRING_ARRAY, [])
 
     def _update_joints(self) -> None:
         joints = self.controlled_joints()
@@ -226,21 +163,9 @@ class JointTrajectoryNode(ControllerNode):
             parts[2] in ('trajectory', 'path', 'goal')
 
     def _tolerance_defaults(self) -> ToleranceDefaults:
-        values = self.values
-        flat = {f'constraints.{n}': p.value
-                for n, p in self.get_parameters_by_prefix('constraints').items()}
-        _, per_joint, _ = nested_overrides(flat, 'constraints')
-        unknown = [j for j in per_joint if self.process.view.get_joint_index(j) < 0]
-        if unknown:
-            raise ParameterError(f'constraints name unknown joints: {", ".join(unknown)}')
-        # JTC's name of a joint's path tolerance wins over ours
-        return ToleranceDefaults(values['constraints.path_tolerance'],
-                                 values['constraints.goal_tolerance'],
-                                 values['constraints.goal_time'],
-                                 {j: {('path' if k == 'trajectory' else k): float(v)
-                                      for k, v in sorted(p.items(), key=lambda i: i[0] ==
-                                                         'trajectory')}
-                                  for j, p in per_joint.items()})
+        constraints = {f'constraints.{n}': p.value
+                       for n, p in self.get_parameters_by_prefix('constraints').items()}
+        return tolerance_defaults(self.values, constraints, self.process.view)
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -252,8 +177,8 @@ class JointTrajectoryNode(ControllerNode):
         self._planner = GoalPlanner(self.get_name(), self.process.view, chains, defaults,
                                     values['interpolation'], values['limits.policy'],
                                     self.process.checker())
-        return JointTrajectorySpec(chains, self.smoothing_spec(), defaults,
-                                   values['interpolation'], self.order, values['feedback_rate'])
+        return JointTrajectorySpec(chains, self.smoothing_spec(), self.order,
+                                   values['feedback_rate'])
 
     def _cycle_side(self, timeout: float = 2.0, wait: bool = True) -> JointTrajectoryCore:
         return self.host.component(JointTrajectoryCore, self.get_name(), timeout, wait)
@@ -321,35 +246,7 @@ class JointTrajectoryNode(ControllerNode):
 
         :raises GoalError: naming the limit and its parameter.
         """
-        values = self.values
-        name = self.get_name()
-        points = goal.trajectory.points
-        if len(points) > values['limits.max_points']:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'the trajectory has {len(points)} points; {name} accepts at most '
-                            f'{values["limits.max_points"]} (parameter limits.max_points)')
-        controlled = self._planner.controlled
-        allowed = len(controlled.joints) + len(controlled.chains)
-        names = goal.trajectory.joint_names
-        if len(names) > allowed:
-            raise GoalError(ResultCode.INVALID_JOINTS,
-                            f'the trajectory names {len(names)} joints; {name} drives '
-                            f'{len(controlled.joints)} joints and {len(controlled.chains)} '
-                            'support flags')
-        if points:
-            duration = duration_to_seconds(points[-1].time_from_start)
-            if duration > values['limits.max_duration']:
-                raise GoalError(ResultCode.INVALID_GOAL,
-                                f'the trajectory lasts {duration:.1f} s; {name} accepts at '
-                                f'most {values["limits.max_duration"]:g} s (parameter '
-                                'limits.max_duration)')
-        size = 8 * sum(len(p.positions) + len(p.velocities) + len(p.accelerations)
-                       + len(p.effort) + 1 for p in points)
-        if size > values['limits.max_message_bytes']:
-            raise GoalError(ResultCode.INVALID_GOAL,
-                            f'the trajectory holds {size} bytes of values; {name} accepts at '
-                            f'most {values["limits.max_message_bytes"]} (parameter '
-                            'limits.max_message_bytes)')
+        check_goal_limits(goal, self.values, self.get_name(), self._planner)
 
     def plan(self, goal: GoalLike) -> GoalPlan:
         """
@@ -387,7 +284,7 @@ class JointTrajectoryNode(ControllerNode):
         trajectory = goal.trajectory
         if len(trajectory.points) * max(1, len(trajectory.joint_names)) <= \
                 PLAN_BEFORE_ACCEPT_VALUES:
-            self._prepared[id(goal)] = self._prepare(goal)
+            self._prepared.put(goal, self._prepare(goal))
         return GoalResponse.ACCEPT
 
     def _prepare(self, goal) -> Union[GoalPlan, GoalError]:
@@ -405,7 +302,7 @@ class JointTrajectoryNode(ControllerNode):
     def _on_accepted(self, goal_handle) -> None:
         """Start the planned goal (plan a large one first): it runs from the next tick."""
         key = bytes(goal_handle.goal_id.uuid)
-        entry = self._prepared.pop(id(goal_handle.request), None)
+        entry = self._prepared.take(goal_handle.request)
         if entry is None:
             entry = self._prepare(goal_handle.request)
         if isinstance(entry, GoalPlan):
@@ -467,13 +364,15 @@ class JointTrajectoryNode(ControllerNode):
 
     # --- what the cycle pushes -----------------------------------------------------------------
 
-    def _on_event(self, event: CycleEvent) -> None:
-        super()._on_event(event)
-        if isinstance(event, (GoalProgress, GoalEnded)) and \
-                event.controller == self.get_name():
+    def _on_controller_event(self, event: ControllerEvent) -> None:
+        super()._on_controller_event(event)
+        if isinstance(event, (GoalProgress, GoalEnded)):
             self._goal_events.append(event)
             self.call_soon(self._handle_goal_events)
-        elif isinstance(event, HostExited):
+
+    def _on_event(self, event: CycleEvent) -> None:
+        super()._on_event(event)
+        if isinstance(event, HostExited):
             self.call_soon(lambda: self._abort_all(
                 f'the cycle process ended (exit code {event.code}): the goal was not finished'))
 

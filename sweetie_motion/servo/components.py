@@ -12,6 +12,7 @@ from typing import (
 import numpy as np
 
 from sweetie_motion.core.component import Component, ComponentError, CycleResources
+from sweetie_motion.core.cycle import StageRole
 from sweetie_motion.core.events import SendEvent, ServoCommandDone
 from sweetie_motion.core.servo_bus import ServoBus, ServoStatus
 from sweetie_motion.errors import did_you_mean
@@ -48,8 +49,8 @@ class BusComponent(Component):
 
     def activate(self) -> None:
         """Read the servos before the controllers, command them after the aggregator."""
-        self.shared.cycle.add_stage('input', self._input)
-        self.shared.cycle.add_stage('output', self._output)
+        self.shared.cycle.add_stage(StageRole.INPUT, self._input)
+        self.shared.cycle.add_stage(StageRole.OUTPUT, self._output)
 
     def deactivate(self) -> None:
         """Leave the cycle (servos hold their last command)."""
@@ -328,7 +329,7 @@ class ServoIdentComponent(Component):
 
     def activate(self) -> None:
         """Observe the cycle."""
-        self.shared.cycle.add_stage('observer', self)
+        self.shared.cycle.add_stage(StageRole.OBSERVER, self)
 
     def deactivate(self) -> None:
         """Stop observing."""

@@ -88,3 +88,47 @@ def test_every_file_class_and_method_the_page_names_exists(code):
                                 for p in files):
             wrong.append(f'{name}.{member}')
     assert not wrong, f'docs/architecture.md names what the code does not have: {wrong}'
+
+
+def walk_steps(text):
+    """Return [(file, text)] of the numbered steps of the walk of a goal, in order."""
+    section = text[text.index('## From a goal to the servos'):]
+    section = section[:section.index('\n**')]   # the walk ends at the next bold paragraph
+    steps = re.findall(r'^\d+\. `([\w/]+\.py)`(.*?)(?=^\d+\. |\Z)', section, re.M | re.S)
+    return [(path, body) for path, body in steps]
+
+
+def defined(name, text):
+    """Return whether ``text`` defines ``name`` (class, function, method or assignment)."""
+    return re.search(rf'^\s*(class|def|async def)\s+{name}\b|^\s*{name}\b\s*[:=]', text,
+                     re.M) is not None
+
+
+def test_the_walk_of_a_goal_names_at_most_twelve_files_each_with_what_it_says(code):
+    text = PAGE.read_text(encoding='utf-8')
+    steps = walk_steps(text)
+    section = text[text.index('## From a goal to the servos'):]
+    section = section[:section.index('\n**')]
+    files = set(re.findall(r'`([\w/]+\.py)`', section))
+    assert len(steps) >= 8 and len(files) <= 12, files
+    by_path = {str(p.relative_to(PACKAGE)): t for p, t in code.items()
+               if p.is_relative_to(PACKAGE)}
+    wrong = []
+    for path, body in steps:
+        source = by_path.get(path)
+        if source is None:
+            wrong.append(f'file {path}')
+            continue
+        for span in named(body):
+            if re.fullmatch(r'_?[a-z]\w*', span):
+                # a function or method of the step: defined in its file, or imported there
+                if not defined(span, source) and not (
+                        re.search(rf'^from [\w.]+ import \(?[^)]*?\b{span}\b', source, re.M)
+                        and any(defined(span, t) for t in by_path.values())):
+                    wrong.append(f'{path}: {span}')
+            member = re.fullmatch(r'([A-Z]\w+)\.(_?\w+)', span)
+            if member:
+                homes = [t for t in by_path.values() if defined(member.group(1), t)]
+                if not any(defined(member.group(2), t) for t in homes):
+                    wrong.append(f'{path}: {span}')
+    assert not wrong, f'the walk of a goal names what its files do not have: {wrong}'

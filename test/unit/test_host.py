@@ -15,11 +15,14 @@ import numpy as np
 import pytest
 from sweetie_motion.controllers.joint_state import FollowJointStateCore, FollowJointStateSpec
 from sweetie_motion.core.component import ComponentError
-from sweetie_motion.core.events import CallFailed, HostExited, OwnersChanged
+from sweetie_motion.core.events import (
+    CallFailed, GoalEnded, HostExited, NotOperational, Outcome, OwnersChanged,
+)
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.host.client import HostError, HostSettings, LocalHost, RemoteHost
+from sweetie_motion.host.commands import CallComponent
 from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait_for_tick
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
@@ -158,11 +161,15 @@ def test_the_host_answers_only_what_components_offer(pony):
         cycle.create('legs', FollowJointStateCore, follow_spec())
         legs = host.component(FollowJointStateCore, 'legs')
         with pytest.raises(ComponentError, match='offers no'):
-            host.call('legs', 'core')                      # attributes are not callable
+            legs.core()                                    # attributes are not callable
         with pytest.raises(ComponentError, match='offers no'):
-            host.call('legs', 'destroy')                   # the cycle side's own
-        with pytest.raises(ComponentError, match='offers no'):
-            host.call('', 'shutdown')
+            legs.destroy()                                 # the cycle side's own
+        with pytest.raises(ComponentError, match='offers no'):  # the host checks it too
+            host.call(CallComponent('legs', FollowJointStateCore, FollowJointStateCore.destroy))
+        with pytest.raises(ComponentError, match='offers no'):  # not of the caller's class
+            host.call(CallComponent('bus', FollowJointStateCore, FollowJointStateCore.hold))
+        with pytest.raises(ComponentError, match='answers no'):
+            host.call(object())
         with pytest.raises(AttributeError):
             legs._private()
         with pytest.raises(ComponentError, match="no component 'arms'"):
@@ -175,6 +182,28 @@ def test_the_host_answers_only_what_components_offer(pony):
             cycle.create('arms', dict, follow_spec())
         with pytest.raises(UnknownChainError):
             cycle.create('tail', FollowJointStateCore, follow_spec(chains=('x',)))
+    finally:
+        host.close()
+
+
+def test_an_event_of_a_controller_goes_to_its_listeners_alone(pony):
+    host = LocalHost(pony, 0.01)
+    everyone, legs, arms = [], [], []
+    host.add_listener(everyone.append)
+    host.add_controller_listener('legs', legs.append)
+    host.add_controller_listener('arms', arms.append)
+    try:
+        ended = GoalEnded('legs', b'goal', Outcome('succeeded', 0, ''))
+        for event in (ended, NotOperational('arms'), OwnersChanged({'leg1': 'legs'})):
+            host.host.emit(event)
+        wait_for(lambda: len(everyone) == 1, 5, message='the owners event')
+        assert legs == [ended] and arms == [NotOperational('arms')]
+        assert everyone == [OwnersChanged({'leg1': 'legs'})]
+        host.remove_listener(legs.append)
+        host.host.emit(ended)
+        host.host.emit(OwnersChanged({}))
+        wait_for(lambda: len(everyone) == 2, 5, message='the second owners event')
+        assert legs == [ended]
     finally:
         host.close()
 

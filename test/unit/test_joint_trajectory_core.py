@@ -49,7 +49,7 @@ def test_start_far_from_the_current_pose_is_rejected_naming_the_joint(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
     with pytest.raises(GoalError) as caught:
-        core.prepare(goal(['joint12', 'joint13'], [[0.0, 0.9], [0.0, 0.0]], [0.0, 1.0]))
+        sim.prepare(core, goal(['joint12', 'joint13'], [[0.0, 0.9], [0.0, 0.0]], [0.0, 1.0]))
     assert caught.value.code == ResultCode.PATH_TOLERANCE_VIOLATED
     assert 'joint13' in str(caught.value)
 
@@ -79,7 +79,7 @@ def test_goal_not_reached_in_time_is_goal_tolerance_violated(model):
     core = sim.trajectory_controller(defaults=ToleranceDefaults(path=0.0, goal=0.02,
                                                                 goal_time=0.3))
     sim.step(1)
-    executing = core.prepare(goal(['joint23'], [[0.5]], [1.0]))
+    executing = sim.prepare(core, goal(['joint23'], [[0.5]], [1.0]))
     core.start(executing)
     for _ in range(70):
         sim.step(1)
@@ -106,10 +106,10 @@ def test_goal_tolerance_from_the_goal_overrides_the_default(model):
 def test_preemption_aborts_the_old_goal_and_switches_without_a_jump(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    first = core.prepare(goal(['joint12'], [[1.0]], [2.0]))
+    first = sim.prepare(core, goal(['joint12'], [[1.0]], [2.0]))
     core.start(first)
     sim.step(80)                                  # moving fast in the middle
-    second = core.prepare(goal(['joint12'], [[-0.5]], [1.5]))
+    second = sim.prepare(core, goal(['joint12'], [[-0.5]], [1.5]))
     core.start(second)
     sim.step(1)
     assert first.outcome.status == 'aborted' and 'preempted' in first.outcome.message
@@ -126,7 +126,7 @@ def test_preemption_aborts_the_old_goal_and_switches_without_a_jump(model):
 def test_cancel_decelerates_and_holds(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    executing = core.prepare(goal(['joint12'], [[1.2]], [2.0]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [2.0]))
     core.start(executing)
     sim.step(100)
     core.cancel(executing)
@@ -144,7 +144,7 @@ def test_losing_a_chain_aborts_the_goal_with_a_clear_message(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
     fjs = sim.fjs(name='joint_state', chains=['head', 'nose'], delay=0.0, order=30)
-    executing = core.prepare(goal(['joint51', 'joint12'], [[-0.5, 0.5]], [2.0]))
+    executing = sim.prepare(core, goal(['joint51', 'joint12'], [[-0.5, 0.5]], [2.0]))
     core.start(executing)
     sim.step(20)
     fjs.acquire()
@@ -156,8 +156,8 @@ def test_two_controllers_on_disjoint_chains_run_at_once(model):
     sim = Sim(model)
     body = sim.trajectory_controller('body', chains=['leg1', 'leg2', 'leg3', 'leg4'])
     head = sim.trajectory_controller('head', chains=['head', 'nose', 'eyes'], order=21)
-    a = body.prepare(goal(['joint12', 'joint22'], [[0.5, -0.5], [0.0, 0.0]], [1.0, 2.0]))
-    b = head.prepare(goal(['joint52', 'eyes_yaw'], [[0.6, 0.3], [-0.6, 0.0]], [0.8, 1.6]))
+    a = sim.prepare(body, goal(['joint12', 'joint22'], [[0.5, -0.5], [0.0, 0.0]], [1.0, 2.0]))
+    b = sim.prepare(head, goal(['joint52', 'eyes_yaw'], [[0.6, 0.3], [-0.6, 0.0]], [0.8, 1.6]))
     body.start(a)
     head.start(b)
     for _ in range(400):
@@ -174,7 +174,7 @@ def test_support_flags_are_reported_not_driven(model):
     core = sim.trajectory_controller()
     g = goal(['joint12', 'support/leg1', 'support/leg2'],
              [[0.0, 1, 1], [0.3, 0, 1], [0.0, 1, 1]], [0.0, 0.5, 1.0])
-    executing = core.prepare(g)
+    executing = sim.prepare(core, g)
     core.start(executing)
     seen = []
     while executing.outcome is None:
@@ -188,7 +188,7 @@ def test_resources_return_to_the_background_controller_after_the_goal(model):
     sim = Sim(model)
     fjs = sim.fjs(name='background', delay=0.0, order=5)
     core = sim.trajectory_controller()
-    executing = core.prepare(goal(['joint12'], [[0.4]], [0.6]))
+    executing = sim.prepare(core, goal(['joint12'], [[0.4]], [0.6]))
     core.start(executing)
     sim.step(5)
     assert sim.process.arbiter.owners()['leg1'] == 'trajectory'
@@ -210,8 +210,8 @@ def test_a_motion_at_the_limits_is_followed_through_ticks_lost_to_cpu_stalls(mod
     sim = Sim(model)
     core = sim.trajectory_controller(defaults=ToleranceDefaults(path=0.1))
     times = np.arange(0.0, 4.0, 0.25)
-    executing = core.prepare(goal(['joint12'], [[0.6 * np.sin(2.0 * np.pi * t)] for t in times],
-                                  times))
+    executing = sim.prepare(core, goal(['joint12'],
+                                       [[0.6 * np.sin(2.0 * np.pi * t)] for t in times], times))
     core.start(executing)
     rng = np.random.default_rng(3)
     worst, lost = 0.0, 0
@@ -239,11 +239,11 @@ def test_the_component_pushes_progress_at_the_feedback_rate_and_the_end_once(mod
     events = []
     core = JointTrajectoryCore.create(
         sim.process, 'trajectory', events.append,
-        JointTrajectorySpec(('head',), FilterSpec('none'), ToleranceDefaults(), order=20,
-                            feedback_rate=20.0))
+        JointTrajectorySpec(('head',), FilterSpec('none'), order=20, feedback_rate=20.0))
+    sim.add_planner(core)
     core.activate()
     sim.step(1)
-    plan = core.prepare(goal(['joint51'], [[0.0], [0.2]], [0.0, 1.0])).plan
+    plan = sim.prepare(core, goal(['joint51'], [[0.0], [0.2]], [0.0, 1.0])).plan
     core.start_goal(b'goal-1', plan)
     sim.step(200)
     progress = [e for e in events if isinstance(e, GoalProgress)]
@@ -266,10 +266,12 @@ def test_deactivating_the_component_ends_the_running_goal_and_says_so(model):
     events = []
     core = JointTrajectoryCore.create(
         sim.process, 'trajectory', events.append,
-        JointTrajectorySpec(('head',), FilterSpec('none'), ToleranceDefaults()))
+        JointTrajectorySpec(('head',), FilterSpec('none')))
+    sim.add_planner(core)
     core.activate()
     sim.step(1)
-    core.start_goal(b'long', core.prepare(goal(['joint51'], [[0.0], [0.2]], [0.0, 5.0])).plan)
+    core.start_goal(b'long',
+                    sim.prepare(core, goal(['joint51'], [[0.0], [0.2]], [0.0, 5.0])).plan)
     sim.step(20)
     core.deactivate()
     ended = [e for e in events if isinstance(e, GoalEnded)]

@@ -11,7 +11,7 @@ import pytest
 from sim_process import PERIOD, Sim
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
-from sweetie_motion.core.cycle import CycleStatistics, SyncCycle
+from sweetie_motion.core.cycle import CycleStatistics, StageRole, SyncCycle
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.servo.virtual import VirtualServoBus
@@ -53,11 +53,11 @@ def test_cycle_runs_stages_in_role_order_and_survives_a_failing_stage():
                 raise RuntimeError('boom')
 
     cycle = SyncCycle(PERIOD, 3, on_error=lambda stage, error: errors.append(stage))
-    cycle.add_stage('output', Stage('out'))
-    cycle.add_stage('controller', Stage('c2'), order=2)
-    cycle.add_stage('controller', Stage('c1', fail=True), order=1)
-    cycle.add_stage('input', Stage('in'))
-    cycle.add_stage('aggregator', Stage('agg'))
+    cycle.add_stage(StageRole.OUTPUT, Stage('out'))
+    cycle.add_stage(StageRole.CONTROLLER, Stage('c2'), order=2)
+    cycle.add_stage(StageRole.CONTROLLER, Stage('c1', fail=True), order=1)
+    cycle.add_stage(StageRole.INPUT, Stage('in'))
+    cycle.add_stage(StageRole.AGGREGATOR, Stage('agg'))
     assert cycle.stages() == ['in', 'c1', 'c2', 'agg', 'out']
     cycle.step(0.0)
     cycle.step(0.01)
@@ -77,7 +77,7 @@ def test_cycle_thread_ticks_and_measures_itself():
         def update(self, tick):
             ticks.append(tick.now)
 
-    cycle.add_stage('controller', Counter())
+    cycle.add_stage(StageRole.CONTROLLER, Counter())
     cycle.start()
     try:
         wait_for(lambda: len(ticks) >= 50, 20, period=0.01, message='50 ticks')
@@ -167,7 +167,7 @@ def test_takeover_stops_the_first_controller_and_release_returns_without_a_jump(
     fjs.set_input(['joint51'], [-0.3])
     sim.step(60)
     other = Holder(sim, 'other', ['head'], -0.8)
-    sim.process.cycle.add_stage('controller', other, 20)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, other, 20)
     other.acquire()
     assert 'head' not in fjs.owned and fjs.operational  # stay_operational keeps it running
     sim.step(100)
@@ -200,7 +200,7 @@ def test_torque_off_feeds_the_measured_pose_and_torque_on_resumes_without_a_jump
     fjs = sim.fjs(delay=0.0)
     switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
                                   ['leg1', 'head', 'nose'], sim.bus)
-    sim.process.cycle.add_stage('controller', switch, 5)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, switch, 5)
     fjs.set_input(['joint12'], [0.5])
     sim.step(80)
     ok, message = switch.set_torque_off(True)
@@ -230,7 +230,7 @@ def test_torque_off_for_some_chains_frees_only_theirs_and_hands_back_only_theirs
     fjs = sim.fjs(delay=0.0, chains=('leg1', 'leg2', 'head', 'nose'))
     switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
                                   ['leg1', 'leg2', 'head', 'nose'], sim.bus)
-    sim.process.cycle.add_stage('controller', switch, 5)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, switch, 5)
     torque = lambda j: sim.bus.torque()[sim.bus.joints.index(j)]  # noqa: E731
     ok, message = switch.set_torque_off(True, ['leg1'])
     assert ok and 'leg1' in message and switch.torque_off
@@ -318,7 +318,7 @@ def test_a_motion_taken_from_the_torque_switch_ends_with_servos_on_and_no_chatte
     sim.fjs(name='background', delay=0.0, order=5)
     switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter,
                                   ['leg1', 'head', 'nose'], sim.bus)
-    sim.process.cycle.add_stage('controller', switch, 6)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, switch, 6)
     trajectory = sim.trajectory_controller(order=10)
     sim.step(5)
     switch.set_torque_off(True)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from sim_process import PERIOD, Sim
-from sweetie_motion.core.cycle import SyncCycle, Tick
+from sweetie_motion.core.cycle import StageRole, SyncCycle, Tick
 from sweetie_motion.core.ports import ControllerOutput
 from sweetie_motion.core.safety import Brake, SafetyStage, stopping_position
 from sweetie_motion.model.robot_model import JointLimits
@@ -96,9 +96,9 @@ def stage_cycle(limits, target, owners=None):
             tick.held = np.zeros(n, dtype=bool)
 
     jumper = Jumper(n, target)
-    cycle.add_stage('controller', jumper)
-    cycle.add_stage('aggregator', Merge())
-    cycle.add_stage('aggregator', stage, order=100)
+    cycle.add_stage(StageRole.CONTROLLER, jumper)
+    cycle.add_stage(StageRole.AGGREGATOR, Merge())
+    cycle.add_stage(StageRole.SAFETY, stage)
     return cycle, stage, jumper, events
 
 
@@ -164,7 +164,7 @@ def test_a_reference_within_the_limits_passes_unchanged_after_the_cycle_lost_tic
     swing = Swinger(0.1, 14.0)   # 1.4 rad/s and 19.6 rad/s^2 at the peaks
     cycle, stage, jumper, _ = stage_cycle(limits, [0.0])
     cycle.remove_stage(jumper)
-    cycle.add_stage('controller', swing)
+    cycle.add_stage(StageRole.CONTROLLER, swing)
     stage.reset(np.zeros(1), np.array([swing.at(0.0)[1]]))
     rng = np.random.default_rng(7)
     tick_index, lost = 0, 0
@@ -180,7 +180,7 @@ def test_a_reference_within_the_limits_passes_unchanged_after_the_cycle_lost_tic
     # a jump that the lost time does not explain is still limited
     cycle.remove_stage(swing)
     jumper.target = [1.0]
-    cycle.add_stage('controller', jumper)
+    cycle.add_stage(StageRole.CONTROLLER, jumper)
     before = tick.reference.position[0]
     tick = cycle.step((tick_index + 6) * PERIOD)
     assert stage.report().intervened == 1
@@ -261,13 +261,13 @@ def test_a_goal_beyond_the_velocity_limit_is_retimed_or_refused(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
     fast = goal(['joint12'], [[0.0], [1.0], [0.0]], [0.0, 0.3, 0.6])
-    core.planner.policy = 'refuse'
+    sim.planner(core).policy = 'refuse'
     with pytest.raises(GoalError) as caught:
-        core.prepare(fast)
+        sim.prepare(core, fast)
     assert caught.value.code == ResultCode.INVALID_GOAL
     text = str(caught.value)
     assert 'joint12 needs' in text and 'velocity limit 1.57' in text and 't = ' in text
-    core.planner.policy = 'retime'
+    sim.planner(core).policy = 'retime'
     start = len(sim.refs)
     executing = sim.run_goal(core, fast)
     assert executing.outcome.status == 'succeeded', executing.outcome.message
@@ -280,7 +280,7 @@ def test_a_goal_beyond_the_velocity_limit_is_retimed_or_refused(model):
 def test_cancel_and_abort_brake_along_the_motion_and_hold_where_they_rest(model, stop):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)                                   # moving fast by now
     assert sim.velocities[-1][sim.idx('joint12')] > 1.0
@@ -300,7 +300,7 @@ def test_cancel_and_abort_brake_along_the_motion_and_hold_where_they_rest(model,
 def test_preemption_within_the_limits(model):
     sim = Sim(model)
     core = sim.trajectory_controller()
-    first = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    first = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(first)
     sim.step(60)
     second = sim.run_goal(core, goal(['joint12'], [[-0.5]], [0.2]))
@@ -326,7 +326,7 @@ def test_a_chain_handed_over_while_moving_continues_and_rests(model):
     fjs = sim.fjs(smoothing='jerk_limited', delay=0.05, chains=('leg1',))
     sim.step(10)
     core = sim.trajectory_controller(chains=('leg1',), order=20)
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)
     mark = len(sim.refs)
@@ -341,7 +341,7 @@ def test_a_chain_handed_over_while_moving_continues_and_rests(model):
 def test_a_free_moving_joint_is_braked_by_the_stage(model):
     sim = Sim(model)
     core = sim.trajectory_controller(chains=('leg1',))
-    executing = core.prepare(goal(['joint12'], [[1.2]], [1.2]))
+    executing = sim.prepare(core, goal(['joint12'], [[1.2]], [1.2]))
     core.start(executing)
     sim.step(60)
     mark = len(sim.refs)
@@ -358,7 +358,7 @@ def test_torque_on_while_moved_by_hand_brakes_from_the_measured_motion(model):
     from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore
     sim = Sim(model)
     switch = TorqueMainSwitchCore('torque', sim.view, sim.process.arbiter, ['leg1'], sim.bus)
-    sim.process.cycle.add_stage('controller', switch, 5)
+    sim.process.cycle.add_stage(StageRole.CONTROLLER, switch, 5)
     sim.step(2)
     switch.set_torque_off(True)
     position = 0.0
