@@ -15,8 +15,8 @@ from sweetie_motion.checks.motion import MotionChecker, PoseSamples
 from sweetie_motion.controllers.base import ControlledJoints
 from sweetie_motion.core.events import Outcome
 from sweetie_motion.core.ports import JointVector, LatestValue
-from sweetie_motion.model.robot_model import RobotModelView
-from sweetie_motion.trajectory.analysis import goal_motion
+from sweetie_motion.model.robot_model import JointLimits, RobotModelView
+from sweetie_motion.trajectory.analysis import goal_motion, GoalMotion
 from sweetie_motion.trajectory.arrays import TrajectoryArrays
 from sweetie_motion.trajectory.goal import (
     approached, MAX_SPEED, MIN_SPEED, SUPPORT_PREFIX, TrajectoryGoal,
@@ -139,8 +139,31 @@ class GoalPlanner:
             motion = motion.retimed(factor)
             notes.append(describe_retiming(factor, excess))
         times = motion.times
-        start_position = reference.position[indices]
-        start_velocity = reference.velocity[indices]
+        spline, shift = self._from_here(motion, tolerances, reference, measured, indices,
+                                        planning, notes)
+        support = [(chain, times + shift, arrays.positions[:, column])
+                   for chain, column in zip(arrays.support_chains(), arrays.columns(
+                       [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
+        if self.checker is not None:
+            warnings, defaults = self.check(spline, indices, reference.position, support)
+            notes += warnings
+            support += defaults
+        resources = frozenset(self.model.get_joints_groups(joints))
+        local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
+        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, notes,
+                        times + shift)
+
+    def _from_here(self, motion: GoalMotion, tolerances: Tolerances, reference: JointVector,
+                   measured: JointVector, indices: np.ndarray, planning: JointLimits,
+                   notes: List[str]) -> Tuple[JointSpline, float]:
+        """
+        Return the goal's spline from where the robot is, and how much later it starts [s].
+
+        A goal whose first point is later than 0 is approached within the limits (``notes``
+        says when slower than asked); one that starts at 0 must start at the measured pose.
+
+        :raises GoalError: the approach cannot be planned, or the start is too far away.
+        """
         shift = 0.0
         if motion.start > 0:
             # the motion starts where the robot is: an approach within the limits, in the
@@ -148,8 +171,8 @@ class GoalPlanner:
             first = motion.spline.sample(motion.start)   # the state at the first keyframe
             try:
                 duration, knots, p, v, a = plan_approach(
-                    start_position, start_velocity, first[0], first[1], first[2], planning,
-                    motion.start)
+                    reference.position[indices], reference.velocity[indices], first[0],
+                    first[1], first[2], planning, motion.start)
             except ValueError as error:
                 raise GoalError(ResultCode.INVALID_GOAL,
                                 f'cannot plan the approach to the first point: {error}') from None
@@ -167,17 +190,7 @@ class GoalPlanner:
                                 f'the trajectory starts away from the current pose: '
                                 f'{violation}')
             spline = motion.spline
-        support = [(chain, times + shift, arrays.positions[:, column])
-                   for chain, column in zip(arrays.support_chains(), arrays.columns(
-                       [SUPPORT_PREFIX + c for c in arrays.support_chains()]))]
-        if self.checker is not None:
-            warnings, defaults = self.check(spline, indices, reference.position, support)
-            notes += warnings
-            support += defaults
-        resources = frozenset(self.model.get_joints_groups(joints))
-        local = np.array([self._local_index[int(i)] for i in indices], dtype=np.intp)
-        return GoalPlan(joints, indices, local, spline, tolerances, resources, support, notes,
-                        times + shift)
+        return spline, shift
 
     def check(self, spline: JointSpline, indices: np.ndarray, hold: np.ndarray,
               support: List[Tuple[str, np.ndarray, np.ndarray]]

@@ -223,21 +223,8 @@ class SerialBusComponent(BusComponent):
         elif command == 'scan':
             future = bus.scan()
             done = (lambda result: scan_report(bus.bus_names(), result))
-        elif command == 'reset_statistics':
-            bus.reset_ages()
-            self.send_event(ServoCommandDone(ident, True, 'measurement ages forgotten: '
-                                             'measured from now on', [], []))
-            return ident
-        elif command == 'status':
-            statuses = [s for s in bus.status() if s.joint in targets]
-            bad = [s for s in statuses if not s.ok]
-            summary = f'{len(statuses)} servo(s): {len(statuses) - len(bad)} ok'
-            if bad:
-                summary += f', {len(bad)} not: ' + '; '.join(
-                    f'{s.joint} {s.message}' for s in bad)
-            self.send_event(ServoCommandDone(ident, True, summary,
-                                             [s.joint for s in statuses],
-                                             [int(s.torque) for s in statuses]))
+        elif command in ('reset_statistics', 'status'):
+            self.send_event(self._answer_now(ident, command, targets))
             return ident
         else:
             raise ComponentError(f'unknown servo command {command!r} (known: torque_on, '
@@ -252,6 +239,21 @@ class SerialBusComponent(BusComponent):
             self.send_event(ServoCommandDone(ident, ok, message, names, values))
         future.add_done_callback(finished)
         return ident
+
+    def _answer_now(self, ident: int, command: str, targets: List[str]) -> ServoCommandDone:
+        """Return the answer of a command that needs no servo's reply: its statistics, status."""
+        bus = self.bus
+        if command == 'reset_statistics':
+            bus.reset_ages()
+            return ServoCommandDone(ident, True, 'measurement ages forgotten: measured from now '
+                                    'on', [], [])
+        statuses = [s for s in bus.status() if s.joint in targets]
+        bad = [s for s in statuses if not s.ok]
+        summary = f'{len(statuses)} servo(s): {len(statuses) - len(bad)} ok'
+        if bad:
+            summary += f', {len(bad)} not: ' + '; '.join(f'{s.joint} {s.message}' for s in bad)
+        return ServoCommandDone(ident, True, summary, [s.joint for s in statuses],
+                                [int(s.torque) for s in statuses])
 
     def report(self) -> Tuple[list, list, list]:
         """Return (bus statistics, servo statistics, active faults) for diagnostics."""
