@@ -496,8 +496,8 @@ class EditorPresenter:
         if self.execution is not None and not self.links['controller']:
             self._finish(GoalFinished(self.execution.goal_id, LOST, 0,
                                       'the trajectory controller went away'))
-        if self.links['storage'] and not before.get('storage'):
-            self.files.refresh_names()
+        if self.links['storage'] and (not before.get('storage') or self.files.names_stale):
+            self.files.refresh_names()   # the storage is (back) up, or a list failed: ask
         news = self._link_watch.update(self.links)
         if news is not None:
             if news.back and self.last_outcome.startswith(LOST):

@@ -50,11 +50,14 @@ class TrajectoryFiles:
         self.storage_up = storage_up
         #: the stored names, sorted
         self.names: List[str] = []
+        #: the last list failed (a busy or restarting storage): ask again at the next chance
+        self.names_stale = False
         #: the save on its way: its name, the list sent, what follows it once stored
         self._saving: Optional[Tuple[str, WaypointsList, Optional[Callable[[], None]]]] = None
 
     def refresh_names(self) -> None:
         """Ask the storage for its names."""
+        self.names_stale = False
         self.send(ListTrajectories())
 
     def load(self, name: str) -> bool:
@@ -221,6 +224,7 @@ class TrajectoryFiles:
 
     def listed(self, event: TrajectoriesListed) -> None:
         if event.error:
+            self.names_stale = True
             self.board.say(f'cannot list the stored trajectories: {event.error}', 'warning')
             return
         self.names = sorted(event.names)

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any, Iterable, Set
 
+from rclpy.duration import Duration
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sweetie_motion_msgs.msg import Pendant as PendantMsg
 from unique_identifier_msgs.msg import UUID
@@ -34,6 +35,8 @@ PENDANT_TOPIC = 'pendant'
 PENDANT_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE)
 #: how often the heartbeat goes [s]
 PERIOD = 0.1
+#: how long a closing client waits for its last heartbeat to be acknowledged [s]
+FAREWELL_TIMEOUT = 0.5
 #: the silence after which a client on another machine is taken for gone [s]: three heartbeats
 #: lost in a row, and short enough that its robot stops within half a second (the node checks
 #: every 0.05 s). A client beside the motion process is gone when its process ends.
@@ -134,7 +137,23 @@ class Pendant:
             pass
 
     def destroy(self) -> None:
-        """Stop the heartbeat (the motion process then stops what is still named)."""
+        """
+        Stop the heartbeat; the motion process then stops the goals still named.
+
+        The streams are let go first (a last heartbeat names none): a client that closes has
+        sent its last pose, and the FollowJointState it streamed to may be another client's
+        by the time this one's silence counts — holding it then would stop that client's
+        motion. A client that dies (killed, crashed) sends no last heartbeat: what it streamed
+        to holds where a brake ends.
+        """
         self._stop.set()
         self._thread.join(2.0)
+        with self._lock:
+            self._follow.clear()
+        self.beat()
+        try:
+            # the last heartbeat must leave before its publisher goes (reliable: acknowledged)
+            self._publisher.wait_for_all_acked(Duration(seconds=FAREWELL_TIMEOUT))
+        except Exception:  # noqa: B902 -- a context already shut down: nothing to tell
+            pass
         self.node.destroy_publisher(self._publisher)

@@ -14,8 +14,8 @@ import pytest
 from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.presenter import EditorPresenter, PARTS, rows_named
 from sweetie_motion.editor.requests import (
-    ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, LOST, MoveByHand,
-    PoseHeld, PublishMarker, RecordingFinished, SaveTrajectory, ServoState, SetPose,
+    ExecuteGoal, GoalAccepted, GoalFeedback, GoalFinished, HoldPose, ListTrajectories, LOST,
+    MoveByHand, PoseHeld, PublishMarker, RecordingFinished, SaveTrajectory, ServoState, SetPose,
     SetTorqueOff, StartRecording, STOPPED, StopRecording, TrajectoriesListed, TrajectoryLoaded,
     TrajectorySaved,
 )
@@ -475,6 +475,19 @@ def test_lost_goal_from_the_adapter_is_reported(presenter, sent):
     presenter.handle(GoalFinished(goal_id, LOST, 0, 'no answer within 5 s'))
     assert presenter.message.text == 'lost: no answer within 5 s'
     assert presenter.message.level == 'error'
+
+
+def test_a_list_of_the_stored_names_that_failed_is_asked_again_at_the_next_link_report(
+        presenter, sent):
+    asked = len(of(sent, ListTrajectories))
+    presenter.handle(TrajectoriesListed((), 'the trajectory storage did not answer within 5 s'))
+    assert 'cannot list the stored trajectories' in presenter.message.text
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=True))
+    assert len(of(sent, ListTrajectories)) == asked + 1
+    presenter.handle(TrajectoriesListed(('nod', 'wave')))
+    presenter.handle(LinksChanged(tuple((part, True) for part in PARTS), virtual_robot=True))
+    assert len(of(sent, ListTrajectories)) == asked + 1     # listed: not asked again
+    assert presenter.files.names == ['nod', 'wave']
 
 
 def test_saving_onto_another_stored_name_asks_first_and_a_motion_needs_time(presenter, sent):
