@@ -7,6 +7,7 @@ import sys
 
 from domains import next_domain_id
 import pytest
+from xdist_groups import group_of
 
 # Before anything can import rclpy: discovery on the loopback only, never on eth0.
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -52,29 +53,24 @@ def pytest_configure(config):
         sys.meta_path.insert(0, _HideRosAndQt())
 
 
-#: folders whose tests share session-scoped processes: under pytest-xdist they stay on one worker
-#: (the editor's motion process is started once and ended after its folder's last test)
-_ONE_WORKER_FOLDERS = ('editor',)
-#: files whose bringups run heavy real-time work (the servo simulators and line threads, the
-#: physics stepped in the cycle): two at once on 2 cores starve every normal thread (a
-#: bringup's executor answered nothing for 60 s), so they take turns on one worker
-_REAL_TIME_FILES = ('test_servo_stack.py', 'test_parameters.py', 'test_servo_control_delay.py',
-                    'test_physics_robot.py')
-
-
-def pytest_collection_modifyitems(config, items):
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
     """
-    Group the tests for pytest-xdist's ``--dist loadgroup``: a file stays on one worker.
+    Schedule ``--dist loadgroup`` by :func:`xdist_groups.group_of`.
 
-    A folder of :data:`_ONE_WORKER_FOLDERS` stays whole on one worker, and the files of
-    :data:`_REAL_TIME_FILES` share one.
+    pytest-xdist's own loadgroup reads a group from a suffix it appends to each test's nodeid,
+    which pytest 9 ignores (a node's id is no longer ``_nodeid``): every test became a group of
+    its own, module fixtures were set up once per worker and the editor's folder ran on both.
     """
-    for item in items:
-        folder = item.path.parent.name
-        group = folder if folder in _ONE_WORKER_FOLDERS else str(item.path)
-        if item.path.name in _REAL_TIME_FILES:
-            group = 'real-time servo simulators'
-        item.add_marker(pytest.mark.xdist_group(group))
+    if config.getvalue('dist') != 'loadgroup':
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+    return GroupScheduling(config, log)
 
 
 #: a test module whose import fails like this is skipped (unless every dependency is required)
