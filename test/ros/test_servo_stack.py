@@ -26,10 +26,9 @@ from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import ServoModels
 import yaml
 
-# its simulators and line threads run real-time: under pytest-xdist it shares one worker with
-# the other files of that kind (test/xdist_groups.py), never two of them at once. (Beside such
-# a file it once answered nothing for 60 s: the groups were not kept then, see conftest.py.)
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+# serial: beside another worker's processes under pytest-xdist its bringup's executor answered
+# nothing for 60 s (its simulators and line threads run real-time); alone it holds
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 NS = 'pony_servos'
 #: the simulated servos' true alpha: the defaults with viscous and Coulomb friction changed
