@@ -26,8 +26,9 @@ from sweetie_motion_msgs.action import PlayTrajectory
 from sweetie_motion_msgs.msg import ServoModels
 import yaml
 
-# serial: beside another worker's processes under pytest-xdist its bringup's executor answered
-# nothing for 60 s (its simulators and line threads run real-time); alone it holds
+# serial: its simulators and line threads run real-time; beside another worker's tests (the
+# editor's, even with the other real-time files kept off that worker) a fresh-clone run's
+# editor lost goals and plots for seconds, and the phase took 2 min longer; alone it holds
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 NS = 'pony_servos'
