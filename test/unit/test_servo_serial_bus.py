@@ -1,8 +1,11 @@
 """The serial driver against the bus simulator over real ptys: every command and procedure."""
 
+import concurrent.futures
 import math
 import os
+import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -15,12 +18,19 @@ from sweetie_motion.servo.sim import SimulatorProcess
 from waiting import wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'bench'))
+from floor import AFTERMATH_PERIODS, FloorProbe  # noqa: E402, I100
+
 PONY_SERVOS = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
 KIND = hx.servo_type('DRS-0101')
 
 # real ptys, a simulator thread and wall-clock timeouts: a second or two per test
 pytestmark = pytest.mark.slow
 COUNT = KIND.rad_per_count
+#: the oldest a measurement may get on a line with room for every servo every cycle [s]: a few
+#: periods (the margin is this VM's: the simulator's wake-ups come milliseconds late now and
+#: then)
+FRESH_AGE_MAX = 0.080
 
 
 def drive(bus, position, seconds, period=0.01):
@@ -57,6 +67,17 @@ def never_waits(durations, period=0.01):
     # that waited would do so in most calls; a busy machine preempts the caller now and then
     durations = np.asarray(durations)
     return np.median(durations) < period / 10 and np.mean(durations > period) < 0.05
+
+
+def longest_stall(floor_events, aftermath=AFTERMATH_PERIODS * 0.01):
+    """
+    Return how long the machine stopped us at worst [s]: the longest stall the probes saw.
+
+    A stall the probes saw lasted at least from a probe's deadline to its late wake-up; the
+    threads it held up then all want to run at once (``aftermath``: bench/floor.py).
+    """
+    worst = max((actual - expected for _, expected, actual in floor_events), default=0.0)
+    return worst + aftermath if worst else 0.0
 
 
 def unexplained_timeouts(stats, rig):
@@ -499,23 +520,43 @@ def test_measurements_stay_fresh_on_a_noisy_line(rig):
     bus = rig.start([(1, 0.0), (2, 0.0), (3, 0.0)])
     for fault in ('corrupt-reply=0.05', 'drop=0.01'):
         rig.sims[0].control.fault(fault)
-    drive(bus, [0.1, 0.1, 0.1], 0.5)
-    bus.reset_ages()
-    rig.sims[0].control.reset_statistics()
-    t = np.linspace(0.0, 2 * np.pi, 300)
-    for k in range(300):   # 3 s of a swinging reference
-        drive(bus, 0.3 * np.sin(t[k] + np.arange(3)), 0.01)
-    line = bus.statistics()[0][0]
-    state = rig.sims[0].control.state()
+    # the probes watch before the window opens: a stall of the machine in it is never missed
+    probe = FloorProbe(0.01, 0.0015)
+    try:
+        # the window opens on a driven line: a caller that stops sending (here while it waits
+        # for the probes or the simulator's answer) ages every measurement as long as it waits,
+        # as the cycle would if it stopped (CI once waited 190 ms for the simulator's reset)
+        drive(bus, [0.1, 0.1, 0.1], 0.2)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            reset = pool.submit(rig.sims[0].control.reset_statistics)
+            drive_until(bus, [0.1, 0.1, 0.1], reset.done)
+            reset.result()
+        drive(bus, [0.1, 0.1, 0.1], 0.2)
+        bus.reset_ages()
+        t = np.linspace(0.0, 2 * np.pi, 300)
+        for k in range(300):   # 3 s of a swinging reference
+            drive(bus, 0.3 * np.sin(t[k] + np.arange(3)), 0.01)
+        line = bus.statistics()[0][0]
+        state = rig.sims[0].control.state()
+    finally:
+        stalls = probe.stop()
     counters = state['counters']
     assert counters['replies_corrupted'] > 20 and line.timeouts > 20
     # a lost reply is asked again with another span, before the next cycle where the wire has
-    # room, else in it: on a line with room
-    # for every servo every cycle, no measurement gets older than a few periods (the old
-    # driver left a servo alone for 100 ms after two losses in a row: ages over 150 ms). The
-    # margin is this VM's: the simulator's wake-ups come milliseconds late now and then
-    assert line.age_p99 <= 0.040 and line.age_max <= 0.080, line
-    assert state['sample_gaps']['max_ms'] <= 80, state['sample_gaps']
+    # room, else in it: on a line with room for every servo every cycle, no measurement gets
+    # older than a few periods (the old driver left a servo alone for 100 ms after two losses
+    # in a row: ages over 150 ms). A stall of the machine holds the driver and the simulator
+    # alike, and the age grows by as long as it lasts (the CI machine once stopped for 114 ms
+    # or more here): what a stall the floor probes saw explains is the machine's, and reported
+    stalled = longest_stall(stalls)
+    if max(line.age_max, state['sample_gaps']['max_ms'] / 1e3) > FRESH_AGE_MAX:
+        warnings.warn(f'a measurement {line.age_max * 1e3:.0f} ms old on the noisy line; the '
+                      f'floor probes saw {len(stalls)} stalls, the longest '
+                      f'{stalled * 1e3:.0f} ms')
+    assert line.age_p99 <= 0.040, line
+    assert line.age_max <= FRESH_AGE_MAX + stalled, (line, stalls)
+    assert state['sample_gaps']['max_ms'] / 1e3 <= FRESH_AGE_MAX + stalled, (
+        state['sample_gaps'], stalls)
     # every lost reply is counted, damaged or missing, as the simulator injected it
     assert line.timeouts == line.damaged + line.missing
     assert line.timeouts - line.late_replies == counters['replies_corrupted'] + \
