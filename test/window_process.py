@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from ros_util import HERE, ROOT
 
@@ -93,11 +93,18 @@ class WindowProcess:
         assert done.returncode == 0, f'xdotool {" ".join(args)}: {done.stderr}'
         return done.stdout
 
-    def click(self, name: str) -> None:
-        """Click the middle of the widget ``name`` with the X server's mouse."""
+    def middle_of(self, name: str) -> Tuple[int, int]:
+        """Return the middle of the widget ``name`` on the screen (it must be visible)."""
         where = self.command(f'geometry {name}')
         assert where['visible'], f'{name} is not visible'
-        x, y = where['x'] + where['width'] // 2, where['y'] + where['height'] // 2
+        return where['x'] + where['width'] // 2, where['y'] + where['height'] // 2
+
+    def click(self, name: str) -> None:
+        """Click the middle of the widget ``name`` with the X server's mouse."""
+        self.click_at(*self.middle_of(name))
+
+    def click_at(self, x: int, y: int) -> None:
+        """Click the point (x, y) of the screen with the X server's mouse."""
         # no --sync: it waits for a motion, and there is none when the pointer is there already
         self.xdotool('mousemove', str(x), str(y), 'click', '1')
 
