@@ -14,18 +14,17 @@ bringup on the virtual robot (everything on this machine), so the console works 
 """
 
 from dataclasses import dataclass, replace
-import gc
 import math
-import os
 import sys
 import time
 from typing import List, NamedTuple, Optional
 
 from sweetie_motion.command_line import (
-    CommandParser, namespace, positive_number, positive_seconds, start_own_bringup,
+    CommandParser, namespace, positive_number, positive_seconds,
 )
 from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
+from sweetie_motion.gui.app import own_robot, run_window, STOP_ANNOUNCEMENT, WindowParts
 from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
 
 #: the configuration the console opens without options
@@ -197,60 +196,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         print('sweetie-motion console: --with-robot starts the bringup of --config; give one',
               file=sys.stderr)
         return 2
-    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
-    robot = None
-    if args.with_robot:
-        os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        robot = start_own_bringup(['--config', settings.config, '--namespace',
-                                   settings.namespace])
-    try:
-        return run(settings, ros_args, args.program, args.screenshot, args.quit_after)
-    except SweetieMotionError as error:
-        print(f'sweetie-motion console: {error}', file=sys.stderr)
-        return 2
-    finally:
-        if robot is not None:
-            robot.send_signal(2)
-            robot.wait(10)
+    bringup = ['--config', settings.config, '--namespace', settings.namespace]
+    with own_robot(bringup if args.with_robot else None):
+        try:
+            return run(settings, ros_args, args.program, args.screenshot, args.quit_after)
+        except SweetieMotionError as error:
+            print(f'sweetie-motion console: {error}', file=sys.stderr)
+            return 2
 
 
 def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    from sweetie_motion.gui.stop_first import release_window
-    from sweetie_motion.gui.widgets import close_after
-    from PyQt5.QtWidgets import QApplication
-    from sweetie_motion.command_line import require_display
-    require_display()
-    app = QApplication.instance() or QApplication(['sweetie-motion console'])
-    from sweetie_motion.ros.background import BackgroundNode
-    ros = BackgroundNode('sweetie_motion_console', ['sweetie_motion_console', *(ros_args or [])])
-    console = None
-    try:
-        console = build_console(ros.node, settings)
-        window = console.window
+    def build(node) -> WindowParts:
+        console = build_console(node, settings)
         if program:
             console.presenter.load_file(program)
-        window.show()
-        # what start-up made (the model, Qt's wrappers) is left out of the garbage collector's
-        # full passes: a pass over it holds Python's lock for tens of ms, which the slider
-        # stream's thread would feel as a stall
-        gc.collect()
-        gc.freeze()
-        window.stops.handle_signals()
-        print('sweetie-motion console: the window is open; Ctrl+C here closes it as its close '
-              'button does (stopping the robot first); STOP, Esc or F12 in the window stop the '
-              'robot', flush=True)
-        if quit_after is not None:
-            close_after(window, quit_after, screenshot)
-        return app.exec_()
-    finally:
-        if console is not None:
-            console.close()
-        ros.close()
-        if console is not None:
-            release_window(console.window)
+        # the bridge stops its job and says goodbye to the motion process: while it spins
+        return WindowParts(console.window, close=console.close)
+    return run_window('sweetie-motion console', ['sweetie_motion_console', *(ros_args or [])],
+                      build, f'sweetie-motion console: {STOP_ANNOUNCEMENT}', screenshot,
+                      quit_after)
 
 
 if __name__ == '__main__':

@@ -8,7 +8,6 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 ``--screenshot`` and ``--quit-after`` render the window to a PNG and exit.
 """
 
-import os
 import sys
 from typing import List, NamedTuple, Optional
 
@@ -30,9 +29,10 @@ def load_poses(path: Optional[str] = None) -> dict:
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the editor until its window closes."""
     from sweetie_motion.command_line import (
-        CommandParser, fail, namespace, positive_seconds, start_own_bringup,
+        CommandParser, fail, namespace, positive_seconds,
     )
     from sweetie_motion.errors import SweetieMotionError
+    from sweetie_motion.gui.app import own_robot
     from sweetie_motion.ros.background import split_ros_args
     argv, ros_args = split_ros_args(sys.argv[1:] if argv is None else argv)
     parser = CommandParser(
@@ -50,20 +50,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument('--quit-after', type=positive_seconds,
                         help='close after this many seconds')
     args = parser.parse_args(argv)
-    os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
-    robot = None
-    if args.with_robot:
-        os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-        robot = start_own_bringup(['--namespace', args.namespace])
-    try:
-        return run(['trajectory_editor', *(ros_args or ['--ros-args']), '-p',
-                    f'namespace:={args.namespace}'], args.screenshot, args.quit_after)
-    except SweetieMotionError as error:
-        return fail('sweetie-motion editor', str(error))
-    finally:
-        if robot is not None:
-            robot.send_signal(2)
-            robot.wait(10)
+    with own_robot(['--namespace', args.namespace] if args.with_robot else None):
+        try:
+            return run(['trajectory_editor', *(ros_args or ['--ros-args']), '-p',
+                        f'namespace:={args.namespace}'], args.screenshot, args.quit_after)
+        except SweetieMotionError as error:
+            return fail('sweetie-motion editor', str(error))
 
 
 class Editor(NamedTuple):
@@ -116,30 +108,14 @@ def load_model(description: str):
 def run(ros_args: List[str], screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the editor; run the Qt loop."""
-    from sweetie_motion.gui.stop_first import release_window
-    from sweetie_motion.gui.widgets import close_after
-    from PyQt5.QtWidgets import QApplication
-    from sweetie_motion.command_line import require_display
-    require_display()
-    app = QApplication.instance() or QApplication(['trajectory_editor'])
-    from sweetie_motion.ros.background import BackgroundNode
-    ros = BackgroundNode('trajectory_editor', ros_args)
-    editor = None
-    try:
-        editor = build_editor(ros.node)
-        window = editor.window
-        window.show()
-        window.stops.handle_signals()
-        print('trajectory editor: the window is open; Ctrl+C here closes it as its close button '
-              'does (stopping the robot first); STOP, Esc or F12 in the window stop the robot',
-              flush=True)
-        if quit_after is not None:
-            close_after(window, quit_after, screenshot)
-        return app.exec_()
-    finally:
-        ros.close(editor.bridge.close if editor is not None else None)
-        if editor is not None:
-            release_window(editor.window)
+    from sweetie_motion.gui.app import run_window, STOP_ANNOUNCEMENT, WindowParts
+
+    def build(node) -> WindowParts:
+        editor = build_editor(node)
+        # the bridge destroys its clients: once nothing spins any more
+        return WindowParts(editor.window, release=editor.bridge.close)
+    return run_window('trajectory_editor', ros_args, build,
+                      f'trajectory editor: {STOP_ANNOUNCEMENT}', screenshot, quit_after)
 
 
 if __name__ == '__main__':
