@@ -15,9 +15,10 @@ Conventions (the paper's, i.e. KDL's ``Rotation::EulerZYZ``):
 
 from dataclasses import dataclass
 import math
-from typing import Any, Tuple
+from typing import Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: metres per millimetre
 MM = 1e-3
@@ -52,7 +53,7 @@ def euler_zyz(alpha: float, beta: float, gamma: float, degrees: bool = False) ->
     return rot_z(alpha) @ rot_y(beta) @ rot_z(gamma)
 
 
-def euler_zyz_angles(rotation: Any, degrees: bool = False) -> Tuple[float, float, float]:
+def euler_zyz_angles(rotation: ArrayLike, degrees: bool = False) -> Tuple[float, float, float]:
     """
     Return ZYZ Euler angles of a rotation matrix (the inverse of :func:`euler_zyz`).
 
@@ -79,7 +80,7 @@ def euler_zyz_angles(rotation: Any, degrees: bool = False) -> Tuple[float, float
     return alpha, beta, gamma
 
 
-def skew(vector: Any) -> np.ndarray:
+def skew(vector: ArrayLike) -> np.ndarray:
     """Return the cross-product matrices of vectors: shape (..., 3) -> (..., 3, 3)."""
     v = np.asarray(vector, dtype=float)
     out = np.zeros(v.shape[:-1] + (3, 3))
@@ -89,7 +90,7 @@ def skew(vector: Any) -> np.ndarray:
     return out
 
 
-def exp_so3(rotation_vector: Any) -> np.ndarray:
+def exp_so3(rotation_vector: ArrayLike) -> np.ndarray:
     """
     Return the rotation matrices of rotation vectors (Rodrigues' formula, vectorised).
 
@@ -107,7 +108,7 @@ def exp_so3(rotation_vector: Any) -> np.ndarray:
     return np.eye(3) + a * k + b * (k @ k)
 
 
-def log_so3(rotation: Any) -> np.ndarray:
+def log_so3(rotation: ArrayLike) -> np.ndarray:
     """
     Return the rotation vector of a rotation matrix (the inverse of :func:`exp_so3`).
 
@@ -131,7 +132,7 @@ def log_so3(rotation: Any) -> np.ndarray:
     return axis * angle
 
 
-def rotation_angle(first: Any, second: Any) -> np.ndarray:
+def rotation_angle(first: ArrayLike, second: ArrayLike) -> np.ndarray:
     """
     Return the angles of the relative rotations ``first^T @ second`` (vectorised).
 
@@ -149,7 +150,7 @@ def rotation_angle(first: Any, second: Any) -> np.ndarray:
     return 2.0 * np.arctan2(half_sin, half_cos)
 
 
-def is_rotation(matrix: Any, tolerance: float = ROTATION_TOLERANCE) -> bool:
+def is_rotation(matrix: ArrayLike, tolerance: float = ROTATION_TOLERANCE) -> bool:
     """Return whether ``matrix`` is a finite 3x3 proper rotation within ``tolerance``."""
     m = np.asarray(matrix, dtype=float)
     if m.shape != (3, 3) or not np.all(np.isfinite(m)):
@@ -176,7 +177,7 @@ def quaternion_to_rotation(x: float, y: float, z: float, w: float) -> np.ndarray
         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
-def rotation_to_quaternion(rotation: Any) -> Tuple[float, float, float, float]:
+def rotation_to_quaternion(rotation: ArrayLike) -> Tuple[float, float, float, float]:
     """Return the unit quaternion (x, y, z, w) of a rotation matrix, with w >= 0."""
     m = np.asarray(rotation, dtype=float)
     trace = float(np.trace(m))
@@ -220,7 +221,7 @@ class Pose:
         object.__setattr__(self, 'rotation', rotation)
 
     @classmethod
-    def from_matrix(cls, matrix: Any) -> 'Pose':
+    def from_matrix(cls, matrix: ArrayLike) -> 'Pose':
         """Return the pose of a 4x4 homogeneous transform (translation in m)."""
         m = np.asarray(matrix, dtype=float)
         if m.shape != (4, 4):

@@ -35,12 +35,13 @@ import math
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import rotation_angle
 from sweetie_motion.cartesian.path import Segment
 from sweetie_motion.cartesian.profile import CartesianSamples
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.model.robot_model import JointLimits
+from sweetie_motion.model.robot_model import JointLimits, RobotModel
 
 #: where zones are declared in the robot YAML (for error messages)
 CONFIG_PATH = 'robot.workspace'
@@ -293,7 +294,7 @@ def zones_from_config(entries: Any, where: str = f'{CONFIG_PATH}.forbidden') -> 
     return [zone_from_config(item, i, where) for i, item in enumerate(entries)]
 
 
-def _check_times(times: Any, count: int) -> np.ndarray:
+def _check_times(times: ArrayLike, count: int) -> np.ndarray:
     times = np.asarray(times, dtype=float)
     if times.shape != (count,):
         raise ValueError(f'expected {count} times, got shape {times.shape}')
@@ -344,14 +345,15 @@ class WorkspaceLimiter:
             raise ZoneConfigError(where, f'expected a number >= 0 [m], got {margin!r}', 'margin')
         return cls(zones_from_config(workspace.get('forbidden'), f'{where}.forbidden'), margin)
 
-    def depths(self, positions: Any) -> np.ndarray:
+    def depths(self, positions: ArrayLike) -> np.ndarray:
         """Return how deep each position is in each zone [m], shape (n, zones); >= 0: inside."""
         points = np.atleast_2d(np.asarray(positions, dtype=float))
         if not self.zones:
             return np.zeros((len(points), 0))
         return np.stack([zone.depth(points) for zone in self.zones], axis=1) + self.margin
 
-    def check_positions(self, positions: Any, times: Any, segment: Optional[np.ndarray] = None,
+    def check_positions(self, positions: ArrayLike, times: ArrayLike,
+                        segment: Optional[np.ndarray] = None,
                         segments: Sequence[Segment] = ()) -> None:
         """
         Raise for the first position inside a zone.
@@ -411,12 +413,12 @@ class JointLimiter:
         self.position_tolerance = float(position_tolerance)
 
     @classmethod
-    def from_model(cls, model: Any, chain: str, **options: Any) -> 'JointLimiter':
+    def from_model(cls, model: RobotModel, chain: str, **options: float) -> 'JointLimiter':
         """Return the limiter of a chain of a configured RobotModel (its joints and limits)."""
         limits = model.joint_limits().take(model.get_chain_indices(chain))
         return cls(model.list_joints(chain), limits, **options)
 
-    def check(self, positions: Any, times: Any, segment: Optional[np.ndarray] = None,
+    def check(self, positions: ArrayLike, times: ArrayLike, segment: Optional[np.ndarray] = None,
               segments: Sequence[Segment] = ()) -> None:
         """
         Raise for the first sample (in time) beyond a limit.
@@ -469,7 +471,7 @@ class JointLimiter:
         joint = int(np.nanargmax(np.where(over[row], ratio[row], -np.inf)))
         return [(row + offset, order, joint, quantity, values[row, joint], limit[joint])]
 
-    def check_samples(self, samples: CartesianSamples, positions: Any) -> None:
+    def check_samples(self, samples: CartesianSamples, positions: ArrayLike) -> None:
         """
         Check the joint positions IK made of a sampled path (one row per sample).
 
@@ -496,7 +498,7 @@ class BranchFlip:
     segment: Optional[Segment]
 
 
-def find_branch_flips(samples: CartesianSamples, positions: Any, joints: Sequence[str],
+def find_branch_flips(samples: CartesianSamples, positions: ArrayLike, joints: Sequence[str],
                       max_ratio: float = 50.0, length_scale: float = 0.1,
                       min_step: float = 0.02) -> List[BranchFlip]:
     """
@@ -531,8 +533,8 @@ def find_branch_flips(samples: CartesianSamples, positions: Any, joints: Sequenc
             for r, c in zip(rows, cols)]
 
 
-def check_branch_flips(samples: CartesianSamples, positions: Any, joints: Sequence[str],
-                       **options: Any) -> None:
+def check_branch_flips(samples: CartesianSamples, positions: ArrayLike, joints: Sequence[str],
+                       **options: float) -> None:
     """
     Raise for the first branch flip (see :func:`find_branch_flips` for the options).
 

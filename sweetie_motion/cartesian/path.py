@@ -51,6 +51,7 @@ import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import exp_so3, is_rotation, log_so3, Pose
 from sweetie_motion.errors import SweetieMotionError
@@ -176,10 +177,10 @@ class PathSample:
     segment: np.ndarray
 
 
-WaypointLike = Union[Pose, np.ndarray, Sequence[Any]]
+WaypointLike = Union[Pose, np.ndarray, Sequence[ArrayLike]]
 
 
-def _as_pose(waypoint: Any, index: int) -> Pose:
+def _as_pose(waypoint: WaypointLike, index: int) -> Pose:
     if isinstance(waypoint, Pose):
         position, rotation = waypoint.position, waypoint.rotation
     else:
@@ -487,7 +488,7 @@ class CartesianPath:
 
     # --- evaluation ----------------------------------------------------------------------------
 
-    def segment_index(self, s: Any) -> np.ndarray:
+    def segment_index(self, s: ArrayLike) -> np.ndarray:
         """Return the index of the segment of each ``s`` [m] (clipped to the path)."""
         s = np.clip(np.asarray(s, dtype=float), 0.0, self._length)
         index = np.searchsorted(self._seg_start, s, side='right') - 1

@@ -8,7 +8,7 @@ zone_obstacles`), with the robot description's ``checks:`` settings (a link clos
 collision margin is refused or warned about, as the trajectory controller does). Pure: no rclpy.
 """
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from sweetie_motion.cartesian.limiter import LimitViolation, WorkspaceLimiter
 from sweetie_motion.cartesian.path import Segment
 from sweetie_motion.checks.collision import zone_obstacles
 from sweetie_motion.checks.motion import checker_for, Finding, PoseSamples
+from sweetie_motion.model.robot_model import RobotModel
 
 
 class CheckViolation(LimitViolation):
@@ -43,7 +44,7 @@ class PathChecks:
     :param workspace: the chain's forbidden zones, in the frame of its first link.
     """
 
-    def __init__(self, model: Any, chain: str,
+    def __init__(self, model: RobotModel, chain: str,
                  workspace: Optional[WorkspaceLimiter] = None) -> None:
         first_link = model.get_chain_links(chain)[0]
         zones = workspace.zones if workspace is not None else ()

@@ -45,7 +45,7 @@ import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -54,7 +54,8 @@ from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (BranchFlipViolation, find_branch_flips,
                                               JointLimiter, JointLimitViolation,
                                               LimitViolation, WorkspaceLimiter, ZoneViolation)
-from sweetie_motion.cartesian.path import ARC, CartesianPath, EQRADIUS, PathError, WaypointLike
+from sweetie_motion.cartesian.path import (ARC, CartesianPath, EQRADIUS, PathError, Segment,
+                                           WaypointLike)
 from sweetie_motion.cartesian.plan_checks import CheckViolation, PathChecks
 from sweetie_motion.cartesian.profile import (CartesianSamples, MotionProfile, path_profile,
                                               ProfileError, sample_path)
@@ -125,8 +126,8 @@ def code_of(error: BaseException) -> CartesianCode:
 class IkPathError(LimitViolation):
     """Inverse kinematics found no solution for a sample of the path (from the previous one)."""
 
-    def __init__(self, time: float, sample: int, segment: Any, position_error: float,
-                 orientation_error: float) -> None:
+    def __init__(self, time: float, sample: int, segment: Optional[Segment],
+                 position_error: float, orientation_error: float) -> None:
         self.position_error = float(position_error)
         self.orientation_error = float(orientation_error)
         super().__init__(

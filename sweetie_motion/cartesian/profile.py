@@ -46,6 +46,7 @@ import math
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.path import ARC, CartesianPath, Segment
 from sweetie_motion.errors import SweetieMotionError
@@ -61,7 +62,7 @@ class ProfileError(SweetieMotionError):
     :param parameter: the parameter's name; :param value: the value given.
     """
 
-    def __init__(self, parameter: str, value: Any, reason: str) -> None:
+    def __init__(self, parameter: str, value: object, reason: str) -> None:
         self.parameter = parameter
         self.value = value
         super().__init__(f'{parameter} = {value!r}: {reason}')
@@ -270,7 +271,7 @@ class MotionProfile:
         """
         return self._duration / _override(override)
 
-    def sample(self, times: Any, override: float = 1.0) -> ProfileSample:
+    def sample(self, times: ArrayLike, override: float = 1.0) -> ProfileSample:
         """
         Evaluate the profile (vectorised).
 
@@ -525,7 +526,7 @@ def sample_path(path: CartesianPath, profile: MotionProfile, period: float,
     return _samples(path, timing, float(period))
 
 
-def sample_path_at(path: CartesianPath, profile: MotionProfile, times: Any,
+def sample_path_at(path: CartesianPath, profile: MotionProfile, times: ArrayLike,
                    override: float = 1.0) -> CartesianSamples:
     """
     Sample a path with a profile at given times (e.g. for finite-difference checks).
