@@ -111,9 +111,9 @@ def load_yaml(path: Union[str, Path], error: Callable[[str], Exception]) -> Any:
 class LineMap(dict):
     """A YAML mapping that remembers the line of each key (:func:`load_yaml_lines`)."""
 
-    lines: Dict[Any, int]
+    lines: Dict[object, int]
 
-    def line(self, key: Any) -> Optional[int]:
+    def line(self, key: object) -> Optional[int]:
         """Return the 1-based line of ``key`` in its file (None if unknown)."""
         return getattr(self, 'lines', {}).get(key)
 

@@ -109,5 +109,5 @@ class CheckSettings:
         return settings
 
 
-def _non_negative(key: str, value: Any) -> float:
+def _non_negative(key: str, value: object) -> float:
     return config_number(key, value, ModelError)

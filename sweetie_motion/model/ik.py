@@ -45,7 +45,7 @@ Data, buffers and random generator, so one instance may serve several threads at
 import math
 import threading
 import time
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Callable, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -53,7 +53,10 @@ import pinocchio
 from scipy.linalg import lapack
 
 from sweetie_motion.errors import ModelError
-from sweetie_motion.model.robot_model import RobotModel
+from sweetie_motion.model.robot_model import JointInfo, RobotModel
+
+if TYPE_CHECKING:
+    from sweetie_motion.model.kinematics import ChainEvaluator
 
 #: Tasks a ChainIK solves: the full pose, or the position of the tip only.
 TASKS = ('pose', 'position')
@@ -107,7 +110,7 @@ class IkInputError(IkError, ValueError):
     :param reason: what is wrong with it.
     """
 
-    def __init__(self, argument: str, value: Any, reason: str, chain: str = '') -> None:
+    def __init__(self, argument: str, value: object, reason: str, chain: str = '') -> None:
         self.argument = argument
         self.value = value
         self.reason = reason
@@ -196,7 +199,7 @@ class _Reach:
         return math.sqrt(off_circle * off_circle + along * along) - self.reach
 
     @staticmethod
-    def of_chain(evaluator: Any, joints: Sequence[str], prismatic: np.ndarray,
+    def of_chain(evaluator: 'ChainEvaluator', joints: Sequence[str], prismatic: np.ndarray,
                  lower: np.ndarray, upper: np.ndarray) -> '_Reach':
         """
         Return where the tip can be at all, whatever the joint positions.
@@ -240,7 +243,7 @@ class _ArgumentCheck:
     def __init__(self, chain: str, joints: Sequence[str]) -> None:
         self.chain, self.joints = chain, tuple(joints)
 
-    def vector(self, argument: str, value: Any, size: int, allow_inf: bool = False,
+    def vector(self, argument: str, value: ArrayLike, size: int, allow_inf: bool = False,
                per_joint: bool = True) -> np.ndarray:
         """Return ``value`` as ``size`` numbers (per joint: an error names the joint)."""
         try:
@@ -260,7 +263,7 @@ class _ArgumentCheck:
                                self.chain)
         return vector
 
-    def positive(self, argument: str, value: Any) -> float:
+    def positive(self, argument: str, value: float) -> float:
         """Return ``value`` as a finite number > 0."""
         try:
             value = float(value)
@@ -270,7 +273,7 @@ class _ArgumentCheck:
             raise IkInputError(argument, value, 'expected a finite number > 0', self.chain)
         return value
 
-    def budget(self, argument: str, value: Any) -> float:
+    def budget(self, argument: str, value: float) -> float:
         """Return ``value`` as a duration >= 0 [s]."""
         try:
             value = float(value)
@@ -280,7 +283,7 @@ class _ArgumentCheck:
             raise IkInputError(argument, value, 'expected a duration >= 0 [s]', self.chain)
         return value
 
-    def count(self, argument: str, value: Any, minimum: int) -> int:
+    def count(self, argument: str, value: int, minimum: int) -> int:
         """Return ``value`` as an integer >= ``minimum``."""
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise IkInputError(argument, value, f'expected an integer >= {minimum}', self.chain)
@@ -402,8 +405,8 @@ class _Run:
 _TARGET_FORMS = 'expected a 4x4 pose, a pinocchio.SE3 or (position-only task) a 3-vector'
 
 
-def _read_target(target: Any, chain: str, needs_rotation: bool, position: np.ndarray,
-                 rotation: np.ndarray) -> None:
+def _read_target(target: Union[np.ndarray, pinocchio.SE3, Sequence[float]], chain: str,
+                 needs_rotation: bool, position: np.ndarray, rotation: np.ndarray) -> None:
     """Validate ``target`` and write it into ``position`` (3,) and ``rotation`` (3, 3)."""
     if isinstance(target, pinocchio.SE3):
         matrix = target.homogeneous
@@ -443,7 +446,7 @@ def _read_target(target: Any, chain: str, needs_rotation: bool, position: np.nda
         raise IkInputError('target', f'shape {matrix.shape}', _TARGET_FORMS, chain)
 
 
-def _evaluation(evaluator: Any, workspace: _Workspace, free: Optional[np.ndarray],
+def _evaluation(evaluator: 'ChainEvaluator', workspace: _Workspace, free: Optional[np.ndarray],
                 rows: Optional[np.ndarray], root_weights: Optional[np.ndarray],
                 needs_rotation: bool) -> Callable:
     """
@@ -608,7 +611,7 @@ class ChainIK:
                                'expected six weights >= 0, at least one > 0', self.chain)
         self.weights = vector
 
-    def _read_limits(self, joint_info: Sequence[Any], lower: Optional[ArrayLike],
+    def _read_limits(self, joint_info: Sequence[JointInfo], lower: Optional[ArrayLike],
                      upper: Optional[ArrayLike], fixed_joints: Sequence[str]) -> np.ndarray:
         """
         Validate the limits and the fixed joints; set them.

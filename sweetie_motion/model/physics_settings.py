@@ -131,33 +131,33 @@ class PhysicsSettings:
         return cls(**values)
 
 
-def _positive(key: str, value: Any, _: Any) -> float:
+def _positive(key: str, value: object, _: Union[str, Path]) -> float:
     return config_number(key, value, _error, above=True)
 
 
-def _non_negative(key: str, value: Any, _: Any) -> float:
+def _non_negative(key: str, value: object, _: Union[str, Path]) -> float:
     return config_number(key, value, _error)
 
 
-def _share(key: str, value: Any, _: Any) -> float:
+def _share(key: str, value: object, _: Union[str, Path]) -> float:
     return config_number(key, value, _error, above=True, high=1.0)
 
 
-def _count(key: str, value: Any, _: Any) -> int:
+def _count(key: str, value: object, _: Union[str, Path]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PhysicsConfigError(key, f'expected a whole number >= 1, got {value!r}')
     return value
 
 
-def _choice(choices: tuple) -> Callable[[str, Any, Any], str]:
-    def read(key: str, value: Any, _: Any) -> str:
+def _choice(choices: tuple) -> Callable[[str, object, Union[str, Path]], str]:
+    def read(key: str, value: object, _: Union[str, Path]) -> str:
         if value not in choices:
             raise PhysicsConfigError(key, f'{value!r} is not one of {", ".join(choices)}')
         return str(value)
     return read
 
 
-def _path(key: str, value: Any, base_dir: Union[str, Path]) -> str:
+def _path(key: str, value: object, base_dir: Union[str, Path]) -> str:
     if value in (None, ''):
         return ''
     if not isinstance(value, str):

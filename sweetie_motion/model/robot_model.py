@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 import math
 import os
 import threading
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TYPE_CHECKING
+from typing import (
+    Any, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, TYPE_CHECKING,
+)
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,6 +35,15 @@ if TYPE_CHECKING:
 
 #: Keys of a chain declaration that RobotModel interprets; any other key is a chain property.
 CHAIN_KEYS = ('first_link', 'last_link', 'last_link_virtual')
+
+
+class JointStateLike(Protocol):
+    """A joint state as extract_chain reads and pack_chain writes it: sensor_msgs/JointState."""
+
+    name: Sequence[str]
+    position: Sequence[float]
+    velocity: Sequence[float]
+    effort: Sequence[float]
 
 
 @dataclass(frozen=True)
@@ -485,7 +496,7 @@ class RobotModel(RobotModelView):
 
     # --- joint states --------------------------------------------------------------------------
 
-    def extract_chain(self, chain: str, joint_state: Any
+    def extract_chain(self, chain: str, joint_state: JointStateLike
                       ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """
         Extract the joints of ``chain`` from a joint state in any joint order.
@@ -509,6 +520,7 @@ class RobotModel(RobotModelView):
                 raise MissingJointError(missing, f'extract_chain({chain!r})')
             columns = np.array([where[j] for j in info.joints], dtype=np.intp)
         out = []
+        values: ArrayLike  # each field of the joint state, then its array
         for values in (joint_state.position, joint_state.velocity, joint_state.effort):
             values = np.asarray(values, dtype=float)
             if values.size == 0:
@@ -522,7 +534,7 @@ class RobotModel(RobotModelView):
         return out[0], out[1], out[2]
 
     def pack_chain(self, chain: str, position: Sequence[float], velocity: Sequence[float],
-                   effort: Sequence[float], joint_state: Any) -> bool:
+                   effort: Sequence[float], joint_state: JointStateLike) -> bool:
         """
         Write the values of ``chain`` into ``joint_state`` (the inverse of extract_chain).
 
@@ -740,7 +752,7 @@ def _chain_groups(specs: Sequence[ChainSpec], groups: Dict[str, GroupSpec],
     return chain_group
 
 
-def _chain_path(tree: Any, spec: ChainSpec) -> List[Tuple[str, bool]]:
+def _chain_path(tree: UrdfTree, spec: ChainSpec) -> List[Tuple[str, bool]]:
     """Return the movable joints of a chain, root to tip: (name, whether virtual)."""
     for role in ('first_link', 'last_link', 'last_link_virtual'):
         link = getattr(spec, role)
@@ -774,7 +786,7 @@ def _chain_path(tree: Any, spec: ChainSpec) -> List[Tuple[str, bool]]:
     return movable
 
 
-def _joint_order(tree: Any, specs: Sequence[ChainSpec], groups: Mapping[str, GroupSpec],
+def _joint_order(tree: UrdfTree, specs: Sequence[ChainSpec], groups: Mapping[str, GroupSpec],
                  chain_paths: Mapping[str, List[Tuple[str, bool]]],
                  chain_group: Mapping[str, str]) -> List[Tuple[str, str, str, bool]]:
     """Return the model's joints in order: (joint, chain or '', group, virtual)."""
@@ -820,7 +832,7 @@ def _joint_order(tree: Any, specs: Sequence[ChainSpec], groups: Mapping[str, Gro
     return order
 
 
-def _joint_infos(tree: Any, order: Sequence[Tuple[str, str, str, bool]],
+def _joint_infos(tree: UrdfTree, order: Sequence[Tuple[str, str, str, bool]],
                  chain_paths: Mapping[str, List[Tuple[str, bool]]],
                  limit_entries: Mapping[str, Mapping[str, float]]) -> List[JointInfo]:
     """Return every joint's information, its limits resolved from the most specific entry."""
