@@ -16,15 +16,21 @@ servo is a position actuator (:mod:`.servos`); the floor is a plane at z = 0.
 from dataclasses import dataclass
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
 from sweetie_motion.model.physics_settings import PhysicsConfigError, PhysicsSettings
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.physics.meshes import collision_mesh, CollisionMesh
 from sweetie_motion.physics.servos import servo_actuators, ServoActuator
-from sweetie_motion.physics.urdf_bodies import read_urdf_bodies, rpy_quaternion, UrdfBodies
+from sweetie_motion.physics.urdf_bodies import (
+    Inertial, read_urdf_bodies, rpy_quaternion, UrdfBodies,
+)
+
+#: a compiled mujoco.MjModel (mujoco ships no type stubs)
+MujocoModel = Any
 
 #: contact bits: the floor touches floor shapes (hulls), links touch link shapes (pieces)
 FLOOR_BIT, LINK_BIT = 1, 2
@@ -52,7 +58,7 @@ class PhysicsModel:
     :param excluded: body pairs that touch in the zero pose and do not collide.
     """
 
-    model: Any
+    model: MujocoModel
     mjcf: str
     joints: List[str]
     qpos: np.ndarray
@@ -77,7 +83,7 @@ class PhysicsModel:
         return np.array([a.stall for a in self.actuators])
 
 
-def build_physics(robot: Any, settings: Optional[PhysicsSettings] = None,
+def build_physics(robot: RobotModel, settings: Optional[PhysicsSettings] = None,
                   servos_file: str = '') -> PhysicsModel:
     """
     Return the physics model of a configured RobotModel (its description's ``physics:``).
@@ -105,7 +111,7 @@ def build_physics(robot: Any, settings: Optional[PhysicsSettings] = None,
     return plan.indexed(model, mjcf, excluded)
 
 
-def _touching_pairs(model: Any) -> List[Tuple[str, str]]:
+def _touching_pairs(model: MujocoModel) -> List[Tuple[str, str]]:
     """Return the body pairs whose link shapes touch in the zero pose, the root held high."""
     import mujoco
     data = mujoco.MjData(model)
@@ -127,7 +133,7 @@ def _touching_pairs(model: Any) -> List[Tuple[str, str]]:
 class _BodyPlan:
     """The robot's bodies, joints, shapes and servos as the MJCF will have them."""
 
-    def __init__(self, robot: Any, settings: PhysicsSettings, servos_file: str) -> None:
+    def __init__(self, robot: RobotModel, settings: PhysicsSettings, servos_file: str) -> None:
         self.robot = robot
         self.settings = settings
         self.tree = robot.urdf_tree()
@@ -289,7 +295,8 @@ class _BodyPlan:
         path = Path(filename.replace('file://', ''))
         return path if path.is_absolute() else Path(self.settings.meshes or '.') / path
 
-    def indexed(self, model: Any, mjcf: str, excluded: List[Tuple[str, str]]) -> PhysicsModel:
+    def indexed(self, model: MujocoModel, mjcf: str,
+                excluded: List[Tuple[str, str]]) -> PhysicsModel:
         """Return the compiled model with the robot's joints, servos and feet located."""
         import mujoco
         qpos = np.full(len(self.joints), -1, dtype=np.intp)
@@ -308,7 +315,7 @@ class _BodyPlan:
                             list(excluded), self.settings)
 
 
-def _rotated_inertia(inertial: Any) -> Tuple[float, ...]:
+def _rotated_inertia(inertial: Inertial) -> Tuple[float, ...]:
     """Return the inertia about the centre of mass in the link's axes (the rpy applied)."""
     ixx, iyy, izz, ixy, ixz, iyz = inertial.inertia
     tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
@@ -334,5 +341,5 @@ def _f(value: float) -> str:
     return repr(float(value))
 
 
-def _v(values: Any) -> str:
+def _v(values: Iterable[float]) -> str:
     return ' '.join(_f(v) for v in values)

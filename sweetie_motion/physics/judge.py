@@ -23,10 +23,14 @@ from pathlib import Path
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, TYPE_CHECKING, Union
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.goal import TrajectoryGoal
+
+if TYPE_CHECKING:
+    from sweetie_motion.model.robot_model import RobotModel
+    from sweetie_motion.physics.motion import MotionSimulator
 
 #: the verdicts file in the storage folder
 VERDICTS_NAME = '.sweetie_motion-physics.json'
@@ -60,7 +64,7 @@ def motion_key(goal: TrajectoryGoal, speed: float, backward: bool, physics: str)
     return digest.hexdigest()
 
 
-def judge_motion(simulator: Any, name: str, goal: TrajectoryGoal, speed: float = 1.0,
+def judge_motion(simulator: 'MotionSimulator', name: str, goal: TrajectoryGoal, speed: float = 1.0,
                  backward: bool = False) -> PhysicsVerdict:
     """
     Simulate a stored motion as the controller plays it; return the physics' verdict.
@@ -93,9 +97,9 @@ class InProcessJudgement:
     :param make_simulator: builds the :class:`~sweetie_motion.physics.motion.MotionSimulator`.
     """
 
-    def __init__(self, make_simulator: Callable[[], Any]) -> None:
+    def __init__(self, make_simulator: Callable[[], 'MotionSimulator']) -> None:
         self._make_simulator = make_simulator
-        self._simulator: Any = None
+        self._simulator: Optional['MotionSimulator'] = None
 
     def __call__(self, name: str, goal: TrajectoryGoal, speed: float,
                  backward: bool) -> PhysicsVerdict:
@@ -147,7 +151,7 @@ class ChildProcessJudgement:
 
 
 #: the child's simulators, by (robot description file, URDF)
-_CHILD_SIMULATORS: Dict[Tuple[str, str], Any] = {}
+_CHILD_SIMULATORS: Dict[Tuple[str, str], 'MotionSimulator'] = {}
 
 
 def _child_started() -> None:
@@ -316,7 +320,7 @@ class PhysicsJudge:
                 self._write()
 
 
-def physics_key(robot: Any) -> str:
+def physics_key(robot: 'RobotModel') -> str:
     """Return what names a robot's physics: its settings and its servo models file's content."""
     settings = getattr(robot, 'physics_settings', None)
     parts: List[str] = [repr(settings)]

@@ -12,12 +12,18 @@ slipped (the criteria: :class:`SimulatedMotion` and docs/physics.md).
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, TYPE_CHECKING
 
 import numpy as np
 
+from sweetie_motion.model.physics_settings import PhysicsSettings
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.physics.builder import build_physics, PhysicsModel
 from sweetie_motion.physics.simulation import PhysicsSimulation
+from sweetie_motion.trajectory.goal import TrajectoryGoal
+
+if TYPE_CHECKING:
+    from sweetie_motion.controllers.goals import GoalPlan
 
 #: the cycle period the servos get their set-points at [s] (the sync cycle's default)
 PERIOD = 0.01
@@ -52,7 +58,7 @@ class SimulatedMotion:
     support: np.ndarray                #: (n, legs) flagged (or taken as) supporting
     on_floor: np.ndarray               #: (n, legs) the foot touches the floor
     feet: np.ndarray                   #: (n, legs, 3) contact points in the world [m]
-    settings: Any                      #: the PhysicsSettings used
+    settings: PhysicsSettings          #: the PhysicsSettings used
     overload_time: float               #: how long a servo may hold its stall [s]
     notes: List[str] = field(default_factory=list)
     #: (n, 7) the base's position [m] and orientation (w, x, y, z) in the world (the floor at
@@ -164,7 +170,7 @@ class MotionSimulator:
     :param policy: the controller's limits policy ('retime' or 'refuse').
     """
 
-    def __init__(self, robot: Any, physics: Optional[PhysicsModel] = None,
+    def __init__(self, robot: RobotModel, physics: Optional[PhysicsModel] = None,
                  interpolation: str = 'akima', policy: str = 'retime') -> None:
         from sweetie_motion.checks.balance import BalanceModel
         from sweetie_motion.checks.robot import CheckRobot
@@ -187,7 +193,8 @@ class MotionSimulator:
         """Return the pose a motion starts from: the zero pose (Proto2 stands in it)."""
         return np.zeros(len(self.physics.joints))
 
-    def plan(self, goal: Any, speed: float = 1.0, start: Optional[np.ndarray] = None) -> Any:
+    def plan(self, goal: TrajectoryGoal, speed: float = 1.0,
+             start: Optional[np.ndarray] = None) -> 'GoalPlan':
         """
         Return the controller's plan of a stored motion from ``start`` (the standing pose).
 
@@ -199,7 +206,7 @@ class MotionSimulator:
         return plan_played(self.planner, goal, JointVector(pose, np.zeros_like(pose),
                                                            np.zeros_like(pose)), speed)
 
-    def simulate(self, name: str, goal: Any, speed: float = 1.0,
+    def simulate(self, name: str, goal: TrajectoryGoal, speed: float = 1.0,
                  start: Optional[np.ndarray] = None) -> SimulatedMotion:
         """
         Simulate a stored motion as played; return what happened.
@@ -227,7 +234,7 @@ class MotionSimulator:
             sim.advance(PERIOD)
         return self._result(name, plan, times, poses, record)
 
-    def _result(self, name: str, plan: Any, times: np.ndarray, poses: np.ndarray,
+    def _result(self, name: str, plan: 'GoalPlan', times: np.ndarray, poses: np.ndarray,
                 record: '_Recorder') -> SimulatedMotion:
         physics = self.physics
         support, origins, normals, usable = self._planned(plan, times, poses)
@@ -250,7 +257,7 @@ class MotionSimulator:
             list(physics.legs), support, record.on_floor, record.feet, self.settings,
             self.overload_time, list(plan.notes), record.base, poses)
 
-    def _planned(self, plan: Any, times: np.ndarray, poses: np.ndarray
+    def _planned(self, plan: 'GoalPlan', times: np.ndarray, poses: np.ndarray
                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """
         Return the planned support (n, legs) and the planes the body can stand on.

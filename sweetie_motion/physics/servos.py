@@ -24,10 +24,13 @@ names (an arm's) is a servo whose stall torque is its URDF effort, stiff enough 
 from dataclasses import dataclass
 import math
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Dict, Iterable, List, Mapping, Optional, TYPE_CHECKING
 
 from sweetie_motion.model.physics_settings import PhysicsConfigError, PhysicsSettings
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
+
+if TYPE_CHECKING:
+    from sweetie_motion.servo.herkulex import ServoType
 
 #: the position error at which a joint without a servo model reaches its effort [rad]
 STALL_ERROR = 0.1
@@ -113,7 +116,7 @@ def servo_actuators(joints: Iterable[str], efforts: Mapping[str, float],
     return actuators
 
 
-def _servo_types(servos_file: str) -> Dict[str, Any]:
+def _servo_types(servos_file: str) -> Dict[str, 'ServoType']:
     from sweetie_motion.servo.driver.config import load_bus_config_file
     from sweetie_motion.errors import SweetieMotionError
     try:
