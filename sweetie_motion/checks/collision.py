@@ -26,6 +26,11 @@ from sweetie_motion.checks.meshes import capsule_of, LinkMesh
 from sweetie_motion.checks.robot import BatchKinematics, CheckRobot
 from sweetie_motion.errors import UrdfError
 
+#: a coal collision geometry (coal ships no type stubs)
+CoalShape = Any
+#: a pinocchio.GeometryObject (pinocchio ships no type stubs)
+GeometryObject = Any
+
 
 @dataclass(frozen=True)
 class PairApproach:
@@ -63,7 +68,7 @@ class Obstacle:
     """
 
     name: str
-    shape: Any
+    shape: CoalShape
     position: Tuple[float, float, float] = (0.0, 0.0, 0.0)
     link: str = ''
     plane: Optional[Tuple[Tuple[float, ...], Tuple[float, ...]]] = None
@@ -191,8 +196,8 @@ class CollisionModel:
         self._between = [self._joints_between(int(self._joints[i]), int(self._joints[k]))
                          for i, k in self.pairs]
 
-    def _checked_pairs(self, objects: List[Any], robot_shapes: int, skip: Set[Tuple[str, str]],
-                       adjacent: bool) -> List[Tuple[int, int]]:
+    def _checked_pairs(self, objects: List[GeometryObject], robot_shapes: int,
+                       skip: Set[Tuple[str, str]], adjacent: bool) -> List[Tuple[int, int]]:
         """
         Return the pairs of shapes checked, and make them the geometry's collision pairs.
 
@@ -216,7 +221,7 @@ class CollisionModel:
                 self.geometry.addCollisionPair(pinocchio.CollisionPair(i, k))
         return pairs
 
-    def _bounding_spheres(self, objects: List[Any]) -> Tuple[np.ndarray, np.ndarray]:
+    def _bounding_spheres(self, objects: List[GeometryObject]) -> Tuple[np.ndarray, np.ndarray]:
         """Return each shape's bounding sphere: centres in its joint's frame (n, 3), radii."""
         centres, radii = [], []
         for index, o in enumerate(objects):

@@ -7,13 +7,14 @@ servo that touches its stall torque for a moment) always only warns. Pure: numpy
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 
 from sweetie_motion.checks.balance import BalanceMargin
 from sweetie_motion.checks.load import JointLoad
 from sweetie_motion.checks.stance import Standing
+from sweetie_motion.model.check_settings import CheckSettings
 
 #: a rotation about a support's edge this large, short of a fall, is said as a rock [rad]
 ROCK = 0.05
@@ -56,7 +57,8 @@ def balance_margins(standing: Standing, legs: Sequence[str]) -> List[BalanceMarg
     return out
 
 
-def balance_findings(standing: Standing, legs: Sequence[str], settings: Any) -> List[Finding]:
+def balance_findings(standing: Standing, legs: Sequence[str],
+                     settings: CheckSettings) -> List[Finding]:
     """Return the balance findings: a fall (the mode's severity), a rock, a lifted leg (warn)."""
     if standing.held:
         return []   # no leg supports: the body is held (on a stand), nothing to balance on
@@ -98,7 +100,7 @@ def balance_findings(standing: Standing, legs: Sequence[str], settings: Any) -> 
     return found
 
 
-def _first_run(flags: np.ndarray, length: int) -> Any:
+def _first_run(flags: np.ndarray, length: int) -> Optional[int]:
     """Return the first row of the first run of at least ``length`` true values, or None."""
     padded = np.concatenate(([False], np.asarray(flags, dtype=bool), [False]))
     edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
@@ -108,7 +110,7 @@ def _first_run(flags: np.ndarray, length: int) -> Any:
     return None
 
 
-def load_findings(loads: Sequence[JointLoad], settings: Any) -> List[Finding]:
+def load_findings(loads: Sequence[JointLoad], settings: CheckSettings) -> List[Finding]:
     """Return the load findings: a held stall (the mode's severity), a peak at stall (warn)."""
     held = [load for load in loads if load.to_end or load.held > settings.overload_time]
     if held:
@@ -163,7 +165,7 @@ class EndPose:
         return self.friction * normal, float(limits[joint]), str(self.joints[joint])
 
 
-def drag_findings(standing: Standing, legs: Sequence[str], settings: Any,
+def drag_findings(standing: Standing, legs: Sequence[str], settings: CheckSettings,
                   end: EndPose) -> List[Finding]:
     """
     Return the hooves the motion drags along the floor while they stand on it.

@@ -9,7 +9,7 @@ where and when, each as a warning or a refusal.
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from sweetie_motion.checks.robot import CheckRobot
 from sweetie_motion.checks.stance import Footing, sole_points, Standing
 from sweetie_motion.model.check_settings import CheckSettings
 from sweetie_motion.model.robot_model import RobotModel
+
+if TYPE_CHECKING:
+    from sweetie_motion.trajectory.spline import JointSpline
 
 #: the most poses a motion is checked at: a longer motion is sampled less often (12 000 poses
 #: are 2 minutes at 100 Hz, about 0.8 s and 200 MB of arrays; bounded by count, not by time)
@@ -46,7 +49,7 @@ class PoseSamples:
     flags: Dict[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
-    def from_spline(cls, spline: Any, columns: Union[Sequence[int], np.ndarray],
+    def from_spline(cls, spline: 'JointSpline', columns: Union[Sequence[int], np.ndarray],
                     hold: np.ndarray, rate: float,
                     flags: Optional[dict] = None) -> 'PoseSamples':
         """
