@@ -92,7 +92,7 @@ def goal_to_document(goal: TrajectoryGoal, name: str) -> Dict[str, Any]:
     return document
 
 
-def _floats(values: Any, where: str) -> List[float]:
+def _floats(values: object, where: str) -> List[float]:
     if values is None:
         return []
     if not isinstance(values, list):
@@ -103,7 +103,7 @@ def _floats(values: Any, where: str) -> List[float]:
         raise TrajectoryFileError(f'{where}: expected a list of numbers') from None
 
 
-def parse_tolerances(entries: Any, where: str,
+def parse_tolerances(entries: object, where: str,
                      error: Type[SweetieMotionError] = TrajectoryFileError
                      ) -> List[JointTolerance]:
     """
@@ -130,7 +130,7 @@ def parse_tolerances(entries: Any, where: str,
     return out
 
 
-def goal_from_document(document: Any, where: str = 'trajectory') -> TrajectoryGoal:
+def goal_from_document(document: object, where: str = 'trajectory') -> TrajectoryGoal:
     """
     Build a goal from a YAML document.
 

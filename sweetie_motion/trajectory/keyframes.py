@@ -65,13 +65,16 @@ Akima slopes it does not overshoot).
 
 from dataclasses import dataclass
 import math
-from typing import Any, Optional, Sequence, Union
+from typing import Optional, Sequence, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from sweetie_motion.errors import SweetieMotionError
-from sweetie_motion.trajectory.spline import build_spline, INTERPOLATIONS
+from sweetie_motion.trajectory.spline import build_spline, INTERPOLATIONS, JointSpline
+
+if TYPE_CHECKING:
+    from sweetie_motion.trajectory.waypoints import WaypointsList
 
 #: the default largest deviation of the keyframes' spline from the recording [rad]: six times a
 #: servo's measurement noise
@@ -160,7 +163,7 @@ class KeyframeFit:
                      'smoothing or a larger tolerance gives fewer keyframes')
         return text
 
-    def to_waypoints(self, joints: Sequence[str]) -> Any:
+    def to_waypoints(self, joints: Sequence[str]) -> 'WaypointsList':
         """
         Return the keyframes as the editor's waypoint list (first keyframe at t = 0).
 
@@ -178,7 +181,7 @@ class KeyframeFit:
         return waypoints
 
 
-def _check(times: Any, positions: Any, tolerance: Union[float, Sequence[float]],
+def _check(times: ArrayLike, positions: ArrayLike, tolerance: Union[float, Sequence[float]],
            joints: Optional[Sequence[str]], interpolation: str):
     try:
         t = np.asarray(times, dtype=float)
@@ -275,7 +278,7 @@ def estimate_noise(positions: np.ndarray) -> np.ndarray:
     return np.median(np.abs(second), axis=0) / (0.6745 * math.sqrt(6.0))
 
 
-def fit_keyframes(times: ArrayLike, positions: Any,
+def fit_keyframes(times: ArrayLike, positions: ArrayLike,
                   tolerance: Union[float, Sequence[float]] = DEFAULT_TOLERANCE,
                   interpolation: str = 'akima', smoothing: float = 0.0,
                   joints: Optional[Sequence[str]] = None) -> KeyframeFit:
@@ -322,7 +325,7 @@ def fit_keyframes(times: ArrayLike, positions: Any,
                        deviation[worst, np.arange(y.shape[1])], t[worst], tol, m, noise)
 
 
-def _positions(spline: Any, times: np.ndarray) -> np.ndarray:
+def _positions(spline: JointSpline, times: np.ndarray) -> np.ndarray:
     """Return the (cubic) spline's positions at ``times`` inside its span, (len, n)."""
     segment = np.clip(np.searchsorted(spline.times, times, side='right') - 1, 0,
                       len(spline.coefficients) - 1)

@@ -62,7 +62,7 @@ motion, a disabled row keeps its relative place within its segment).
 
 from dataclasses import dataclass, replace
 import math
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -72,6 +72,9 @@ from sweetie_motion.model.robot_model import JointLimits, RobotModel, RobotModel
 from sweetie_motion.trajectory.goal import TrajectoryGoal, TrajectoryPoint
 from sweetie_motion.trajectory.spline import build_spline, INTERPOLATIONS, JointSpline
 from sweetie_motion.trajectory.timing import limit_excess, planning_limits, scale_times
+
+if TYPE_CHECKING:
+    from sweetie_motion.trajectory.waypoints import WaypointsList
 
 #: what the limits are read from: a configured robot model or its view
 Limited = Union[RobotModel, RobotModelView]
@@ -287,7 +290,7 @@ class _SplinePath:
         # are those of the last segment
         self.last = np.nextafter(spline.times[-1], -np.inf)
 
-    def __call__(self, path_positions: Any, order: int = 0) -> np.ndarray:
+    def __call__(self, path_positions: ArrayLike, order: int = 0) -> np.ndarray:
         s = np.clip(np.atleast_1d(np.asarray(path_positions, dtype=float)),
                     self.spline.times[0], self.last)
         value = self.spline.sample_many(s)[order][:, self.columns]
@@ -311,8 +314,8 @@ class _SplinePath:
 # --- the retiming ----------------------------------------------------------------------------
 
 
-def _check_input(times: Any, positions: Any, joints: Sequence[str], limits: JointLimits,
-                 interpolation: str) -> Tuple[np.ndarray, np.ndarray]:
+def _check_input(times: ArrayLike, positions: ArrayLike, joints: Sequence[str],
+                 limits: JointLimits, interpolation: str) -> Tuple[np.ndarray, np.ndarray]:
     try:
         t = np.asarray(times, dtype=float)
         p = np.asarray(positions, dtype=float)
@@ -351,7 +354,7 @@ def _check_input(times: Any, positions: Any, joints: Sequence[str], limits: Join
     return t, p
 
 
-def fit_to_limits(times: ArrayLike, positions: Any, joints: Sequence[str],
+def fit_to_limits(times: ArrayLike, positions: ArrayLike, joints: Sequence[str],
                   limits: JointLimits, interpolation: str = 'akima',
                   rows: Optional[Tuple[int, int]] = None, min_segment: float = MIN_SEGMENT,
                   keep_pauses: bool = False) -> RetimeResult:
@@ -622,8 +625,9 @@ def retime_goal(goal: TrajectoryGoal, model: Limited, interpolation: str = 'akim
     return replace(goal, points=points), result
 
 
-def retime_waypoints(waypoints: Any, model: Limited, rows: Optional[Sequence[int]] = None,
-                     interpolation: str = 'akima', **options: Any) -> Tuple[Any, RetimeResult]:
+def retime_waypoints(waypoints: 'WaypointsList', model: Limited,
+                     rows: Optional[Sequence[int]] = None, interpolation: str = 'akima',
+                     **options: Any) -> Tuple['WaypointsList', RetimeResult]:
     """
     Fit the editor's waypoint list (or its selected rows) to the limits.
 
