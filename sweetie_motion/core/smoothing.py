@@ -53,8 +53,8 @@ class SmoothingFilter(ABC):
     PARAMETERS: Dict[str, Tuple[float, str]] = {}
 
     def __init__(self, joints: Sequence[str], period: float,
-                 params: Optional[Mapping[str, Any]] = None,
-                 overrides: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
+                 params: Optional[Mapping[str, float]] = None,
+                 overrides: Optional[Mapping[str, Mapping[str, float]]] = None) -> None:
         if not period > 0:
             raise SmoothingConfigError(f'period must be > 0, got {period}')
         self.joints = list(joints)
@@ -63,8 +63,8 @@ class SmoothingFilter(ABC):
         self._position = np.zeros(len(self.joints))
         self._velocity = np.zeros(len(self.joints))
 
-    def _resolve(self, params: Mapping[str, Any],
-                 overrides: Mapping[str, Mapping[str, Any]]) -> Dict[str, np.ndarray]:
+    def _resolve(self, params: Mapping[str, float],
+                 overrides: Mapping[str, Mapping[str, float]]) -> Dict[str, np.ndarray]:
         unknown = set(params) - set(self.PARAMETERS)
         if unknown:
             raise SmoothingConfigError(
@@ -358,8 +358,8 @@ def register_filter(cls: Type[SmoothingFilter]) -> Type[SmoothingFilter]:
 
 
 def create_filter(name: str, joints: Sequence[str], period: float,
-                  params: Optional[Mapping[str, Any]] = None,
-                  overrides: Optional[Mapping[str, Mapping[str, Any]]] = None
+                  params: Optional[Mapping[str, float]] = None,
+                  overrides: Optional[Mapping[str, Mapping[str, float]]] = None
                   ) -> SmoothingFilter:
     """
     Create a filter by registry name.
