@@ -9,7 +9,7 @@ never run); :meth:`NewestTableWorker.poll` gives the answer of the newest table 
 """
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import Callable, Generic, Optional, TypeVar
 
 #: an answer: it says which table it answers in its ``key``
 Answer = TypeVar('Answer')
@@ -23,10 +23,10 @@ class NewestTableWorker(Generic[Answer]):
     :param key_of: returns the table an answer is for (compared with the newest asked for).
     """
 
-    def __init__(self, thread_name: str, key_of: Callable[[Answer], Any]) -> None:
+    def __init__(self, thread_name: str, key_of: Callable[[Answer], object]) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
         self._key_of = key_of
-        self._wanted: Any = None
+        self._wanted: object = None
         self._future: Optional['Future[Answer]'] = None
         self._waiting: Optional[Callable[[], Answer]] = None
         #: the newest answer given by :meth:`poll`
@@ -37,7 +37,7 @@ class NewestTableWorker(Generic[Answer]):
         """Return whether a job runs or waits."""
         return self._future is not None
 
-    def want(self, key: Any) -> bool:
+    def want(self, key: object) -> bool:
         """Take ``key`` as the newest table; return False when it is the one asked for already."""
         if key == self._wanted:
             return False

@@ -13,8 +13,11 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.trajectory.analysis import goal_motion, GoalMotion
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
+#: what decides a table's motion (:func:`table_key`): rows' bytes, joints, interpolation
+TableKey = Tuple[bytes, Tuple[str, ...], str]
 
-def table_key(waypoints: WaypointsList, interpolation: str) -> Tuple[bytes, Tuple[str, ...], str]:
+
+def table_key(waypoints: WaypointsList, interpolation: str) -> TableKey:
     """Return what decides a table's motion: its active rows' times and values, its joints."""
     rows = [waypoints.waypoints[k] for k in waypoints.active_indices()]
     values = np.array([[w.time] + list(w.positions) for w in rows], dtype=float)

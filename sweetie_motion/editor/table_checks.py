@@ -12,7 +12,7 @@ keyframes it falls between; during the approach: the first row). Pure: no Qt, no
 from dataclasses import dataclass, field
 from functools import partial
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -20,10 +20,12 @@ from sweetie_motion.checks.marks import MotionMarks, PoseMarks
 from sweetie_motion.checks.motion import (
     checker_for, CheckReport, Finding, MotionChecker, PoseSamples,
 )
+from sweetie_motion.controllers.goals import GoalPlanner
 from sweetie_motion.controllers.played_checks import motion_planner, played_samples
 from sweetie_motion.editor.newest_table import NewestTableWorker
-from sweetie_motion.editor.play_head import table_key
+from sweetie_motion.editor.play_head import table_key, TableKey
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
@@ -47,7 +49,7 @@ class TableCheck:
     """What the checks found in one version of the table."""
 
     #: the table version it answers (see :func:`table_key`)
-    key: Tuple[bytes, Tuple[str, ...], str]
+    key: TableKey
     findings: List[RowFinding] = field(default_factory=list)
     report: Optional[CheckReport] = None
     marks: Optional[MotionMarks] = None
@@ -92,8 +94,8 @@ class TableCheck:
                 f'(row {first.row + 1})')
 
 
-def check_table(checker: MotionChecker, goal: TrajectoryGoal, key: Any, origin: float,
-                row_times: List[Tuple[int, float]], planner: Any) -> TableCheck:
+def check_table(checker: MotionChecker, goal: TrajectoryGoal, key: TableKey, origin: float,
+                row_times: List[Tuple[int, float]], planner: GoalPlanner) -> TableCheck:
     """
     Check a table's goal (its whole active rows) as played and place the findings on its rows.
 
@@ -124,12 +126,12 @@ class TableChecker:
     :param model: the configured RobotModel (its description's ``checks:`` section).
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: RobotModel) -> None:
         self.model = model
         self._checker: Optional[MotionChecker] = None
         self._checker_error = ''
         #: the controller's planner per interpolation (what is played is what is checked)
-        self._planners: Dict[str, Any] = {}
+        self._planners: Dict[str, GoalPlanner] = {}
         self._lock = threading.Lock()
         self._worker: NewestTableWorker[TableCheck] = NewestTableWorker(
             'table_checks', lambda answer: answer.key)
@@ -165,7 +167,7 @@ class TableChecker:
         """Stop taking work; a running check finishes in its thread, unread."""
         self._worker.close()
 
-    def _run(self, goal: TrajectoryGoal, key: Any, origin: float,
+    def _run(self, goal: TrajectoryGoal, key: TableKey, origin: float,
              row_times: List[Tuple[int, float]], interpolation: str) -> TableCheck:
         with self._lock:
             try:

@@ -13,17 +13,21 @@ table replaces one waiting; only the newest answer is shown. Pure: no Qt, no rcl
 from dataclasses import dataclass, field
 from functools import partial
 import threading
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 
 from sweetie_motion.checks.motion import Finding
 from sweetie_motion.editor.newest_table import NewestTableWorker
-from sweetie_motion.editor.play_head import table_key
+from sweetie_motion.editor.play_head import table_key, TableKey
 from sweetie_motion.editor.table_checks import RowFinding
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.goal import TrajectoryGoal
 from sweetie_motion.trajectory.waypoints import WaypointsList
+
+if TYPE_CHECKING:
+    from sweetie_motion.physics.motion import MotionSimulator, SimulatedMotion
 
 #: a supporting hoof that slides further than this is reported [m]
 SLIP_REPORTED = 0.02
@@ -31,12 +35,15 @@ SLIP_REPORTED = 0.02
 #: reported as a warning [s]
 STALL_REPORTED = 0.2
 
+#: a table to simulate: its goal, (row, table time) of its active rows, interpolation, name
+_Job = Tuple[TrajectoryGoal, List[Tuple[int, float]], str, str]
+
 
 @dataclass
 class TableSimulation:
     """What the physics made of one version of the table."""
 
-    key: Any
+    key: TableKey
     findings: List[RowFinding] = field(default_factory=list)
     #: the simulated motion (None: not simulated: ``error`` says why)
     motion: Any = None
@@ -68,7 +75,7 @@ class TableSimulation:
         return self.motion.base_at(float(np.interp(table_time, table, simulated)))
 
 
-def motion_findings(motion: Any) -> List[Finding]:
+def motion_findings(motion: 'SimulatedMotion') -> List[Finding]:
     """Return a simulated motion's findings with their times [s, simulated]: fall, stall, slip."""
     found = []
     if motion.fall is not None:
@@ -90,7 +97,7 @@ def motion_findings(motion: Any) -> List[Finding]:
     return sorted(found, key=lambda f: f.time)
 
 
-def _slip_time(motion: Any, leg: int) -> float:
+def _slip_time(motion: 'SimulatedMotion', leg: int) -> float:
     """Return when a supporting foot of ``leg`` had slid farthest [s, simulated]."""
     holding = motion.support[:, leg] & motion.on_floor[:, leg]
     best, when, start = 0.0, 0.0, None
@@ -105,8 +112,8 @@ def _slip_time(motion: Any, leg: int) -> float:
     return when
 
 
-def simulate_table(simulator: Any, goal: TrajectoryGoal, key: Any, row_times: List[Tuple[int,
-                   float]], name: str) -> TableSimulation:
+def simulate_table(simulator: 'MotionSimulator', goal: TrajectoryGoal, key: TableKey,
+                   row_times: List[Tuple[int, float]], name: str) -> TableSimulation:
     """
     Simulate a table's goal (its active rows) and place the findings on its rows.
 
@@ -137,9 +144,9 @@ class TableSimulator:
     :param model: the configured RobotModel (its description's ``physics:`` section).
     """
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: RobotModel) -> None:
         self.model = model
-        self._simulator: Any = None
+        self._simulator: Optional['MotionSimulator'] = None
         self._lock = threading.Lock()
         self._worker: NewestTableWorker[TableSimulation] = NewestTableWorker(
             'simulate', lambda answer: answer.key)
@@ -160,7 +167,7 @@ class TableSimulator:
         if not self._worker.want(key):
             return False
         active = waypoints.active_indices()
-        job: Tuple[Any, Any]
+        job: Tuple[TableKey, Union[TableSimulation, _Job]]
         try:
             goal = waypoints.build_goal(whole=True)
         except SweetieMotionError as error:
@@ -179,7 +186,7 @@ class TableSimulator:
         """Stop taking work; a running simulation finishes in its thread, unread."""
         self._worker.close()
 
-    def _run(self, key: Any, job: Any) -> TableSimulation:
+    def _run(self, key: TableKey, job: Union[TableSimulation, _Job]) -> TableSimulation:
         if isinstance(job, TableSimulation):
             return job
         goal, row_times, interpolation, name = job
