@@ -71,6 +71,8 @@ POSE_PATIENCE = 10.0
 HOLD_PATIENCE = 3.0
 #: a physics robot's base pose older than this is not drawn (it went away) [s]
 BASE_POSE_STALE = 1.0
+#: an orientation as BasePoseReceived gives it: a 3x3 matrix row by row
+Rotation = Tuple[Tuple[float, float, float], ...]
 
 _POINT = re.compile(r'\bpoint (\d+)\b')
 
@@ -172,7 +174,7 @@ class EditorPresenter:
         #: when a hold of FollowJointState was asked for (None: no answer awaited)
         self._hold_asked: Optional[float] = None
         #: the physics robot's base (rotation, position [m]) and when it came (None: none)
-        self._base: Optional[Tuple[Any, Any, float]] = None
+        self._base: Optional[Tuple[Rotation, Tuple[float, ...], float]] = None
         #: why the motion checks or the physics refuse the table as it is ('' : they do not)
         self.refusal = ''
 
@@ -411,7 +413,7 @@ class EditorPresenter:
         return moving
 
     @property
-    def base_pose(self) -> Optional[Tuple[Any, Any]]:
+    def base_pose(self) -> Optional[Tuple[Rotation, Tuple[float, ...]]]:
         """Return where the physics robot's base is now (rotation, position [m]), None: none."""
         base = self._base
         if base is None or self.clock() - base[2] > BASE_POSE_STALE:

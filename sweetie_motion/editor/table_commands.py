@@ -8,13 +8,14 @@ and the rows a person selected are kept here. No Qt, no rclpy.
 
 from dataclasses import dataclass, field
 import math
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.requests import PublishMarker
 from sweetie_motion.editor.workspace import tidy
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.messages import ActionRefused, MessageBoard, rows_text
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.retime import retime_waypoints
 from sweetie_motion.trajectory.waypoints import DEFAULT_STEP, Waypoint, WaypointError, \
@@ -30,7 +31,7 @@ class _Clip:
     rows: List[Waypoint] = field(default_factory=list)
 
 
-def parse_number(text: Any, what: str, row: Optional[int] = None) -> float:
+def parse_number(text: object, what: str, row: Optional[int] = None) -> float:
     """
     Return ``text`` as a finite float.
 
@@ -65,7 +66,7 @@ class TableCommands:
     """
 
     def __init__(self, document: EditorDocument, board: MessageBoard,
-                 send: Callable[[object], None], model: Any, interpolation: str,
+                 send: Callable[[object], None], model: Optional[RobotModel], interpolation: str,
                  pose: Callable[[], Mapping[str, float]],
                  support: Callable[[], Mapping[str, bool]]) -> None:
         self.document = document
@@ -91,7 +92,7 @@ class TableCommands:
         """Return the edited list."""
         return self.document.waypoints
 
-    def edit(self, label: str, change: Callable[[WaypointsList], Any], done: str = ''
+    def edit(self, label: str, change: Callable[[WaypointsList], object], done: str = ''
              ) -> bool:
         """
         Make ``change`` to the table as one undoable edit named ``label``; say ``done`` or why not.
@@ -190,7 +191,7 @@ class TableCommands:
         full.update(pose)
         return self._add_row(f'add pose {name}', full, label=name)
 
-    def _add_row(self, what: str, pose: Mapping[str, float], **kwargs: Any) -> bool:
+    def _add_row(self, what: str, pose: Mapping[str, float], **kwargs: str) -> bool:
         row = self.selected_row
         index = len(self.waypoints) if row is None else row + 1
         names = list(pose)
@@ -283,7 +284,7 @@ class TableCommands:
         return self.edit(f'{"enable" if active else "disable"} row {row + 1}',
                          lambda w: w.set_active(row, active))
 
-    def set_time(self, row: int, text: Any) -> bool:
+    def set_time(self, row: int, text: object) -> bool:
         """Set the time of a row from what was typed [s]."""
         try:
             value = parse_number(text, 'time', row)
@@ -292,7 +293,7 @@ class TableCommands:
         return self.edit(f'time of row {row + 1}', lambda w: w.move(row, value),
                          f'row {row + 1} at {value:g} s')
 
-    def set_duration(self, row: int, text: Any) -> bool:
+    def set_duration(self, row: int, text: object) -> bool:
         """Set the time from the row before (the rows after keep their spacing) [s]."""
         try:
             value = parse_number(text, 'time from the previous row', row)
@@ -303,7 +304,7 @@ class TableCommands:
                          f'row {row + 1} {value:g} s after the row before (the rows after '
                          'moved with it)')
 
-    def set_position(self, row: int, joint: str, text: Any) -> bool:
+    def set_position(self, row: int, joint: str, text: object) -> bool:
         """Set one angle of a row from what was typed [rad]; refused beyond the limits."""
         try:
             value = parse_number(text, joint, row)
@@ -316,7 +317,7 @@ class TableCommands:
                          lambda w: w.set_position(row, joint, value),
                          f'row {row + 1}: {joint} = {value:g}')
 
-    def set_tolerance(self, kind: str, joint: str, text: Any) -> bool:
+    def set_tolerance(self, kind: str, joint: str, text: object) -> bool:
         """Set a path or goal tolerance [rad] (0: the controller's default, -1: none)."""
         try:
             value = parse_number(text, f'{kind} tolerance of {joint}')

@@ -11,20 +11,22 @@ rows), Discard forgets them. No Qt, no rclpy.
 
 from dataclasses import dataclass
 import math
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.editor.requests import RecordingFinished, StartRecording, StopRecording
 from sweetie_motion.editor.table_commands import TableCommands
 from sweetie_motion.editor.workspace import tidy
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.messages import ActionRefused, MessageBoard, rows_count
+from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.trajectory.goal import SUPPORT_PREFIX
 from sweetie_motion.trajectory.keyframes import DEFAULT_TOLERANCE, fit_keyframes, KeyframeFit
 from sweetie_motion.trajectory.retime import limits_of
 from sweetie_motion.trajectory.spline import build_spline
-from sweetie_motion.trajectory.timing import limit_excess
+from sweetie_motion.trajectory.timing import limit_excess, LimitExcess
 from sweetie_motion.trajectory.waypoints import WaypointsList
 
 #: half-window of the smoothing of a recording [s]: a few samples, enough to take the steps of
@@ -54,13 +56,13 @@ class Recording:
     samples: int = 0
     slowdown: float = 1.0
     #: the recording (strictly increasing times [s], positions [rad]), once stopped
-    times: Any = None
-    positions: Any = None
+    times: Optional[np.ndarray] = None
+    positions: Optional[np.ndarray] = None
     #: Stop was asked for; the samples are on their way
     stopping: bool = False
 
 
-def clean_recording(times: Sequence[float], positions: Any) -> Tuple[np.ndarray, np.ndarray]:
+def clean_recording(times: Sequence[float], positions: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
     """
     Return the samples with strictly increasing times (later duplicates dropped).
 
@@ -97,8 +99,8 @@ class Teaching:
     """
 
     def __init__(self, board: MessageBoard, send: Callable[[object], None],
-                 table: TableCommands, model: Any, interpolation: str,
-                 pose: Callable[[], Any], servos_off: Callable[[], Optional[bool]],
+                 table: TableCommands, model: Optional[RobotModel], interpolation: str,
+                 pose: Callable[[], Mapping[str, float]], servos_off: Callable[[], Optional[bool]],
                  free_servos: Callable[[bool, Sequence[str]], None]) -> None:
         self.board = board
         self.send = send
@@ -206,7 +208,8 @@ class Teaching:
         self.board.say(text + ': Accept or Discard', 'warning' if excess is not None else 'info')
         self.board.notify('recording')
 
-    def _slowdown(self, fit: KeyframeFit, joints: List[str]) -> Tuple[float, Any]:
+    def _slowdown(self, fit: KeyframeFit, joints: List[str]
+                  ) -> Tuple[float, Optional[LimitExcess]]:
         """Return how much the controller would slow the keyframes down, and the worst excess."""
         if self.model is None or len(fit.times) < 2:
             return 1.0, None
