@@ -11,7 +11,7 @@ import argparse
 import os
 import subprocess
 import sys
-from typing import Any, Callable, List, NoReturn, Sequence
+from typing import Any, Callable, List, NoReturn, Sequence, TypeVar
 
 from sweetie_motion.errors import did_you_mean
 
@@ -113,8 +113,12 @@ def left_by(parsed: argparse.Namespace, default: CommandParser) -> CommandParser
     return parser if isinstance(parser, CommandParser) else default
 
 
-def _checked(text: str, convert: Callable[[str], Any], noun: str,
-             valid: Callable[[Any], bool], requirement: str) -> Any:
+#: what an option's text converts to
+Value = TypeVar('Value')
+
+
+def _checked(text: str, convert: Callable[[str], Value], noun: str,
+             valid: Callable[[Value], bool], requirement: str) -> Value:
     """Convert ``text``; refuse what does not convert (not ``noun``) or is not ``valid``."""
     try:
         value = convert(text)

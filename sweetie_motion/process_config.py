@@ -156,7 +156,7 @@ def check_period(period: Any, where: str = 'period') -> float:
     return value
 
 
-def _check_parameters(at, component: str, node_type: Any, parameters: Dict[str, Any],
+def _check_parameters(at, component: str, node_type: type, parameters: Dict[str, Any],
                       lines: Dict[str, int]) -> None:
     """Check a component's parameters against its node type's table (names and values)."""
     table = {spec.name: spec for spec in getattr(node_type, 'PARAMETERS', ())}
@@ -194,7 +194,7 @@ def node_type(type_name: str, known_types: Mapping[str, type]) -> type:
 
 
 def load_process_config(path: Union[str, Path], known_types=None,
-                        motion_type: Any = None) -> ProcessConfig:
+                        motion_type: Optional[type] = None) -> ProcessConfig:
     """
     Read and validate a process configuration file.
 
@@ -254,7 +254,7 @@ class _Origin:
         """Return ``FILE:LINE: `` (``FILE: `` when the line is not known)."""
         return f'{self.path}:{line}: ' if line else f'{self.path}: '
 
-    def of(self, mapping: Any, key: str) -> str:
+    def of(self, mapping: object, key: str) -> str:
         """Return where ``key`` of ``mapping`` is (a mapping read with its lines)."""
         return self.at(mapping.line(key) if isinstance(mapping, LineMap) else None)
 
@@ -283,7 +283,7 @@ def _read_components(origin: _Origin, section: Mapping[str, Any],
     return components
 
 
-def _read_component(origin: _Origin, index: int, entry: Any,
+def _read_component(origin: _Origin, index: int, entry: object,
                     known_types: Optional[Mapping[str, type]],
                     taken: Sequence[str]) -> ComponentConfig:
     """Return component #``index + 1``: its keys, name (not one of ``taken``), type, parameters."""
@@ -317,7 +317,7 @@ def _read_component(origin: _Origin, index: int, entry: Any,
 
 
 def _read_motion(origin: _Origin, section: Mapping[str, Any],
-                 motion_type: Any) -> Dict[str, Any]:
+                 motion_type: Optional[type]) -> Dict[str, Any]:
     """Return the motion core node's parameters, checked against its table when given."""
     motion = section.get('motion') or {}
     if not isinstance(motion, Mapping):
@@ -330,7 +330,7 @@ def _read_motion(origin: _Origin, section: Mapping[str, Any],
     return motion
 
 
-def _accepts(node_class: Any, name: str, parameters: Mapping[str, Any]) -> bool:
+def _accepts(node_class: Optional[type], name: str, parameters: Mapping[str, Any]) -> bool:
     """Return whether a node class has the parameter ``name`` (its table or per-joint names)."""
     if any(spec.name == name for spec in getattr(node_class, 'PARAMETERS', ())):
         return True
@@ -338,7 +338,7 @@ def _accepts(node_class: Any, name: str, parameters: Mapping[str, Any]) -> bool:
     return name in ('use_sim_time',) or (accepts is not None and accepts(name, parameters))
 
 
-def _override_value(node_class: Any, name: str, value: Any) -> Any:
+def _override_value(node_class: Optional[type], name: str, value: object) -> object:
     """Return a command-line value for the node's table: an empty list of any type is empty."""
     spec = next((s for s in getattr(node_class, 'PARAMETERS', ()) if s.name == name), None)
     if spec is not None and spec.kind is list and value in (None, [], ['']):
@@ -347,7 +347,7 @@ def _override_value(node_class: Any, name: str, value: Any) -> Any:
 
 
 def apply_parameter_rules(config: ProcessConfig, arguments: RosArguments,
-                          known_types: Mapping[str, type], motion_type: Any,
+                          known_types: Mapping[str, type], motion_type: Optional[type],
                           other_nodes: Sequence[str] = ()) -> None:
     """
     Give the process's nodes the parameters of ``--ros-args`` (``-p``, ``--params-file``).
