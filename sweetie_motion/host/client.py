@@ -160,7 +160,7 @@ class HostClient(ABC):
         """Call ``listener(event)`` for every event addressed to ``controller`` (its node)."""
         self._addressed.setdefault(controller, []).append(listener)
 
-    def remove_listener(self, listener: Callable[[Any], None]) -> None:
+    def remove_listener(self, listener: Callable[[ControllerEvent], None]) -> None:
         """Stop calling ``listener``, for every event and every controller."""
         self._listeners = [f for f in self._listeners if f != listener]
         self._addressed = {controller: kept for controller, kept in (

@@ -42,7 +42,7 @@ class Channel:
         self.inline_limit = inline_limit
         self._send_lock = threading.Lock()
 
-    def send(self, message: Any) -> None:
+    def send(self, message: object) -> None:
         """
         Send ``message`` (any picklable object).
 
@@ -154,7 +154,7 @@ def decode_error(encoded: Tuple[str, str, str, dict]) -> BaseException:
     module_name, qualname, message, attributes = encoded
     try:
         module = importlib.import_module(module_name)
-        cls: Any = module
+        cls: object = module
         for part in qualname.split('.'):
             cls = getattr(cls, part)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
