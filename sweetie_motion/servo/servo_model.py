@@ -67,7 +67,7 @@ class ServoModelError(SweetieMotionError):
     :param value: its value.
     """
 
-    def __init__(self, name: str, field_name: str, value: Any, reason: str) -> None:
+    def __init__(self, name: str, field_name: str, value: object, reason: str) -> None:
         self.name = name
         self.field = field_name
         self.value = value
@@ -141,7 +141,7 @@ class ServoModelParams:
                 'alpha': list(self.alpha), 'qs': self.qs}
 
     @classmethod
-    def from_fields(cls, fields: Any, name: str = '') -> 'ServoModelParams':
+    def from_fields(cls, fields: object, name: str = '') -> 'ServoModelParams':
         """
         Build from a mapping or any object with the ServoModel fields (a message).
 

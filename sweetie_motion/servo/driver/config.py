@@ -270,7 +270,7 @@ def _typed(key: str, value: Any, kind: type, low: float, high: float) -> Any:
     return value
 
 
-def _load_servo(key: str, item: Any) -> ServoConfig:
+def _load_servo(key: str, item: object) -> ServoConfig:
     if not isinstance(item, Mapping):
         raise BusConfigError(key, 'must be a mapping with id, joint, model, offset, direction')
     check_keys(key, item, ('id', 'joint', 'model', 'offset', 'direction', 'min_position',
@@ -340,7 +340,7 @@ def _driver_settings(section: Mapping[str, Any]) -> Dict[str, Any]:
     return values
 
 
-def _ram_init(init: Any) -> Dict[str, Any]:
+def _ram_init(init: object) -> Dict[str, Any]:
     """Return the RAM registers written at connect, each checked writable and in range."""
     if not isinstance(init, Mapping):
         raise BusConfigError('servo_bus.ram_init', 'must be a mapping register: value')
@@ -357,7 +357,7 @@ def _ram_init(init: Any) -> Dict[str, Any]:
     return dict(init)
 
 
-def _load_buses(buses: Any) -> Tuple[BusConfig, ...]:
+def _load_buses(buses: object) -> Tuple[BusConfig, ...]:
     """Return the buses of ``servo_bus.buses``: no port and no joint on two of them."""
     if not isinstance(buses, Mapping) or not buses:
         raise BusConfigError('servo_bus.buses', 'must be a mapping of bus name: '
@@ -367,7 +367,7 @@ def _load_buses(buses: Any) -> Tuple[BusConfig, ...]:
     return tuple(_load_bus(str(name), bus, ports, joints) for name, bus in buses.items())
 
 
-def _load_bus(name: str, bus: Any, ports: Dict[str, str], joints: Dict[str, str]
+def _load_bus(name: str, bus: object, ports: Dict[str, str], joints: Dict[str, str]
               ) -> BusConfig:
     """Return one bus; ``ports`` and ``joints`` (those of the buses before) gain its own."""
     key = f'servo_bus.buses.{name}'
@@ -392,7 +392,7 @@ def _load_bus(name: str, bus: Any, ports: Dict[str, str], joints: Dict[str, str]
     return BusConfig(name, port, int(baud), servos, latency)
 
 
-def _load_servos(bus: str, items: Any, joints: Dict[str, str]) -> Tuple[ServoConfig, ...]:
+def _load_servos(bus: str, items: object, joints: Dict[str, str]) -> Tuple[ServoConfig, ...]:
     """Return the servos of one bus: IDs unique on it, joints on no other bus (``joints``)."""
     key = f'servo_bus.buses.{bus}.servos'
     if not isinstance(items, Sequence) or isinstance(items, str) or not items:

@@ -18,14 +18,14 @@ from concurrent.futures import Future
 import math
 import threading
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.config import (
     BusStoppedError, SerialBusError, ServoStatusError, ServoTimeoutError,
 )
 from sweetie_motion.servo.driver.line import BusLine
-from sweetie_motion.servo.driver.matching import FULL_READS, ReplySignature, Request
+from sweetie_motion.servo.driver.matching import Answer, FULL_READS, ReplySignature, Request
 from sweetie_motion.servo.driver.servo_state import LineServo
 from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
 
@@ -85,7 +85,7 @@ class LineOperations:
 
     # --- running -------------------------------------------------------------------------------
 
-    def start(self, name: str, function: Callable[..., Any], *args: Any) -> Future:
+    def start(self, name: str, function: Callable[..., object], *args: object) -> Future:
         """Run ``function(*args)`` on a thread of its own; return the future of its result."""
         future: Future = Future()
         future.set_running_or_notify_cancel()
@@ -129,7 +129,7 @@ class LineOperations:
         """Send a request that gets no reply; return once it is written."""
         self._answer(Request(frame, servo_id, None, urgent))
 
-    def _answer(self, request: Request) -> Any:
+    def _answer(self, request: Request) -> Answer:
         self.line.submit(request)
         try:
             return request.future.result(ANSWER_TIMEOUT)

@@ -16,11 +16,14 @@ import serial
 
 from sweetie_motion.servo.driver.config import BusPortError
 
-#: opens a port: f(path, baud) -> a pyserial-like object (read, write, in_waiting, fileno, close)
-SerialFactory = Callable[[str, int], Any]
+#: an open port: a serial.Serial or a pyserial-like object (read, write, in_waiting, fileno,
+#: close); pyserial ships no type stubs
+SerialHandle = Any
+#: opens a port: f(path, baud) -> a pyserial-like object
+SerialFactory = Callable[[str, int], SerialHandle]
 
 
-def open_serial(port: str, baud: int) -> Any:
+def open_serial(port: str, baud: int) -> SerialHandle:
     """Open a serial port for the driver: non-blocking reads, low latency where there is such."""
     handle = serial.Serial(port=port, baudrate=baud, timeout=0, write_timeout=0.5)
     try:
@@ -48,7 +51,7 @@ class LinePort:
         self.baud = baud
         self.reconnect_interval = reconnect_interval
         self.factory = factory or open_serial
-        self.handle: Any = None
+        self.handle: SerialHandle = None
         #: why the port was lost ('' while open)
         self.error = ''
         self.reopen_at = math.inf
@@ -135,7 +138,7 @@ class LinePort:
         return True
 
 
-def _gil_keeping_write() -> Callable[[int, bytes], Any]:
+def _gil_keeping_write() -> Callable[[int, bytes], int]:
     """
     Return write(fd, data) that does not release the GIL (libc through ctypes.PyDLL).
 

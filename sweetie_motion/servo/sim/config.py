@@ -24,13 +24,16 @@ itself with ``--bus NAME``.
 
 from dataclasses import dataclass, field
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TYPE_CHECKING
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.parameters import out_of_range
 from sweetie_motion.paths import check_keys, load_yaml
 from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.servo_model import NOMINAL_VOLTAGE, ServoModelParams
+
+if TYPE_CHECKING:
+    from sweetie_motion.servo.driver.config import BusConfig
 
 
 class SimulatorConfigError(SweetieMotionError):
@@ -156,7 +159,7 @@ def _from_driver_config(data: Mapping[str, Any], bus: Optional[str]) -> Mapping[
     return sim_config_from_bus(chosen[0])
 
 
-def _load_sim_servo(where: str, item: Any, seen: Set[int]) -> SimServoConfig:
+def _load_sim_servo(where: str, item: object, seen: Set[int]) -> SimServoConfig:
     """Return one simulated servo of the list; its ID must not be one of ``seen``."""
     if not isinstance(item, Mapping):
         raise SimulatorConfigError(where, 'must be a mapping')
@@ -190,7 +193,7 @@ def _load_sim_servo(where: str, item: Any, seen: Set[int]) -> SimServoConfig:
                           str(item.get('joint', '')), eep, lag)
 
 
-def _eep_values(where: str, eep: Any) -> Dict[str, Any]:
+def _eep_values(where: str, eep: object) -> Dict[str, Any]:
     """Return a servo's EEP register values, each a register of the EEP and in range."""
     if not isinstance(eep, Mapping):
         raise SimulatorConfigError(f'{where}.eep', 'must be a mapping of register: value')
@@ -214,7 +217,7 @@ def load_sim_config_file(path: str, bus: Optional[str] = None) -> SimConfig:
     return load_sim_config(data, bus)
 
 
-def sim_config_from_bus(bus: Any, pose: Optional[Mapping[str, float]] = None,
+def sim_config_from_bus(bus: 'BusConfig', pose: Optional[Mapping[str, float]] = None,
                         params: Optional[Mapping[str, ServoModelParams]] = None,
                         eep: Optional[Mapping[str, int]] = None) -> Dict[str, Any]:
     """

@@ -20,7 +20,7 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TYPE_CHECKING, Union
 
 from sweetie_motion.command_line import CommandParser, fail
 from sweetie_motion.core.cycle import set_realtime_priority
@@ -31,6 +31,9 @@ from sweetie_motion.servo.sim.config import load_sim_config_file, number, Simula
 from sweetie_motion.servo.sim.faults import parse_faults
 from sweetie_motion.servo.sim.line import BusSimulator
 from sweetie_motion.servo.sim.server import PtyServer
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: the SCHED_FIFO priority of the simulators that tests and ``--bus sim-serial`` start: above
 #: the motion process's cycle (50), as hardware would be
@@ -52,7 +55,7 @@ class SimulatorControl:
         self._buffer = b''
         self._lock = threading.Lock()
 
-    def request(self, **request: Any) -> Dict[str, Any]:
+    def request(self, **request: object) -> Dict[str, Any]:
         """
         Send one request; return the answer.
 
@@ -123,7 +126,7 @@ class SimulatorProcess:
     :param priority: its SCHED_FIFO priority where allowed (0: normal scheduling).
     """
 
-    def __init__(self, config: Any, directory: str, name: str = 'sim',
+    def __init__(self, config: Union[str, Mapping[str, object]], directory: str, name: str = 'sim',
                  args: Sequence[str] = (), priority: int = SIM_PRIORITY) -> None:
         self.directory = directory
         self.name = name
@@ -138,7 +141,7 @@ class SimulatorProcess:
             self.config_path = os.path.join(directory, f'{name}.yaml')
             with open(self.config_path, 'w', encoding='utf-8') as stream:
                 yaml.safe_dump(config, stream)
-        self.process: Optional[Any] = None
+        self.process: Optional['subprocess.Popen[str]'] = None
         self.port = ''
         self.control: Optional[SimulatorControl] = None
 
@@ -195,7 +198,7 @@ class SimulatorProcess:
         self.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
