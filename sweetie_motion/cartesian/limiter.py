@@ -32,7 +32,7 @@ that is much larger than the Cartesian step explains is flagged: ``|dq| > max_ra
 
 from dataclasses import dataclass
 import math
-from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -213,7 +213,7 @@ _ZONE_KEYS = {'box': ('min', 'max'), 'sphere': ('center', 'radius'),
               'half_space': ('point', 'normal')}
 
 
-def _vector(entry: str, key: str, value: Any) -> np.ndarray:
+def _vector(entry: str, key: str, value: object) -> np.ndarray:
     try:
         vector = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -223,7 +223,7 @@ def _vector(entry: str, key: str, value: Any) -> np.ndarray:
     return vector
 
 
-def zone_from_config(item: Any, index: int, where: str = f'{CONFIG_PATH}.forbidden') -> Zone:
+def zone_from_config(item: object, index: int, where: str = f'{CONFIG_PATH}.forbidden') -> Zone:
     """
     Return the zone of one configuration entry (format: the module doc).
 
@@ -281,7 +281,7 @@ def zone_from_config(item: Any, index: int, where: str = f'{CONFIG_PATH}.forbidd
     return HalfSpace(point, normal / norm, name)
 
 
-def zones_from_config(entries: Any, where: str = f'{CONFIG_PATH}.forbidden') -> List[Zone]:
+def zones_from_config(entries: object, where: str = f'{CONFIG_PATH}.forbidden') -> List[Zone]:
     """
     Return the zones of a ``forbidden`` list (None or empty: no zones).
 
@@ -323,7 +323,7 @@ class WorkspaceLimiter:
         self.margin = float(margin)
 
     @classmethod
-    def from_config(cls, workspace: Any, where: str = CONFIG_PATH) -> 'WorkspaceLimiter':
+    def from_config(cls, workspace: object, where: str = CONFIG_PATH) -> 'WorkspaceLimiter':
         """
         Return the limiter of a ``workspace`` mapping: ``{forbidden: [...], margin: m}``.
 
