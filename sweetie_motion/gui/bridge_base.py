@@ -10,7 +10,10 @@ own subscriptions and says what its links are (:meth:`BridgeBase._check_links`).
 import math
 import queue
 import threading
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sweetie_motion.gui.events import LinksChanged
 
 #: joint_states older than this mean the motion process is gone [s]
 STALE_AFTER = 1.5
@@ -36,7 +39,7 @@ class BridgeBase:
         self._pose: Optional[Pose] = None
         self._pose_time = -math.inf
         self._pose_sent: Optional[Pose] = None
-        self._links: Any = None
+        self._links: Optional['LinksChanged'] = None
         self._links_time = -math.inf
 
     def _put(self, event: object) -> None:
@@ -79,7 +82,7 @@ class BridgeBase:
             self._links = links
             events.append(links)
 
-    def _check_links(self, fresh: bool) -> Any:
+    def _check_links(self, fresh: bool) -> 'LinksChanged':
         """Return the links' event (``fresh``: joint_states arrive); the bridge's own."""
         raise NotImplementedError
 
