@@ -8,7 +8,7 @@ or written whole; unsaved edits are backed up
 """
 
 import os
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, TYPE_CHECKING
 
 from sweetie_motion.cartesian.program import parse_program, ProgramError
 from sweetie_motion.cartesian.runner import program_steps, ProgramStep
@@ -16,6 +16,9 @@ from sweetie_motion.console.requests import ProgramPlanned
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.backups import UnsavedBackups
 from sweetie_motion.gui.messages import ActionRefused, MessageBoard
+
+if TYPE_CHECKING:
+    from sweetie_motion.console.presenter import Job
 
 #: how a message about the offline plan starts
 PLAN_PREFIX = 'offline plan: '
@@ -34,7 +37,7 @@ class ProgramText:
     clock: Callable[[], float]
     backups: Optional[UnsavedBackups]
     board: MessageBoard
-    job: Any
+    job: Optional['Job']
     plan: Optional[ProgramPlanned]
     # the presenter's, used here
     _refuse: Callable[[SweetieMotionError], bool]

@@ -9,7 +9,7 @@ rclpy.
 """
 
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from sweetie_motion.editor.document import EditorDocument
 from sweetie_motion.editor.requests import (
@@ -214,7 +214,7 @@ class TrajectoryFiles:
                              lambda: dump_table(self.document.waypoints, name), name)
         self._say_backup_error()
 
-    def _safely(self, action: Callable[[], Any]) -> None:
+    def _safely(self, action: Callable[[], object]) -> None:
         try:
             action()
         except OSError as error:
