@@ -5,12 +5,16 @@ matplotlib with the Agg backend, imported lazily: nothing here is needed by the 
 """
 
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from types import ModuleType
+from typing import Mapping, Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from sweetie_motion.model.robot_model import RobotModel
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _COLORS = ['tab:blue', 'tab:orange', 'tab:green', 'tab:red', 'tab:purple', 'tab:brown',
            'tab:pink', 'tab:olive', 'tab:cyan']
@@ -165,9 +169,9 @@ def plot_trajectory(goal, path: Union[str, Path], title: str = 'trajectory',
     return plot_joint_series(path, grid, series, title, keyframes=keyframes)
 
 
-def _tool_path_figure(pyplot: Any, p: np.ndarray, first: np.ndarray, joints: Sequence[str],
+def _tool_path_figure(pyplot: ModuleType, p: np.ndarray, first: np.ndarray, joints: Sequence[str],
                       waypoints: Optional[np.ndarray], model: Optional[RobotModel],
-                      title: str) -> Any:
+                      title: str) -> 'Figure':
     """Return the figure of the tool's path in space: waypoints marked, the robot at the start."""
     figure = pyplot.figure(figsize=(8, 7))
     axes = figure.add_subplot(projection='3d')
