@@ -178,7 +178,7 @@ def read_parameters_file(path: str) -> List[ParameterRule]:
     document = load_yaml_lines(path, lambda message: RosArgumentsError(
         f'--ros-args --params-file: {message}'))
 
-    def at(mapping: Any, key: Any) -> str:
+    def at(mapping: object, key: object) -> str:
         line = mapping.line(key) if isinstance(mapping, LineMap) else None
         return f'{path}:{line}' if line else str(path)
 
