@@ -9,7 +9,7 @@ the presenter's module docstring); the other moves are jobs of the presenter.
 
 from dataclasses import dataclass, field
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, TYPE_CHECKING, Union
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -22,9 +22,6 @@ from sweetie_motion.console.target import parse_target, TargetError, TargetSolut
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.messages import ActionRefused
 from sweetie_motion.model.robot_model import RobotModel
-
-if TYPE_CHECKING:
-    from sweetie_motion.console.presenter import Job
 
 #: the jog axes: along x, y, z and about x, y, z (rx, ry, rz: not the ZYZ angles A B C)
 AXES = ('x', 'y', 'z', 'rx', 'ry', 'rz')
@@ -114,6 +111,12 @@ def slider_range(model: RobotModel, joint: str) -> Tuple[float, float]:
     return float(lower), float(upper)
 
 
+class StartedJob(Protocol):
+    """A job the presenter started, as this part reads it (the presenter imports this module)."""
+
+    job_id: int
+
+
 class ManualMoves:
     """
     The presenter's part for moves by hand: sliders, jog, a typed target, gripper and Home.
@@ -137,7 +140,7 @@ class ManualMoves:
     _check: Callable[..., None]
     _refuse: Callable[[SweetieMotionError], bool]
     _notify: Callable[..., None]
-    _start: Callable[..., 'Job']
+    _start: Callable[..., 'StartedJob']
     say: Callable[..., None]
     positions: Callable[[Sequence[str]], Optional[np.ndarray]]
     tool_pose: Callable[[], Optional[Pose]]

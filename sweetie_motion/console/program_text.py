@@ -8,7 +8,7 @@ or written whole; unsaved edits are backed up
 """
 
 import os
-from typing import Callable, List, Optional, Tuple, TYPE_CHECKING
+from typing import Callable, List, Optional, Protocol, Tuple
 
 from sweetie_motion.cartesian.program import parse_program, ProgramError
 from sweetie_motion.cartesian.runner import program_steps, ProgramStep
@@ -17,13 +17,16 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.backups import UnsavedBackups
 from sweetie_motion.gui.messages import ActionRefused, MessageBoard
 
-if TYPE_CHECKING:
-    from sweetie_motion.console.presenter import Job
-
 #: how a message about the offline plan starts
 PLAN_PREFIX = 'offline plan: '
 #: the offline plan is made this long after the last edit [s]
 PLAN_DELAY = 0.8
+
+
+class RunningJob(Protocol):
+    """The presenter's job as this part reads it (the presenter imports this module)."""
+
+    kind: str
 
 
 class ProgramText:
@@ -37,7 +40,7 @@ class ProgramText:
     clock: Callable[[], float]
     backups: Optional[UnsavedBackups]
     board: MessageBoard
-    job: Optional['Job']
+    job: Optional['RunningJob']
     plan: Optional[ProgramPlanned]
     # the presenter's, used here
     _refuse: Callable[[SweetieMotionError], bool]
