@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import math
 import sys
 import time
-from typing import List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, TYPE_CHECKING
 
 from sweetie_motion.command_line import (
     CommandParser, namespace, positive_number, positive_seconds,
@@ -26,6 +26,12 @@ from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 from sweetie_motion.gui.app import own_robot, run_window, STOP_ANNOUNCEMENT, WindowParts
 from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
+
+if TYPE_CHECKING:
+    from sweetie_motion.console.bridge import ConsoleBridge
+    from sweetie_motion.console.planning import OfflinePlanner
+    from sweetie_motion.console.presenter import ConsolePresenter
+    from sweetie_motion.console.window import ConsoleWindow
 
 #: the configuration the console opens without options
 DEFAULT_CONFIG = 'winding_arm_motion.yaml'
@@ -79,7 +85,8 @@ def console_settings(config: Optional[str] = None, namespace: Optional[str] = No
     from sweetie_motion.process_config import load_process_config
     if config is None and robot is None and namespace is None:
         config = DEFAULT_CONFIG
-    values = {}
+    # what the configuration says, by ConsoleSettings' field names (values of mixed types)
+    values: Dict[str, Any] = {}
     if config is not None:
         process = load_process_config(config)
         values.update(namespace=process.namespace, robot=str(process.robot),
@@ -103,10 +110,10 @@ def console_settings(config: Optional[str] = None, namespace: Optional[str] = No
 class Console(NamedTuple):
     """The parts of a running console."""
 
-    window: object
-    presenter: object
-    bridge: object
-    planner: object
+    window: 'ConsoleWindow'
+    presenter: 'ConsolePresenter'
+    bridge: 'ConsoleBridge'
+    planner: 'OfflinePlanner'
 
     def close(self) -> None:
         """Stop the bridge's worker and the planner (the node's owner destroys the node)."""

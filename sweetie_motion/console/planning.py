@@ -14,6 +14,7 @@ import threading
 from typing import List, Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sweetie_motion.cartesian.frames import Pose
 from sweetie_motion.cartesian.limiter import WorkspaceLimiter
@@ -37,7 +38,7 @@ class OfflinePlanner:
         [m/s^2] (None: none) -- the Cartesian node's parameters.
     """
 
-    def __init__(self, model: RobotModel, chain: str, home: Sequence[float],
+    def __init__(self, model: RobotModel, chain: str, home: ArrayLike,
                  period: float = 0.01, max_velocity: float = 0.25,
                  max_acceleration: float = 0.1,
                  lateral_acceleration: Optional[float] = 0.5) -> None:

@@ -9,7 +9,12 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 """
 
 import sys
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sweetie_motion.editor.bridge import EditorBridge
+    from sweetie_motion.editor.presenter import EditorPresenter
+    from sweetie_motion.editor.window import EditorWindow
 
 
 def load_poses(path: Optional[str] = None) -> dict:
@@ -61,9 +66,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 class Editor(NamedTuple):
     """The parts of a running editor."""
 
-    window: object
-    presenter: object
-    bridge: object
+    window: 'EditorWindow'
+    presenter: 'EditorPresenter'
+    bridge: 'EditorBridge'
 
 
 def build_editor(node, model: object = False, poses: Optional[dict] = None) -> Editor:
