@@ -12,7 +12,7 @@ row's support is (:data:`~sweetie_motion.editor.models.SUPPORT_ROLE`), the prese
 
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from PyQt5.QtCore import QEvent, QModelIndex, QObject, QRect, QSize, Qt
+from PyQt5.QtCore import QEvent, QModelIndex, QObject, QRect, QSize, Qt, QTimer
 from PyQt5.QtGui import QColor, QPainter, QPen
 from PyQt5.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 from sweetie_motion.editor.models import initials, SUPPORT, SUPPORT_ROLE
@@ -20,6 +20,8 @@ from sweetie_motion.editor.models import initials, SUPPORT, SUPPORT_ROLE
 #: a tick's size and the gap between ticks [px]
 TICK = (26, 16)
 GAP = 3
+#: how often a run dragged above or below the table scrolls it a row [ms]
+SCROLL_MS = 80
 #: the colours of a supporting leg, a lifted one and a missing column
 DOWN, UP, NONE = QColor('#2e7d32'), QColor('#ffffff'), QColor('#b0b0b0')
 
@@ -102,7 +104,9 @@ class SupportDrag(QObject):
     An event filter of the table's viewport: a press on a tick starts a run of that leg with
     the state opposite to the tick's; moving the mouse makes it reach from the first row to the
     row under the mouse (the delegate shows it); the release hands it to ``apply(rows, leg,
-    on)``. Presses elsewhere go to the table as before (selection, editing).
+    on)``. Above or below the table the mouse scrolls it a row every :data:`SCROLL_MS` and the
+    run follows the edge row, as a selection does: only rows a person saw join the run.
+    Presses elsewhere go to the table as before (selection, editing).
 
     :param table: the waypoint table.
     :param delegate: the support strip's painter (its ticks, its preview).
@@ -117,6 +121,11 @@ class SupportDrag(QObject):
         self.apply = apply
         #: the run's leg, its state and its first row (None: no run)
         self._run: Optional[Tuple[str, bool, int]] = None
+        #: where the mouse is, in the viewport [px]
+        self._y = 0
+        self._scroll = QTimer(self)
+        self._scroll.setInterval(SCROLL_MS)
+        self._scroll.timeout.connect(self._scroll_on)
         table.viewport().installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 -- Qt API
@@ -152,17 +161,32 @@ class SupportDrag(QObject):
     def _stretch(self, y: int) -> None:
         assert self._run is not None
         leg, on, first = self._run
-        count = self.table.model().rowCount()
-        row = self.table.rowAt(y)
-        if row < 0:   # beyond the last row, or above the first
-            row = count - 1 if y > 0 else 0
+        self._y = y
+        high = self.table.viewport().height()
+        outside = not 0 <= y < high
+        if outside and not self._scroll.isActive():
+            self._scroll.start()
+        elif not outside:
+            self._scroll.stop()
+        row = self.table.rowAt(min(max(y, 0), high - 1))
+        if row < 0:   # below the last row
+            row = self.table.model().rowCount() - 1
         rows = list(range(min(first, row), max(first, row) + 1))
         if self.delegate.preview is None or list(self.delegate.preview[2]) != rows:
             self.delegate.preview = (leg, on, rows)
             self.table.viewport().update()
 
+    def _scroll_on(self) -> None:
+        if self._run is None:
+            self._scroll.stop()
+            return
+        bar = self.table.verticalScrollBar()
+        bar.setValue(bar.value() + (bar.singleStep() if self._y > 0 else -bar.singleStep()))
+        self._stretch(self._y)
+
     def _finish(self) -> None:
         assert self._run is not None and self.delegate.preview is not None
+        self._scroll.stop()
         leg, on, rows = self.delegate.preview
         self._run = None
         self.delegate.preview = None

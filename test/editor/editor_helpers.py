@@ -404,12 +404,14 @@ def insert_pose(qtbot, window, name: str, timeout: float = 10.0) -> None:
     until(qtbot, lambda: chosen and not menu.isVisible(), timeout, f'{name} chosen in the menu')
 
 
-def drag(qtbot, widget, start, end, steps: int = 6) -> None:
+def drag(qtbot, widget, start, end, steps: int = 6, held=None) -> None:
     """
     Press the left button at ``start`` of ``widget``, move to ``end`` and release it there.
 
     Through the X server's mouse (xdotool) where a window manager runs, as a hand would;
     offscreen, the same mouse events are given to the widget.
+
+    :param held: called at ``end`` before the release (e.g. to wait there for something).
     """
     import subprocess
     from PyQt5.QtCore import QEvent, QPoint, Qt
@@ -419,18 +421,24 @@ def drag(qtbot, widget, start, end, steps: int = 6) -> None:
     points = [QPoint(start.x() + (end.x() - start.x()) * k // steps,
                      start.y() + (end.y() - start.y()) * k // steps) for k in range(steps + 1)]
     if QApplication.instance().platformName() == 'xcb' and DISPLAY['wm']:
+        def xdotool(*args: str) -> None:
+            process = subprocess.Popen(['xdotool', *args])
+            until(qtbot, lambda: process.poll() is not None, 20, 'xdotool')
+            assert process.returncode == 0
         screen = [widget.mapToGlobal(p) for p in points]
-        args = ['xdotool', 'mousemove', str(screen[0].x()), str(screen[0].y()), 'sleep', '0.1',
-                'mousedown', '1']
+        moves = ['mousemove', str(screen[0].x()), str(screen[0].y()), 'sleep', '0.1',
+                 'mousedown', '1']
         for p in screen[1:]:
-            args += ['sleep', '0.05', 'mousemove', str(p.x()), str(p.y())]
-        args += ['sleep', '0.05', 'mouseup', '1']
-        process = subprocess.Popen(args)
-        until(qtbot, lambda: process.poll() is not None, 20, 'xdotool to drag')
-        assert process.returncode == 0
+            moves += ['sleep', '0.05', 'mousemove', str(p.x()), str(p.y())]
+        xdotool(*moves)
+        if held is not None:
+            held()
+        xdotool('sleep', '0.05', 'mouseup', '1')
         return
     QTest.mousePress(widget, Qt.LeftButton, pos=points[0])
     for p in points[1:]:
         QApplication.sendEvent(widget, QMouseEvent(QEvent.MouseMove, p, Qt.NoButton,
                                                    Qt.LeftButton, Qt.NoModifier))
+    if held is not None:
+        held()
     QTest.mouseRelease(widget, Qt.LeftButton, pos=points[-1])

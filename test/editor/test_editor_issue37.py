@@ -8,7 +8,7 @@ rows a laptop's screen shows.
 
 from pathlib import Path
 
-from editor_helpers import click, drag, insert_pose, steady, until
+from editor_helpers import click, DISPLAY, drag, insert_pose, steady, until
 from PyQt5.QtCore import QPoint, Qt
 from PyQt5.QtTest import QTest
 import pytest
@@ -66,33 +66,90 @@ def select_rows(qtbot, window, first: int, last: int) -> None:
           f'rows {first + 1}-{last + 1} selected')
 
 
+def with_menu_open(qtbot, window, do, timeout: float = 10.0) -> None:
+    """Open Insert pose's menu with the mouse, ``do(menu)`` while it is open; it must close."""
+    import time
+    from PyQt5.QtCore import QTimer
+    menu = window.insert_pose_button.menu()
+    done = []
+    deadline = time.monotonic() + timeout
+
+    def look() -> None:
+        # the menu runs an event loop of its own while it is open: found from a timer
+        if menu.isVisible():
+            done.append(True)
+            do(menu)
+        elif time.monotonic() < deadline:
+            QTimer.singleShot(50, look)
+    QTimer.singleShot(50, look)
+    click(qtbot, window.insert_pose_button)
+    until(qtbot, lambda: done and not menu.isVisible(), timeout, 'the menu opened and closed')
+
+
+def stop_clicked_beside(qtbot, window):
+    """Return what clicks STOP beside an open menu: the X server's mouse where it can."""
+    import subprocess
+    from PyQt5.QtWidgets import QApplication
+    stop = window.stop_all_button
+    if QApplication.instance().platformName() != 'xcb' or not DISPLAY['wm']:
+        return lambda menu: QTest.keyClick(menu, Qt.Key_F12) or menu.close()
+    where = stop.mapToGlobal(stop.rect().center())
+    # a hand's click: the button down a moment (xdotool's click is up within a millisecond,
+    # before Qt has closed the menu and handed the press on to STOP)
+    return lambda menu: subprocess.Popen(['xdotool', 'mousemove', str(where.x()),
+                                          str(where.y()), 'mousedown', '1', 'sleep', '0.2',
+                                          'mouseup', '1'])
+
+
 def test_a_drag_along_the_support_strip_sets_a_leg_in_every_row_passed(
         qtbot, robot, editor, tmp_path):
-    window = opened(qtbot, editor, table(tmp_path / 'walk.yaml', 8))
-    # a laptop shows ten rows and more (rows as high as their text, not the style's 30 px)
+    window = opened(qtbot, editor, table(tmp_path / 'walk.yaml', 16))
+    # rows as high as their text, not the style's 30 px: a laptop shows ten and more (with the
+    # X server's fonts; offscreen Qt's are larger)
     view = window.table
-    assert view.viewport().height() // view.rowHeight(0) >= 10, \
-        f'{view.viewport().height()} px for rows of {view.rowHeight(0)} px'
+    assert view.rowHeight(0) == max(view.fontMetrics().height(), 16) + 6
+    if DISPLAY['wm']:
+        assert view.viewport().height() // view.rowHeight(0) >= 10, \
+            f'{view.viewport().height()} px for rows of {view.rowHeight(0)} px'
     # down from the hind left tick of row 2 to row 6: lifted in rows 2-6
     drag(qtbot, view.viewport(), tick(window, 1, 'leg3'), tick(window, 5, 'leg3'))
-    until(qtbot, lambda: legs_column(editor, 'leg3') == [1, 0, 0, 0, 0, 0, 1, 1], 10,
+    until(qtbot, lambda: legs_column(editor, 'leg3')[:8] == [1, 0, 0, 0, 0, 0, 1, 1], 10,
           lambda: f'leg3 lifted in rows 2-6: {legs_column(editor, "leg3")}')
-    assert legs_column(editor, 'leg4') == [1] * 8
+    assert legs_column(editor, 'leg3')[8:] == [1] * 8
+    assert legs_column(editor, 'leg4') == [1] * 16
     assert 'leg3 lifted in rows 2-6' in window.message_label.text()
     # up from a lifted tick: set down in the rows passed (from row 6 to row 5)
     drag(qtbot, view.viewport(), tick(window, 5, 'leg3'), tick(window, 4, 'leg3'))
-    until(qtbot, lambda: legs_column(editor, 'leg3') == [1, 0, 0, 0, 1, 1, 1, 1], 10,
+    until(qtbot, lambda: legs_column(editor, 'leg3')[:8] == [1, 0, 0, 0, 1, 1, 1, 1], 10,
           lambda: f'leg3 down again in rows 5-6: {legs_column(editor, "leg3")}')
     # each drag is one step of Undo
     click(qtbot, window.undo_button)
-    assert legs_column(editor, 'leg3') == [1, 0, 0, 0, 0, 0, 1, 1]
+    assert legs_column(editor, 'leg3') == [1, 0, 0, 0, 0, 0, 1, 1] + [1] * 8
     click(qtbot, window.undo_button)
-    assert legs_column(editor, 'leg3') == [1] * 8
+    assert legs_column(editor, 'leg3') == [1] * 16
+    # below the table the drag scrolls it, and the run follows the rows that come into sight
+    bar = view.verticalScrollBar()
+    assert bar.value() == 0
+    last_seen = view.rowAt(view.viewport().height() - 1)
+    below = tick(window, 2, 'leg4')
+    below.setY(view.viewport().height() + 20)
+    drag(qtbot, view.viewport(), tick(window, 2, 'leg4'), below,
+         held=lambda: until(qtbot, lambda: bar.value() > 0, 10, 'the table scrolled'))
+    until(qtbot, lambda: 0 in legs_column(editor, 'leg4'), 10, 'the run applied')
+    lifted = [k for k, on in enumerate(legs_column(editor, 'leg4')) if not on]
+    assert lifted == list(range(2, lifted[-1] + 1)) and lifted[-1] > last_seen, lifted
 
 
 def test_insert_pose_mirror_and_repeat_from_the_table(qtbot, robot, editor, tmp_path):
     window = opened(qtbot, editor, table(tmp_path / 'wave.yaml', 4))
     presenter = editor.presenter
+    # the stops work beside the open menu: F12, and a click on STOP (which closes the menu)
+    with_menu_open(qtbot, window, lambda menu: QTest.keyClick(menu, Qt.Key_F12) or
+                   QTest.keyClick(menu, Qt.Key_Escape))
+    assert presenter.message.text == 'nothing moves'
+    presenter.say('the menu again')
+    with_menu_open(qtbot, window, stop_clicked_beside(qtbot, window))
+    until(qtbot, lambda: presenter.message.text == 'nothing moves', 5, 'STOP clicked')
     # Insert pose after row 2: the head looks up, the legs stay as in row 2
     select_rows(qtbot, window, 1, 1)
     row2 = presenter.waypoints.pose(1)
