@@ -39,7 +39,9 @@ class RowTools:
             self.symmetry = mirror_of(model) if model is not None else None
         except SweetieMotionError as error:
             self.mirror_refusal = f'Mirror is off: the mirror: of the robot description: {error}'
-        if self.symmetry is None and not self.mirror_refusal:
+        if model is None:
+            self.mirror_refusal = 'Mirror is off: the editor has no robot model'
+        elif self.symmetry is None and not self.mirror_refusal:
             self.mirror_refusal = ('Mirror is off: the robot description declares no mirror: '
                                    '(which joints are symmetric left and right)')
 

@@ -57,6 +57,9 @@ class WindowTabs:
             action.triggered.connect(lambda _, chosen=name: self.add_named_pose(chosen))
         self.insert_pose_button.setMenu(menu)
         self.insert_pose_button.setEnabled(bool(self.poses))
+        if not self.poses:
+            self.insert_pose_button.setToolTip('no named poses: config/poses.yaml has none, or '
+                                               'cannot be read')
         row.addWidget(self.insert_pose_button)
         tools = self.presenter.row_tools
         self.mirror_button = push_button(

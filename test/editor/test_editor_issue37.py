@@ -196,7 +196,8 @@ def test_mirror_is_off_with_the_reason_on_a_robot_without_a_mirror(qtbot):
     try:
         assert not window.mirror_button.isEnabled()
         assert 'declares no mirror' in window.mirror_button.toolTip()
-        assert not window.insert_pose_button.isEnabled()   # no named poses
+        assert not window.insert_pose_button.isEnabled()
+        assert 'no named poses' in window.insert_pose_button.toolTip()
     finally:
         window._timer.stop()
         window.deleteLater()

@@ -102,6 +102,7 @@ def test_mirror_names_what_it_lacks_and_a_robot_without_a_mirror_says_why(presen
     assert 'declares no mirror' in without.row_tools.mirror_refusal
     assert 'declares no mirror' not in presenter.row_tools.mirror_refusal
     assert presenter.row_tools.mirror_refusal == ''
+    assert 'no robot model' in EditorPresenter(sent.append).row_tools.mirror_refusal
 
 
 def test_repeat_appends_copies_with_the_same_steps_and_moves_what_follows(presenter):
