@@ -39,6 +39,7 @@ from sweetie_motion.editor.requests import (
     HoldPose, LOST, MoveByHand, PoseHeld, PublishSupport, RecordingFinished, ServoState, SetPose,
     SetTorqueOff, STOPPED, SUCCEEDED, TrajectoriesListed, TrajectoryLoaded, TrajectorySaved,
 )
+from sweetie_motion.editor.row_tools import RowTools
 from sweetie_motion.editor.table_commands import real_joints, TableCommands
 from sweetie_motion.editor.teaching import Teaching
 from sweetie_motion.editor.trajectory_files import TrajectoryFiles
@@ -146,6 +147,8 @@ class EditorPresenter:
         self.table = TableCommands(self.document, self.board, send, model, interpolation,
                                    lambda: self.current_pose, lambda: self.support)
         self.document.subscribe(lambda: self.board.notify('document'))
+        #: Mirror and Repeat of the selected rows
+        self.row_tools = RowTools(self.table, model)
         #: teach by demonstration
         self.teaching = Teaching(self.board, send, self.table, model, interpolation,
                                  lambda: self.current_pose, lambda: self.servos_off,

@@ -183,11 +183,19 @@ class TableCommands:
         return self._add_row('add pose', self.pose())
 
     def add_named_pose(self, name: str, pose: Mapping[str, float]) -> bool:
-        """Add a named pose (joints it does not name are at 0)."""
+        """
+        Insert a named pose after the selection (or at the end).
+
+        Joints the pose does not name keep the values of the row before (0 in a first row).
+        """
         if not self.waypoints.joints:
             return self.board.refused(
                 ActionRefused("choose the trajectory's joints in Setup first"))
-        full = dict.fromkeys(self.waypoints.real_joints(), 0.0)
+        row = self.selected_row
+        before = len(self.waypoints) - 1 if row is None else row
+        # a pose names the joints it is about ("look up": the head); a leg stays where it was
+        kept = self.waypoints.pose(before) if before >= 0 else {}
+        full = {j: kept.get(j, 0.0) for j in self.waypoints.real_joints()}
         full.update(pose)
         return self._add_row(f'add pose {name}', full, label=name)
 

@@ -131,11 +131,10 @@ class WindowActions:
             replace = True
         self.presenter.teaching.accept(replace=replace)
 
-    def add_named_pose(self) -> None:
-        """Add the chosen named pose."""
-        name = self.named_pose_combo.currentText()
+    def add_named_pose(self, name: str) -> None:
+        """Insert the named pose ``name`` after the selected row (Insert pose's menu)."""
         if name not in self.poses:
-            self.presenter.say('choose a named pose', 'error')
+            self.presenter.say(f'no named pose {name!r} (config/poses.yaml)', 'error')
             return
         self.presenter.table.add_named_pose(name, self.poses[name])
 

@@ -254,7 +254,9 @@ class WindowLayout:
         self.fit_button.clicked.connect(lambda: self.busy(
             'fitting to the limits ...', lambda: p.table.fit_to_limits(
                 self.keep_pauses_check.isChecked())))
-        self.add_named_pose_button.clicked.connect(self.add_named_pose)
+        self.mirror_button.clicked.connect(p.row_tools.mirror_rows)
+        self.repeat_button.clicked.connect(
+            lambda: p.row_tools.repeat_rows(self.repeat_spin.value()))
         self.apply_joints_button.clicked.connect(lambda: p.table.set_joints(self.checked_joints()))
         self.path_all_button.clicked.connect(
             lambda: p.table.set_tolerance_for_all('path', self.path_all.value()))

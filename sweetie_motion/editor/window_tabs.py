@@ -9,14 +9,15 @@ from typing import Dict, List
 
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-    QHeaderView, QLabel, QTableView, QTableWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
-    QWidget,
+    QAbstractItemView, QCheckBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
+    QHeaderView, QLabel, QMenu, QSpinBox, QTableView, QTableWidget, QTreeWidget,
+    QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 from sweetie_motion.editor.models import (
     ACTIVE, FIXED, SUPPORT, ToleranceTableModel, WaypointTableModel,
 )
-from sweetie_motion.editor.support_strip import SupportStripDelegate
+from sweetie_motion.editor.row_tools import REPEAT_MAX
+from sweetie_motion.editor.support_strip import SupportDrag, SupportStripDelegate, TICK
 from sweetie_motion.editor.teaching import RECORD_SMOOTHING
 from sweetie_motion.editor.widgets import joint_groups
 from sweetie_motion.gui.widgets import push_button
@@ -39,17 +40,45 @@ class WindowTabs:
         layout.addWidget(self._build_table(), 1)
         layout.addLayout(self._build_row_buttons())
         layout.addLayout(self._build_times_row())
-        named = QHBoxLayout()
-        named.addWidget(QLabel('Named pose:'))
-        self.named_pose_combo = QComboBox()
-        self.named_pose_combo.setObjectName('named_pose_combo')
-        self.named_pose_combo.addItems(sorted(self.poses))
-        named.addWidget(self.named_pose_combo)
-        self.add_named_pose_button = push_button('Add named pose', 'add_named_pose_button')
-        named.addWidget(self.add_named_pose_button)
-        named.addStretch(1)
-        layout.addLayout(named)
+        layout.addLayout(self._build_range_row())
         return tab
+
+    def _build_range_row(self) -> QHBoxLayout:
+        """Build Insert pose (the named poses), Mirror and Repeat."""
+        row = QHBoxLayout()
+        self.insert_pose_button = push_button(
+            'Insert pose', 'insert_pose_button', 'insert a named pose (config/poses.yaml) after '
+            "the selected row; the joints it does not name keep that row's values")
+        menu = QMenu(self.insert_pose_button)
+        menu.setObjectName('insert_pose_menu')
+        for name in sorted(self.poses):
+            action = menu.addAction(name)
+            action.setObjectName(f'insert_pose_{name}')
+            action.triggered.connect(lambda _, chosen=name: self.add_named_pose(chosen))
+        self.insert_pose_button.setMenu(menu)
+        self.insert_pose_button.setEnabled(bool(self.poses))
+        if not self.poses:
+            self.insert_pose_button.setToolTip('no named poses: config/poses.yaml has none, or '
+                                               'cannot be read')
+        row.addWidget(self.insert_pose_button)
+        tools = self.presenter.row_tools
+        self.mirror_button = push_button(
+            'Mirror L/R', 'mirror_button', tools.mirror_refusal or
+            'swap left and right in the selected rows, as the mirror: of the robot '
+            'description says (the support legs too; undoable)')
+        self.mirror_button.setEnabled(not tools.mirror_refusal)
+        row.addWidget(self.mirror_button)
+        self.repeat_button = push_button('Repeat', 'repeat_button',
+                                         'play the selected rows this many times in all: their '
+                                         'copies follow them, with the same steps (undoable)')
+        row.addWidget(self.repeat_button)
+        self.repeat_spin = QSpinBox()
+        self.repeat_spin.setObjectName('repeat_spin')
+        self.repeat_spin.setRange(2, REPEAT_MAX)
+        self.repeat_spin.setSuffix(' times')
+        row.addWidget(self.repeat_spin)
+        row.addStretch(1)
+        return row
 
     def _build_table(self) -> QTableView:
         """Build the waypoint table with its support strip."""
@@ -59,9 +88,11 @@ class WindowTabs:
         self.table.setModel(self.table_model)
         # the support strip next to the time: one tick per leg (the support/ columns it
         # shows are hidden among the joints)
-        self.support_delegate = SupportStripDelegate(
-            lambda row, leg, on: self.presenter.table.set_support([row], leg, on), self.table)
+        self.support_delegate = SupportStripDelegate(self.table)
         self.table.setItemDelegateForColumn(SUPPORT, self.support_delegate)
+        # a click on a tick, or a drag down the strip: one edit of that leg in those rows
+        self.support_drag = SupportDrag(self.table, self.support_delegate,
+                                        self.presenter.table.set_support)
         self.table.horizontalHeader().resizeSection(
             SUPPORT, SupportStripDelegate.width_for(len(self.presenter.legs)))
         # the on/off box needs no more than its header
@@ -73,6 +104,11 @@ class WindowTabs:
         # columns do not shift (nor the table scroll) when the checks flag or clear a row
         header = self.table.verticalHeader()
         header.setMinimumWidth(header.fontMetrics().horizontalAdvance('888 !') + 12)
+        # rows as high as a line of text (and a support tick) need, not the style's 30 px:
+        # 10 rows in sight at 1366 x 768 instead of 8
+        high = max(self.table.fontMetrics().height(), TICK[1]) + 6
+        header.setMinimumSectionSize(high)
+        header.setDefaultSectionSize(high)
         return self.table
 
     def _build_row_buttons(self) -> QHBoxLayout:

@@ -5,6 +5,8 @@ Shared by the editor and the console. :class:`StopFirst` guards one main window:
 
 - **Keys**: Esc stops while something moves, F12 (:data:`STOP_KEY`) always, in the window and
   in every dialog of the application, whatever has the keyboard focus.
+- **Popups do not block the stop**: a press on the STOP button while a menu or a combo box's
+  list is open closes it and stops, in one click (the popup would take the click alone).
 - **Questions do not block the stop**: :meth:`StopFirst.ask` and :meth:`StopFirst.ask_file`
   show a question that is not modal to the window system, so the STOP button stays clickable;
   the rest of the window takes no input while one is open, as if it were modal. A question
@@ -29,7 +31,9 @@ import time
 from typing import Callable, List, Optional, Sequence
 
 from PyQt5.QtCore import QEvent, QEventLoop, QObject, QSocketNotifier, Qt, QTimer
-from PyQt5.QtWidgets import QApplication, QDialog, QFileDialog, QMessageBox, QShortcut, QWidget
+from PyQt5.QtWidgets import (
+    QAbstractButton, QApplication, QDialog, QFileDialog, QMessageBox, QShortcut, QWidget,
+)
 
 #: the key that stops everything, anywhere in the application (Esc stops only while moving)
 STOP_KEY = Qt.Key_F12
@@ -292,9 +296,36 @@ class StopFirst(QObject):
                         self.actions.stop()
                 if key == STOP_KEY:
                     return True
+        if kind == QEvent.MouseButtonPress and self._stop_beside_popup(event):
+            return True
         if self.questions and kind in _INPUT_EVENTS and self._in_window(watched):
             return True
         return False
+
+    def _stop_beside_popup(self, event: QEvent) -> bool:
+        """
+        Click the stop widget pressed while a popup (a menu, a combo box's list) is open.
+
+        An open popup takes every press, and one outside it only closes it: STOP needed a
+        second click. Return whether the press was on a stop widget (it is used up then).
+        """
+        if QApplication.activePopupWidget() is None or event.button() != Qt.LeftButton:
+            return False
+        where = event.globalPos()
+        pressed = [w for w in self.stop_widgets if w.isVisible() and w.isEnabled() and
+                   w.rect().contains(w.mapFromGlobal(where))]
+        if not pressed:
+            return False
+        for _ in range(8):   # a submenu's popups close from the innermost
+            popup = QApplication.activePopupWidget()
+            if popup is None:
+                break
+            popup.close()
+        if isinstance(pressed[0], QAbstractButton):
+            pressed[0].click()
+        else:
+            self.actions.stop()
+        return True
 
     def _in_window(self, watched: QObject) -> bool:
         """Return whether ``watched`` is a part of the window other than its stop widgets."""

@@ -5,6 +5,7 @@ from typing import Any, Mapping, Union
 
 from sweetie_motion.errors import ModelError
 from sweetie_motion.model.check_settings import CheckSettings
+from sweetie_motion.model.mirror import MirrorSettings
 from sweetie_motion.model.physics_settings import PhysicsSettings
 from sweetie_motion.model.robot_model import RobotModel
 from sweetie_motion.paths import config_path, load_yaml
@@ -15,11 +16,12 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
     """
     Create (not configure) a RobotModel from a ``robot:`` mapping.
 
-    :param robot: ``{urdf: path, chains, groups, limits, checks, physics}``;
+    :param robot: ``{urdf: path, chains, groups, limits, checks, physics, mirror}``;
         a relative urdf (srdf, servo config) path is relative to ``base_dir``; ``urdf_xml``
         may give the URDF text instead; ``limits`` gives acceleration and jerk limits (see
         :class:`RobotModel`); ``checks`` the motion checks (:class:`CheckSettings`);
-        ``physics`` the robot on a floor (:class:`PhysicsSettings`).
+        ``physics`` the robot on a floor (:class:`PhysicsSettings`); ``mirror`` what is
+        symmetric left and right (:class:`~sweetie_motion.model.mirror.MirrorSettings`).
     :raises ModelError: the mapping lacks the URDF or has no chains.
     """
     if not isinstance(robot, Mapping):
@@ -34,6 +36,7 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
         raise ModelError('robot description declares no chains and no groups')
     checks = CheckSettings.from_mapping(robot.get('checks'), base_dir)
     physics = PhysicsSettings.from_mapping(robot.get('physics'), base_dir)
+    mirror = MirrorSettings.from_mapping(robot.get('mirror'))
     if robot.get('urdf_xml'):
         model = RobotModel(urdf=robot['urdf_xml'], chains=chains, groups=groups, limits=limits)
     else:
@@ -45,6 +48,7 @@ def robot_model_from_mapping(robot: Mapping[str, Any], base_dir: Union[str, Path
         model = RobotModel(urdf_file=str(urdf), chains=chains, groups=groups, limits=limits)
     model.check_settings = checks
     model.physics_settings = physics
+    model.mirror_settings = mirror
     return model
 
 

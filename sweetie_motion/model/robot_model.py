@@ -27,6 +27,7 @@ from sweetie_motion.errors import (
     UnknownChainError, UnknownGroupError, UnknownJointError, UnknownLinkError, UrdfError,
 )
 from sweetie_motion.model.check_settings import CheckSettings
+from sweetie_motion.model.mirror import MirrorSettings
 from sweetie_motion.model.physics_settings import PhysicsSettings
 from sweetie_motion.model.urdf import ACTUATED_TYPES, parse_urdf, UrdfTree
 
@@ -417,6 +418,8 @@ class RobotModel(RobotModelView):
         self.check_settings = CheckSettings()
         #: how the robot is put on a floor (the description's ``physics:``; R-SYS-11)
         self.physics_settings = PhysicsSettings()
+        #: what is symmetric left and right (the description's ``mirror:``; the editor's Mirror)
+        self.mirror_settings = MirrorSettings()
 
     # --- lifecycle -----------------------------------------------------------------------------
 

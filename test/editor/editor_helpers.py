@@ -377,3 +377,68 @@ def cut_texts(window) -> List[str]:
                 if shown != full and not (shown.endswith('…') and full in view.toolTip()):
                     cut.append(f'{type(view).__name__} paints {full!r} as {shown!r}')
     return cut
+
+
+def insert_pose(qtbot, window, name: str, timeout: float = 10.0) -> None:
+    """Open Insert pose's menu with the mouse and click the named pose in it."""
+    from PyQt5.QtCore import Qt, QTimer
+    from PyQt5.QtTest import QTest
+    from PyQt5.QtWidgets import QAction
+    menu = window.insert_pose_button.menu()
+    action = menu.findChild(QAction, f'insert_pose_{name}')
+    assert action is not None, f'Insert pose offers no {name!r}'
+    chosen = []
+    deadline = time.monotonic() + timeout
+
+    def pick() -> None:
+        # the menu runs an event loop of its own while it is open: it is found from a timer
+        if menu.isVisible() and not menu.actionGeometry(action).isEmpty():
+            chosen.append(name)
+            QTest.mouseClick(menu, Qt.LeftButton, pos=menu.actionGeometry(action).center())
+        elif time.monotonic() < deadline:
+            QTimer.singleShot(50, pick)
+        else:
+            menu.close()
+    QTimer.singleShot(50, pick)
+    click(qtbot, window.insert_pose_button)
+    until(qtbot, lambda: chosen and not menu.isVisible(), timeout, f'{name} chosen in the menu')
+
+
+def drag(qtbot, widget, start, end, steps: int = 6, held=None) -> None:
+    """
+    Press the left button at ``start`` of ``widget``, move to ``end`` and release it there.
+
+    Through the X server's mouse (xdotool) where a window manager runs, as a hand would;
+    offscreen, the same mouse events are given to the widget.
+
+    :param held: called at ``end`` before the release (e.g. to wait there for something).
+    """
+    import subprocess
+    from PyQt5.QtCore import QEvent, QPoint, Qt
+    from PyQt5.QtGui import QMouseEvent
+    from PyQt5.QtTest import QTest
+    from PyQt5.QtWidgets import QApplication
+    points = [QPoint(start.x() + (end.x() - start.x()) * k // steps,
+                     start.y() + (end.y() - start.y()) * k // steps) for k in range(steps + 1)]
+    if QApplication.instance().platformName() == 'xcb' and DISPLAY['wm']:
+        def xdotool(*args: str) -> None:
+            process = subprocess.Popen(['xdotool', *args])
+            until(qtbot, lambda: process.poll() is not None, 20, 'xdotool')
+            assert process.returncode == 0
+        screen = [widget.mapToGlobal(p) for p in points]
+        moves = ['mousemove', str(screen[0].x()), str(screen[0].y()), 'sleep', '0.1',
+                 'mousedown', '1']
+        for p in screen[1:]:
+            moves += ['sleep', '0.05', 'mousemove', str(p.x()), str(p.y())]
+        xdotool(*moves)
+        if held is not None:
+            held()
+        xdotool('sleep', '0.05', 'mouseup', '1')
+        return
+    QTest.mousePress(widget, Qt.LeftButton, pos=points[0])
+    for p in points[1:]:
+        QApplication.sendEvent(widget, QMouseEvent(QEvent.MouseMove, p, Qt.NoButton,
+                                                   Qt.LeftButton, Qt.NoModifier))
+    if held is not None:
+        held()
+    QTest.mouseRelease(widget, Qt.LeftButton, pos=points[-1])

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 from editor_helpers import (
-    add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, set_robot_pose,
-    shown_whole, until,
+    add_poses, answer, choose_joints, click, edit_cell, insert_pose, JOINTS, POSES,
+    set_robot_pose, shown_whole, until,
 )
 from PyQt5.QtCore import Qt
 from PyQt5.QtTest import QTest
@@ -155,8 +155,7 @@ def test_a_value_outside_the_limits_is_refused_naming_the_limit(qtbot, robot, ed
 def test_row_labels_survive_save_and_load(qtbot, robot, editor):
     add_poses(qtbot, robot, editor, POSES[:2])
     window = editor.window
-    window.named_pose_combo.setCurrentText('look_up')
-    click(qtbot, window.add_named_pose_button)
+    insert_pose(qtbot, window, 'look_up')
     assert rows(editor)[2].label == 'look_up'
     window.name_combo.setEditText('labelled')
     click(qtbot, window.save_button)

@@ -9,8 +9,8 @@ import re
 import time
 
 from editor_helpers import (
-    add_poses, answer, choose_joints, click, edit_cell, JOINTS, POSES, require_window_manager,
-    screenshot, set_robot_pose, shown_whole, steady, until,
+    add_poses, answer, choose_joints, click, edit_cell, insert_pose, JOINTS, POSES,
+    require_window_manager, screenshot, set_robot_pose, shown_whole, steady, until,
 )
 import numpy as np
 from PyQt5.QtCore import Qt
@@ -364,8 +364,7 @@ def test_setup_tolerances_and_the_joint_set(qtbot, robot, editor):
 def test_named_pose_dump_and_load_file(qtbot, robot, editor, tmp_path):
     add_poses(qtbot, robot, editor, POSES[:2])
     window = editor.window
-    window.named_pose_combo.setCurrentText('hoof_up')
-    click(qtbot, window.add_named_pose_button)
+    insert_pose(qtbot, window, 'hoof_up')
     assert editor.presenter.waypoints.pose(2)['joint12'] == pytest.approx(1.2)  # Proto2: about -y
     editor.presenter.table.set_active(1, False)
     path = tmp_path / 'table.yaml'
