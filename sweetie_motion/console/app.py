@@ -143,7 +143,8 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                              settings.backup_period, time.monotonic, 'an untitled program')
     presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups,
                                  joint_travel=planner.joint_travel,
-                                 jog_turn_limit=math.radians(settings.jog_turn_limit))
+                                 jog_turn_limit=math.radians(settings.jog_turn_limit),
+                                 move_check=planner.check_joint_move)
     window = ConsoleWindow(presenter, bridge.poll, f'/{settings.namespace} ({chain})')
     return Console(window, presenter, bridge, planner)
 

@@ -82,6 +82,26 @@ class OfflinePlanner:
         return np.max(np.abs(positions - first), axis=0) if len(positions) else \
             np.zeros_like(first)
 
+    def check_joint_move(self, start: Sequence[float], target: Sequence[float],
+                         speed: Optional[Sequence[float]] = None) -> str:
+        """
+        Check a joint move from ``start`` to ``target`` [rad or m] as Move's path is checked.
+
+        The checks the motion process's client runs before it sends a joint move
+        (:meth:`~sweetie_motion.ros.program_client.ArmClient.move_joints`): the joint limits,
+        and every link against the arm and the chain's forbidden zones along the way.
+
+        :param speed: per joint [rad/s or m/s] (None: the limits').
+        :return: what the move would be (its duration and the checks' warnings).
+        :raises SweetieMotionError: Move would be refused (the same reason).
+        """
+        with self._planning:
+            backend = OfflineBackend(self.model, self.chain, start, self.period,
+                                     self.max_velocity, self.max_acceleration,
+                                     self.lateral_acceleration, self.workspace, self.checks())
+            return backend.move_joints(np.asarray(target, dtype=float),
+                                       None if speed is None else np.asarray(speed, float), 1.0)
+
     def plan(self, request: PlanProgram) -> ProgramPlanned:
         """
         Plan the request's steps from its start (in the calling thread).

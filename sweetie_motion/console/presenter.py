@@ -101,6 +101,9 @@ class ConsolePresenter(ManualMoves, ProgramText):
     :param joint_travel: how far each joint turns on a jog: (start, target tool pose, path
         speed [m/s]) -> per joint [rad or m] (the offline planner's); None: not checked.
     :param jog_turn_limit: a jog that turns a joint further than this [rad] asks first.
+    :param move_check: checks a joint move as Move's path is checked (the offline planner's
+        :meth:`~sweetie_motion.console.planning.OfflinePlanner.check_joint_move`); None: Solve
+        runs IK only.
     """
 
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
@@ -109,7 +112,8 @@ class ConsolePresenter(ManualMoves, ProgramText):
                  backups: Optional[UnsavedBackups] = None,
                  joint_travel: Optional[Callable[[Sequence[float], Pose, float],
                                                  np.ndarray]] = None,
-                 jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
+                 jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG),
+                 move_check: Optional[Callable[..., str]] = None) -> None:
         if chain not in model.list_chains():
             raise ActionRefused(f'unknown chain {chain!r} (chains: '
                                 f'{", ".join(model.list_chains())})')
@@ -122,6 +126,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.backups = backups
         self.joint_travel = joint_travel
         self.jog_turn_limit = float(jog_turn_limit)
+        self.move_check = move_check
         limits = model.joint_limits()
         self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
                           for j in model.list_all_joints()}

@@ -1,0 +1,92 @@
+"""
+The console's items of issue #37 without Qt or ROS: the presenter and the offline planner.
+
+Reach, Solve's checks, the running and stopped line of a blended path, Resume, the preview's
+time and line, and the question about a large reconfiguration.
+"""
+
+import numpy as np
+import pytest
+from sweetie_motion.cartesian.program import parse_program
+from sweetie_motion.cartesian.runner import chain_home, program_steps
+from sweetie_motion.console.planning import OfflinePlanner
+from sweetie_motion.console.presenter import ConsolePresenter, PARTS
+from sweetie_motion.console.requests import MoveHome, PlanProgram
+from sweetie_motion.gui.events import LinksChanged, PoseReceived
+from sweetie_motion.model import load_robot_description
+
+
+@pytest.fixture(scope='module')
+def model():
+    model = load_robot_description('winding_arm.yaml')
+    model.configure()
+    return model
+
+
+@pytest.fixture(scope='module')
+def planner(model):
+    planner = OfflinePlanner(model, 'arm', chain_home(model, 'arm'))
+    yield planner
+    planner.close()
+
+
+@pytest.fixture
+def presenter(model, planner, sent, clock):
+    p = ConsolePresenter(sent.append, model, 'arm', clock=clock,
+                         move_check=planner.check_joint_move)
+    p.handle(LinksChanged(tuple((part, True) for part in PARTS)))
+    p.handle(PoseReceived(tuple(p.joints), tuple(float(v) for v in p.home)))
+    return p
+
+
+def plan(planner, model, text):
+    steps = tuple(program_steps(parse_program(text)))
+    return planner.plan(PlanProgram(1, steps, tuple(chain_home(model, 'arm'))))
+
+
+# --- reach -----------------------------------------------------------------------------------
+
+
+def test_a_waypoint_beyond_the_reach_is_named_so_and_a_near_miss_is_not(planner, model):
+    from sweetie_motion.model.ik import ChainIK
+    ik = ChainIK(model, 'arm')
+    far = plan(planner, model, 'HOME\nMOVL X2500 Y60 Z740\n')
+    assert far.line == 2 and "beyond the arm's reach (about 1361 mm" in far.error, far.error
+    # the reach comes from the chain: the shoulder's circle and the links after it
+    assert ik.beyond_reach([2.5, 0.06, 0.74]) is not None
+    assert ik.beyond_reach([1.0, 0.0, 0.7]) is None
+    distance, reach = ik.beyond_reach([0.0, 0.0, 0.21 + 1.6])
+    assert abs(reach - 1.361) < 1e-3 and distance > reach
+    # inside the reach, a target IK cannot get to keeps IK's own words (the closest found)
+    near = plan(planner, model, 'HOME\nMOVL X0 Y-1250 Z400 A0 B0 C0\n')
+    assert 'no inverse kinematics solution' in near.error, near.error
+    assert "beyond the arm's reach" not in near.error
+
+
+def test_solve_refuses_a_target_beyond_the_reach_saying_how_far_it_reaches(presenter, sent):
+    assert not presenter.preview_target('2500 60 740 0 90 180')
+    text = presenter.message.text
+    assert "beyond the arm's reach (about 1361 mm from its shoulder; the target is 2380 mm" \
+        in text and presenter.message.level == 'error', text
+
+
+# --- Solve runs Move's checks ------------------------------------------------------------------
+
+
+def test_solve_refuses_a_target_move_would_refuse_with_moves_reason(presenter, planner, sent):
+    start = np.array(presenter.home)
+    assert not presenter.preview_target('1100 0 640 0 90 180')
+    text = presenter.message.text
+    assert 'Move would be refused' in text and 'turntable overlap' in text, text
+    assert presenter.target is None and not presenter.move_to_target()
+    assert not [r for r in sent if isinstance(r, MoveHome)]
+    # the reason is the one Move's check gives for that very move
+    from sweetie_motion.console.target import parse_target, TargetSolver
+    solution = TargetSolver(presenter.model, 'arm').solve(parse_target('1100 0 640 0 90 180'),
+                                                          start)
+    with pytest.raises(Exception) as refused:
+        planner.check_joint_move(start, solution.positions, presenter._joint_speeds())
+    assert str(refused.value) in text
+    # a target Move would take is solved as before
+    assert presenter.preview_target('1037 0 735 0 90 180'), presenter.message.text
+    assert 'Move goes there' in presenter.message.text
