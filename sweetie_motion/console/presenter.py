@@ -48,6 +48,7 @@ from sweetie_motion.console.requests import (
     GripperState, JobFinished, LineReached, PlanProgram, ProgramPlanned, RunSteps, StepFinished,
     StepStarted, StopJob, STOPPED, StreamDone, SUCCEEDED,
 )
+from sweetie_motion.console.resume import ProgramResume
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.backups import UnsavedBackups
 from sweetie_motion.gui.dispatch import EventHandlers
@@ -83,14 +84,15 @@ class Job:
     stopping: bool = False
 
 
-class ConsolePresenter(ManualMoves, ProgramText):
+class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
     """
     The console without its widgets: the robot, the links, the jobs and the messages.
 
     Its parts, each with one job: :class:`~sweetie_motion.console.manual_moves.ManualMoves`
     (sliders, jog, a typed target, gripper and Home) and
     :class:`~sweetie_motion.console.program_text.ProgramText` (the program's text, file and
-    backups).
+    backups) and :class:`~sweetie_motion.console.resume.ProgramResume` (the end of a program
+    run, the line it stopped on, Resume).
 
     :param send: hands a request to the adapters.
     :param model: the configured RobotModel.
@@ -137,6 +139,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.gripper_state = ''
         self._init_manual_moves()
         self._init_program_text()
+        self._init_resume()
         self.plan: Optional[ProgramPlanned] = None
         self._plan_id = 0
         self._checking = False
@@ -232,12 +235,12 @@ class ConsolePresenter(ManualMoves, ProgramText):
         return 0
 
     def can(self, action: str) -> bool:
-        """Return whether ``action`` (run, step, home, jog, gripper, sliders) may be taken."""
-        program = action in ('run', 'step')
-        if program and not self.steps:
+        """Return whether ``action`` (run, step, resume, home, jog, ...) may be taken."""
+        program = action in ('run', 'step', 'resume')
+        if program and not self.steps or action == 'resume' and not self.resume_line:
             return False
         try:
-            self._check(action, self.steps if program else ())
+            self._check('run' if action == 'resume' else action, self.steps if program else ())
         except ActionRefused:
             return False
         return True
@@ -282,11 +285,15 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.say('checking the program offline ...')
         return True
 
+    def _new_plan_id(self) -> int:
+        """Return the id of a new plan request (the plans of older ones are not shown)."""
+        self._plan_id += 1
+        return self._plan_id
+
     def _request_plan(self) -> None:
         self._plan_due = None
         start = self.positions(self.joints) if self.connected else None
-        self._plan_id += 1
-        self.send(PlanProgram(self._plan_id, tuple(self.steps),
+        self.send(PlanProgram(self._new_plan_id(), tuple(self.steps),
                               tuple(float(v) for v in (start if start is not None
                                                        else self.home))))
 
@@ -309,6 +316,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
                 self._notify('program')
             return self._refuse(error)
         self._end_manual('')
+        self.resume_at = None   # Run and Step after a Stop start from the top
         first = self.next_step if self.next_step < len(self.steps) else 0
         first_move = self.next_move if first == self.next_step else 0
         if first == 0 and first_move == 0:
@@ -434,7 +442,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
             return
         self.job = None
         if job.kind == 'program':
-            self._program_finished(event)
+            self._program_finished(event, job.line)
         elif event.outcome == SUCCEEDED:
             self.say(f'{job.description}: {event.message}' if event.message else
                      f'{job.description}: done')
@@ -443,28 +451,6 @@ class ConsolePresenter(ManualMoves, ProgramText):
         else:
             self.say(f'{job.description} failed: {event.message}', 'error')
         self._notify('job', 'program')
-
-    def _program_finished(self, event: JobFinished) -> None:
-        self.override = event.override
-        if event.outcome == SUCCEEDED:
-            self.next_step, self.next_move = event.next_index, event.next_move
-            if self.next_step >= len(self.steps):
-                self.next_step = self.next_move = 0
-                self.override = 1.0
-                self.say(f'the program is done: {len(self.steps)} steps')
-            else:
-                self.say(f'step done; next: line {self.next_line} (Step or Run goes on from '
-                         'there)')
-            return
-        self.next_step = self.next_move = 0
-        self.override = 1.0
-        if event.outcome == STOPPED:
-            where = f' at line {event.line}' if event.line else ''
-            self.say(f'the program was stopped{where}: the motion decelerated and holds; Run '
-                     'starts it from the top', 'warning', event.line)
-        else:
-            self.error_line = event.line
-            self.say(f'the program failed: {event.message}', 'error', event.line)
 
     def _on_program_planned(self, event: ProgramPlanned) -> None:
         if event.plan_id != self._plan_id:

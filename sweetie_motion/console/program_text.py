@@ -36,6 +36,7 @@ class ProgramText:
     board: MessageBoard
     job: Any
     plan: Optional[ProgramPlanned]
+    resume_at: Any
     # the presenter's, used here
     _refuse: Callable[[SweetieMotionError], bool]
     _notify: Callable[..., None]
@@ -68,6 +69,7 @@ class ProgramText:
             return self._refuse(ActionRefused('the program runs: stop it before editing'))
         self.text = text
         self.next_step = self.next_move = 0
+        self.resume_at = None   # the stopped line is of the text before this edit
         self.override = 1.0
         self.error_line = 0
         try:

@@ -161,6 +161,7 @@ class ConsoleWindow(ConsoleLayout, ConsoleRedraw, QMainWindow):
         runs = p.can('run')
         for button in (self.run_button, self.step_button):
             button.setEnabled(runs)
+        self.resume_button.setEnabled(p.can('resume'))
         self.check_button.setEnabled(p.parse_error is None and bool(p.steps))
         self.home_button.setEnabled(p.can('home'))
         self.jog_panel.set_enabled(p.can('jog'))

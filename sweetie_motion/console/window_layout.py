@@ -159,6 +159,10 @@ class ConsoleLayout:
         self.check_button.clicked.connect(p.check)
         self.run_button = push_button('Run', 'run_button', 'run the program on the robot')
         self.run_button.clicked.connect(p.run)
+        self.resume_button = push_button('Resume', 'resume_button', 'go on with a stopped '
+                                         'program at the line it stopped on, from where the '
+                                         'arm is (Run starts from the top)')
+        self.resume_button.clicked.connect(p.resume)
         self.step_button = push_button('Step', 'step_button', 'run the next step only')
         self.step_button.clicked.connect(p.step)
         self.program_stop_button = push_button(
@@ -174,8 +178,8 @@ class ConsoleLayout:
             buttons.addWidget(button)
         buttons.addStretch(1)
         moves = QHBoxLayout()
-        for button in (self.run_button, self.step_button, self.program_stop_button,
-                       self.home_button):
+        for button in (self.run_button, self.resume_button, self.step_button,
+                       self.program_stop_button, self.home_button):
             moves.addWidget(button)
         moves.addStretch(1)
         return buttons, moves

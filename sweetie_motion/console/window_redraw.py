@@ -115,7 +115,7 @@ class ConsoleRedraw:
         if self.editor.toPlainText() != p.text:
             self.editor.setPlainText(p.text)
         self.editor.setReadOnly(p.job is not None and p.job.kind == 'program')
-        self.editor.show_lines(p.running_line, p.next_line,
+        self.editor.show_lines(p.running_line, p.next_line or p.resume_line,
                                p.error_line if p.job is None else 0)
         self._show_status()
         self._enable()
@@ -131,7 +131,9 @@ class ConsoleRedraw:
             self.preview_slider.blockSignals(False)
             self.preview_label.setText('')
         if job is None:
-            self.job_label.setText(f'next: line {p.next_line}' if p.next_line else 'idle')
+            self.job_label.setText(f'next: line {p.next_line}' if p.next_line else
+                                   f'stopped: Resume goes on at line {p.resume_line}'
+                                   if p.resume_line else 'idle')
         else:
             where = f' - line {job.line}' if job.line else ''
             self.job_label.setText(f'{"stopping " if job.stopping else ""}'

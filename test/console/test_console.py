@@ -349,3 +349,42 @@ def test_an_edited_program_is_marked_saved_by_ctrl_s_and_not_lost_on_close(
     answer(qtbot, QMessageBox.Discard, window.close)
     until(qtbot, lambda: not window.isVisible(), 5, 'closed after Discard')
     assert path.read_text() == 'HOME\nMOVJ joint1=10 V5\n'
+
+
+def test_stop_names_the_line_the_tool_is_on_and_resume_goes_on_from_there(
+        qtbot, console, arm, arm_model, shots):
+    # issue #37: in a blended path Stop named the path's first MOVL, and Run after a Stop
+    # started from the top; Stop names the line the tool is on, Resume goes on there
+    window = console.window
+    presenter = console.presenter
+    type_program(console, 'HOME\nMOVL X0 Y-384.8 Z850.2 A-90 B90 C180 F100\n'
+                          'MOVL Y-600 R20\nMOVL X200 R20\nMOVL Y-450 R20\nMOVL X50\n')
+    until(qtbot, lambda: window.run_button.isEnabled(), 10, 'Run enabled')
+    assert not window.resume_button.isEnabled()
+    lines = []
+    presenter.subscribe(lambda topic: topic == 'job' and presenter.job is not None and
+                        lines.append(presenter.running_line))
+    click(qtbot, window.run_button)
+    # on line 4 (to X200 Y-600), short of its corner's blend
+    until(qtbot, lambda: presenter.running_line == 4 and tool(arm, arm_model).position[0] > 0.03,
+          60, lambda: f'the tool on line 4: {presenter.running_line}, {lines}, '
+          f'{presenter.message.text}')
+    click(qtbot, window.program_stop_button)
+    message = wait_job(qtbot, console)
+    wait_at_rest(qtbot, arm)
+    stopped = tool(arm, arm_model).position
+    assert stopped[0] < 0.18 and abs(stopped[1] + 0.6) < 2e-3, stopped   # on line 4's leg
+    assert 'stopped at line 4' in message and 'Resume goes on from line 4' in message, message
+    assert window.resume_button.isEnabled() and window.editor.highlighted.get('next') == 4
+    assert {2, 3, 4} <= set(lines), lines
+    shots(console, 'stopped_on_line_4')
+    lines.clear()
+    click(qtbot, window.resume_button)
+    assert lines and lines[0] == 4, lines      # from the stopped line, not from the top
+    message = wait_job(qtbot, console, 60)
+    assert 'the program is done' in message, message
+    assert {4, 5, 6} <= set(lines) and not {1, 2, 3} & set(lines), lines
+    wait_at_rest(qtbot, arm)
+    assert np.linalg.norm(tool(arm, arm_model).position - (0.05, -0.45, 0.8502)) < 1e-3
+    assert not window.resume_button.isEnabled() and window.run_button.isEnabled()
+    shots(console, 'resumed_to_the_end')

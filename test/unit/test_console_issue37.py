@@ -90,3 +90,55 @@ def test_solve_refuses_a_target_move_would_refuse_with_moves_reason(presenter, p
     # a target Move would take is solved as before
     assert presenter.preview_target('1037 0 735 0 90 180'), presenter.message.text
     assert 'Move goes there' in presenter.message.text
+
+
+# --- the stopped line and Resume -------------------------------------------------------------
+
+BLENDED = ('HOME\nSPEED 50\nMOVL X0 Y-550 Z850.2 F100\nMOVL X200 Y-550 R20\n'
+           'MOVL X200 Y-400 R20\nMOVL Z900\nWAIT 0.1\n')
+
+
+def test_stop_names_the_line_the_tool_is_on_and_resume_goes_on_there(presenter, sent):
+    from sweetie_motion.console.requests import (JobFinished, LineReached, RunSteps,
+                                                 StepStarted, STOPPED, SUCCEEDED)
+    presenter.set_text(BLENDED)
+    assert not presenter.can('resume') and not presenter.resume()
+    assert 'no stopped program' in presenter.message.text
+    assert presenter.run()
+    run = [r for r in sent if isinstance(r, RunSteps)][-1]
+    presenter.handle(StepStarted(run.job_id, 2, 3, 'line 3: 4 linear move(s)'))
+    for line in (4, 5):   # the Cartesian node's feedback: the tool heads for line 5's waypoint
+        presenter.handle(LineReached(run.job_id, line))
+    assert presenter.running_line == 5
+    presenter.stop()
+    # the runner's place is the path's first MOVL; the tool was on line 5
+    presenter.handle(JobFinished(run.job_id, STOPPED, 'stopped', 3, 2, 0.5, 0))
+    text = presenter.message.text
+    assert 'stopped at line 5' in text and 'Resume goes on from line 5' in text, text
+    assert presenter.resume_line == 5 and presenter.can('resume') and presenter.next_line == 0
+    assert presenter.resume()
+    plan, resumed = sent[-2], sent[-1]
+    # from the stopped MOVL, planned from where the arm is, at the SPEED in force
+    assert (resumed.first, resumed.first_move, resumed.override, resumed.single) == \
+        (2, 2, 0.5, False)
+    assert isinstance(plan, PlanProgram) and plan.steps[0].line == 5
+    assert np.allclose(plan.start, presenter.home)
+    assert presenter.running_line == 5 and presenter.resume_line == 0
+    presenter.handle(JobFinished(resumed.job_id, SUCCEEDED, '', 0, 4, 0.5, 0))
+    assert 'the program is done' in presenter.message.text
+
+
+def test_run_after_a_stop_starts_from_the_top_and_an_edit_forgets_the_stop(presenter, sent):
+    from sweetie_motion.console.requests import JobFinished, RunSteps, STOPPED
+    presenter.set_text(BLENDED)
+    presenter.run()
+    run = [r for r in sent if isinstance(r, RunSteps)][-1]
+    presenter.handle(JobFinished(run.job_id, STOPPED, 'stopped', 7, 3, 1.0, 0))   # the WAIT
+    assert presenter.resume_line == 7 and 'stopped at line 7' in presenter.message.text
+    presenter.run()
+    again = [r for r in sent if isinstance(r, RunSteps)][-1]
+    assert (again.first, again.first_move) == (0, 0) and presenter.resume_line == 0
+    presenter.handle(JobFinished(again.job_id, STOPPED, 'stopped', 1, 0, 1.0, 0))
+    assert presenter.resume_line == 1
+    presenter.set_text(BLENDED + 'WAIT 1\n')
+    assert presenter.resume_line == 0 and not presenter.can('resume')
