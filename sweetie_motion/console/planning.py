@@ -116,8 +116,14 @@ class OfflinePlanner:
                                self.home)
         reports: List[str] = []
         error, line = '', 0
+        # each sample's program line, for the preview: a step's, a path's MOVL's as it goes
+        runner.on_line = backend.note_line
+
+        def before(step) -> bool:
+            backend.note_line(runner.next_line)
+            return True
         try:
-            runner.run(after=lambda report: reports.append(
+            runner.run(before, after=lambda report: reports.append(
                 f'{report.step.describe()}: {report.message}'))
         except ProgramRunError as failure:
             error, line = str(failure), failure.line
@@ -126,11 +132,14 @@ class OfflinePlanner:
             line = step.line if step is not None else 0
             error = f'line {line}: {failure}' if line else str(failure)
         record = backend.record
+        if record.lines and request.steps:
+            record.lines[0] = request.steps[0].line   # the start: where the program starts
         return ProgramPlanned(
             request.plan_id, np.array(record.tool, dtype=float).reshape(-1, 3),
             np.array(record.waypoints, dtype=float).reshape(-1, 3),
             np.array(record.positions, dtype=float).reshape(len(record.positions), -1),
-            float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line)
+            float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line,
+            np.array(record.times, dtype=float), np.array(record.lines, dtype=int))
 
     def checks(self) -> PathChecks:
         """Return the motion checks of the chain's plans (built once, at the first plan)."""

@@ -23,6 +23,13 @@ PLAN_PREFIX = 'offline plan: '
 PLAN_DELAY = 0.8
 
 
+def preview_text(plan: ProgramPlanned, index: int) -> str:
+    """Return what the preview says at sample ``index``: '2.4 s / 9.8 s — line 5'."""
+    time, line = plan.at(index)
+    text = f'{time:.1f} s / {plan.duration:.1f} s'
+    return f'{text} \N{EM DASH} line {line}' if line else text
+
+
 class ProgramText:
     """
     The presenter's part for the program's text, file and backups.

@@ -193,6 +193,9 @@ class ProgramPlanned:
     :param positions: the chain's joints along the plan [rad or m], shape (n, joints).
     :param duration: [s]; :param reports: what each step planned.
     :param error: why planning failed ('' when it did not); :param line: the line at fault.
+    :param times: each sample's time [s], shape (n,) (None: not known).
+    :param lines: each sample's program line (the MOVL whose waypoint the tool heads for
+        there), shape (n,) (None: not known).
     """
 
     plan_id: int
@@ -203,3 +206,15 @@ class ProgramPlanned:
     reports: Tuple[str, ...] = ()
     error: str = ''
     line: int = 0
+    times: Optional[np.ndarray] = None
+    lines: Optional[np.ndarray] = None
+
+    def at(self, index: int) -> Tuple[float, int]:
+        """Return the time [s] and the program line (0: unknown) of sample ``index``."""
+        if self.times is not None and 0 <= index < len(self.times):
+            time = float(self.times[index])
+        else:
+            time = self.duration * index / max(len(self.positions) - 1, 1)
+        line = int(self.lines[index]) if self.lines is not None and \
+            0 <= index < len(self.lines) else 0
+        return time, line

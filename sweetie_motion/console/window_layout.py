@@ -194,7 +194,7 @@ class ConsoleLayout:
         view, self.preview_slider, self.preview_label = with_timeline(
             self.robot_view, 'preview', 'plan_preview', 'preview: drag to see the checked '
             'program played by the robot (dashed) before Run; nothing moves',
-            't = 000.0 / 000.0 s')
+            '000.0 s / 000.0 s \N{EM DASH} line 000')
         self.preview_slider.setEnabled(False)
         self.preview_slider.valueChanged.connect(self._preview)
         splitter.addWidget(view)

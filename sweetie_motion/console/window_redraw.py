@@ -11,6 +11,7 @@ from typing import Callable, Dict
 
 import numpy as np
 from PyQt5.QtGui import QFontDatabase
+from sweetie_motion.console.program_text import preview_text
 from sweetie_motion.console.target import picked_target, target_text
 from sweetie_motion.console.views import lamp, parts_text
 
@@ -163,9 +164,7 @@ class ConsoleRedraw:
             return
         self.robot_view.set_ghost(dict(zip(p.joints, plan.positions[index])))
         self.robot_view.redraw()
-        last = max(len(plan.positions) - 1, 1)
-        self.preview_label.setText(f't = {plan.duration * index / last:.1f} / '
-                                   f'{plan.duration:.1f} s')
+        self.preview_label.setText(preview_text(plan, index))
 
     def _show_status(self) -> None:
         text, level = self.presenter.program_status()

@@ -53,9 +53,21 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
     middle = window.preview_slider.maximum() // 2
     window.preview_slider.setValue(middle)
     ghost = window.robot_view.ghost
-    assert ghost is not None and window.preview_label.text().startswith('t = ')
+    plan = console.presenter.plan
+    # the time and the line there (issue #37): the MOVL whose waypoint the tool heads for
+    t, line = plan.at(middle)
+    assert ghost is not None and 3 <= line <= 11 and \
+        window.preview_label.text() == f'{t:.1f} s / {plan.duration:.1f} s \N{EM DASH} line {line}'
     shown = arm_model.forward_kinematics('arm', [ghost[j] for j in JOINTS])[:3, 3]
-    assert np.linalg.norm(shown - console.presenter.plan.tool[middle]) < 1e-6
+    assert np.linalg.norm(shown - plan.tool[middle]) < 1e-6
+    # as a person moves the slider by the keyboard: its end is the last MOVL's
+    window.preview_slider.setFocus()
+    qtbot.keyClick(window.preview_slider, Qt.Key_End)
+    assert window.preview_label.text() == \
+        f'{plan.duration:.1f} s / {plan.duration:.1f} s \N{EM DASH} line 11'
+    qtbot.keyClick(window.preview_slider, Qt.Key_Home)
+    assert window.preview_label.text() == f'0.0 s / {plan.duration:.1f} s \N{EM DASH} line 3'
+    window.preview_slider.setValue(middle)
     assert np.abs(reference(arm) - before).max() < 1e-6
     shots(console, 'preview')
 

@@ -142,3 +142,25 @@ def test_run_after_a_stop_starts_from_the_top_and_an_edit_forgets_the_stop(prese
     assert presenter.resume_line == 1
     presenter.set_text(BLENDED + 'WAIT 1\n')
     assert presenter.resume_line == 0 and not presenter.can('resume')
+
+
+# --- the preview's time and line -------------------------------------------------------------
+
+
+def test_the_plan_knows_each_samples_time_and_line_and_the_preview_says_them(planner, model):
+    from sweetie_motion.console.program_text import preview_text
+    planned = plan(planner, model, BLENDED)
+    assert not planned.error, planned.error
+    lines = planned.lines
+    assert len(lines) == len(planned.times) == len(planned.positions)
+    # HOME, then each MOVL as the tool heads for its waypoint, then the WAIT (SPEED takes no
+    # time); in order
+    assert sorted(set(lines.tolist())) == [1, 3, 4, 5, 6, 7] and (np.diff(lines) >= 0).all()
+    # the tool on the leg to line 4's waypoint (X200 Y-550) is on line 4
+    leg = np.flatnonzero((planned.tool[:, 0] > 0.05) & (planned.tool[:, 0] < 0.15) &
+                         (np.abs(planned.tool[:, 1] + 0.55) < 1e-4))
+    assert len(leg) and (lines[leg] == 4).all()
+    k = int(leg[0])
+    assert preview_text(planned, k) == \
+        f'{planned.times[k]:.1f} s / {planned.duration:.1f} s \N{EM DASH} line 4'
+    assert abs(planned.times[-1] - planned.duration) < 1e-9
