@@ -400,3 +400,31 @@ def test_stop_names_the_line_the_tool_is_on_and_resume_goes_on_from_there(
     assert np.linalg.norm(tool(arm, arm_model).position - (0.05, -0.45, 0.8502)) < 1e-3
     assert not window.resume_button.isEnabled() and window.run_button.isEnabled()
     shots(console, 'resumed_to_the_end')
+
+
+def test_solve_refuses_what_move_would_and_a_target_beyond_the_reach_says_so(
+        qtbot, console, arm, arm_model, shots):
+    # issue #37: Solve said 'Move goes there' and Move was refused (tool0 in the turntable); a
+    # target 2.5 m away read as a near miss of IK
+    window = console.window
+    panel = window.target_panel
+    presenter = console.presenter
+    start = reference(arm)
+    for typed, words in (('1100 0 640 0 90 180', ('Move would be refused', 'turntable')),
+                         ('2500 60 740 0 90 180', ("beyond the arm's reach (about 1361 mm",))):
+        panel.text.clear()
+        qtbot.keyClicks(panel.text, typed)
+        click(qtbot, panel.solve_button)
+        text = presenter.message.text
+        assert all(w in text for w in words) and presenter.message.level == 'error', text
+        assert presenter.target is None and window.robot_view.ghost is None
+        assert not panel.move_button.isEnabled()
+    shots(console, 'target_refused')
+    # the same target in a program: named so by Check, on its line
+    type_program(console, 'HOME\nMOVL X2500 Y60 Z740\n')
+    until(qtbot, lambda: window.check_button.isEnabled(), 10, 'Check enabled')
+    click(qtbot, window.check_button)
+    until(qtbot, lambda: "beyond the arm's reach" in window.status_label.text(), 30,
+          lambda: f'the check: {window.status_label.text()}')
+    assert window.editor.highlighted.get('error') == 2
+    assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved'
