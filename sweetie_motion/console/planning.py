@@ -139,7 +139,10 @@ class OfflinePlanner:
             np.array(record.waypoints, dtype=float).reshape(-1, 3),
             np.array(record.positions, dtype=float).reshape(len(record.positions), -1),
             float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line,
-            np.array(record.times, dtype=float), np.array(record.lines, dtype=int))
+            np.array(record.times, dtype=float), np.array(record.lines, dtype=int),
+            tuple((record.lines[first] if first < len(record.lines) else line,
+                   tuple(float(v) for v in turn))
+                  for first, turn in record.reconfigurations))
 
     def checks(self) -> PathChecks:
         """Return the motion checks of the chain's plans (built once, at the first plan)."""

@@ -44,6 +44,8 @@ from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_s
                                              ProgramRunError, ProgramStep)
 from sweetie_motion.console.manual_moves import display_unit, ManualMoves
 from sweetie_motion.console.program_text import PLAN_PREFIX, ProgramText
+from sweetie_motion.console.reconfiguration import (RECONFIGURATION_LIMIT_DEG,
+                                                    ReconfigurationCheck)
 from sweetie_motion.console.requests import (
     GripperState, JobFinished, LineReached, PlanProgram, ProgramPlanned, RunSteps, StepFinished,
     StepStarted, StopJob, STOPPED, StreamDone, SUCCEEDED,
@@ -84,15 +86,17 @@ class Job:
     stopping: bool = False
 
 
-class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
+class ConsolePresenter(ManualMoves, ProgramText, ProgramResume, ReconfigurationCheck):
     """
     The console without its widgets: the robot, the links, the jobs and the messages.
 
     Its parts, each with one job: :class:`~sweetie_motion.console.manual_moves.ManualMoves`
     (sliders, jog, a typed target, gripper and Home) and
     :class:`~sweetie_motion.console.program_text.ProgramText` (the program's text, file and
-    backups) and :class:`~sweetie_motion.console.resume.ProgramResume` (the end of a program
-    run, the line it stopped on, Resume).
+    backups), :class:`~sweetie_motion.console.resume.ProgramResume` (the end of a program
+    run, the line it stopped on, Resume) and
+    :class:`~sweetie_motion.console.reconfiguration.ReconfigurationCheck` (a large
+    reconfiguration ahead of Run or Step).
 
     :param send: hands a request to the adapters.
     :param model: the configured RobotModel.
@@ -106,6 +110,8 @@ class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
     :param move_check: checks a joint move as Move's path is checked (the offline planner's
         :meth:`~sweetie_motion.console.planning.OfflinePlanner.check_joint_move`); None: Solve
         runs IK only.
+    :param reconfiguration_limit: a reconfiguration of the program that turns a joint further
+        than this [rad] asks before Run and Step.
     """
 
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
@@ -115,7 +121,9 @@ class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
                  joint_travel: Optional[Callable[[Sequence[float], Pose, float],
                                                  np.ndarray]] = None,
                  jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG),
-                 move_check: Optional[Callable[..., str]] = None) -> None:
+                 move_check: Optional[Callable[..., str]] = None,
+                 reconfiguration_limit: float = math.radians(RECONFIGURATION_LIMIT_DEG)
+                 ) -> None:
         if chain not in model.list_chains():
             raise ActionRefused(f'unknown chain {chain!r} (chains: '
                                 f'{", ".join(model.list_chains())})')
@@ -129,6 +137,7 @@ class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
         self.joint_travel = joint_travel
         self.jog_turn_limit = float(jog_turn_limit)
         self.move_check = move_check
+        self.reconfiguration_limit = float(reconfiguration_limit)
         limits = model.joint_limits()
         self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
                           for j in model.list_all_joints()}
@@ -297,15 +306,20 @@ class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
                               tuple(float(v) for v in (start if start is not None
                                                        else self.home))))
 
-    def run(self) -> bool:
-        """Run the program (from the step it was paused at, else from the top)."""
-        return self._run(single=False)
+    def run(self, confirmed: bool = False) -> bool:
+        """
+        Run the program (from the step it was paused at, else from the top).
 
-    def step(self) -> bool:
-        """Run the program's next step only."""
-        return self._run(single=True)
+        :param confirmed: a large reconfiguration ahead (:meth:`reconfiguration_ahead`) was
+            agreed to; without, Run is refused saying it.
+        """
+        return self._run(single=False, confirmed=confirmed)
 
-    def _run(self, single: bool) -> bool:
+    def step(self, confirmed: bool = False) -> bool:
+        """Run the program's next step only (``confirmed``: as :meth:`run`)."""
+        return self._run(single=True, confirmed=confirmed)
+
+    def _run(self, single: bool, confirmed: bool = False) -> bool:
         try:
             if self.parse_error is None and not self.steps:
                 raise ActionRefused('the program is empty')
@@ -315,6 +329,8 @@ class ConsolePresenter(ManualMoves, ProgramText, ProgramResume):
                 self.error_line = error.line
                 self._notify('program')
             return self._refuse(error)
+        if not self._confirm_reconfiguration(single, confirmed):
+            return False
         self._end_manual('')
         self.resume_at = None   # Run and Step after a Stop start from the top
         first = self.next_step if self.next_step < len(self.steps) else 0

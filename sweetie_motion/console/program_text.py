@@ -7,6 +7,7 @@ or written whole; unsaved edits are backed up
 (:class:`~sweetie_motion.gui.backups.UnsavedBackups`).
 """
 
+import math
 import os
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -44,6 +45,9 @@ class ProgramText:
     job: Any
     plan: Optional[ProgramPlanned]
     resume_at: Any
+    _plan_id: int
+    reconfiguration_limit: float
+    large_reconfigurations: Callable[[], List[Any]]
     # the presenter's, used here
     _refuse: Callable[[SweetieMotionError], bool]
     _notify: Callable[..., None]
@@ -63,6 +67,8 @@ class ProgramText:
         self.override = 1.0
         self.error_line = 0
         self._plan_due: Optional[float] = None
+        #: the plans of the text as it is have this id or a higher one
+        self._text_plans_from = 0
 
     def set_text(self, text: str) -> bool:
         """
@@ -77,6 +83,7 @@ class ProgramText:
         self.text = text
         self.next_step = self.next_move = 0
         self.resume_at = None   # the stopped line is of the text before this edit
+        self._text_plans_from = self._plan_id + 1
         self.override = 1.0
         self.error_line = 0
         try:
@@ -192,5 +199,11 @@ class ProgramText:
                 ('no commands: only comments and blank lines', 'info')
         if plan.error:
             return f'{PLAN_PREFIX}{plan.error}', 'error'
+        ahead = self.large_reconfigurations()
+        asks = ''
+        if ahead:
+            asks = (f'; line {ahead[0][0]} starts with a reconfiguration of more than '
+                    f'{math.degrees(self.reconfiguration_limit):.0f} deg: Run and Step ask '
+                    'first')
         return (f'offline plan: {len(self.steps)} steps, {plan.duration:.2f} s, '
-                f'{len(plan.tool)} samples; ' + '; '.join(plan.reports[-2:]), 'info')
+                f'{len(plan.tool)} samples{asks}; ' + '; '.join(plan.reports[-2:]), 'info')

@@ -196,6 +196,9 @@ class ProgramPlanned:
     :param times: each sample's time [s], shape (n,) (None: not known).
     :param lines: each sample's program line (the MOVL whose waypoint the tool heads for
         there), shape (n,) (None: not known).
+    :param reconfigurations: the joint reconfigurations before paths (the tool still, the
+        joints turning to the path's branch): (the program line of the path, each of the
+        chain's joints' turn [rad or m]).
     """
 
     plan_id: int
@@ -208,6 +211,7 @@ class ProgramPlanned:
     line: int = 0
     times: Optional[np.ndarray] = None
     lines: Optional[np.ndarray] = None
+    reconfigurations: Tuple[Tuple[int, Tuple[float, ...]], ...] = ()
 
     def at(self, index: int) -> Tuple[float, int]:
         """Return the time [s] and the program line (0: unknown) of sample ``index``."""

@@ -158,13 +158,13 @@ class ConsoleLayout:
                                         'plan every step offline, within the limits and zones')
         self.check_button.clicked.connect(p.check)
         self.run_button = push_button('Run', 'run_button', 'run the program on the robot')
-        self.run_button.clicked.connect(p.run)
+        self.run_button.clicked.connect(self.run_program)
         self.resume_button = push_button('Resume', 'resume_button', 'go on with a stopped '
                                          'program at the line it stopped on, from where the '
                                          'arm is (Run starts from the top)')
         self.resume_button.clicked.connect(p.resume)
         self.step_button = push_button('Step', 'step_button', 'run the next step only')
-        self.step_button.clicked.connect(p.step)
+        self.step_button.clicked.connect(self.step_program)
         self.program_stop_button = push_button(
             'Stop', 'program_stop_button', 'stop the program: the motion decelerates and holds')
         self.program_stop_button.clicked.connect(p.stop)

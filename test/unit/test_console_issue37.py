@@ -164,3 +164,44 @@ def test_the_plan_knows_each_samples_time_and_line_and_the_preview_says_them(pla
     assert preview_text(planned, k) == \
         f'{planned.times[k]:.1f} s / {planned.duration:.1f} s \N{EM DASH} line 4'
     assert abs(planned.times[-1] - planned.duration) < 1e-9
+
+
+# --- a large reconfiguration asks first ------------------------------------------------------
+
+FLIP = 'HOME\nMOVL X800 Y-200 Z850 A0 B90 C180 F150\nMOVL Y-400 R20 F100\n'
+
+
+def planned_presenter(presenter, planner, sent, clock, text):
+    """Give the presenter ``text`` and its offline plan (as the bridge hands plans over)."""
+    presenter.set_text(text)
+    clock.now += 1.0
+    presenter.tick()
+    request = [r for r in sent if isinstance(r, PlanProgram)][-1]
+    presenter.handle(planner.plan(request))
+
+
+def test_a_reconfiguration_above_the_setting_is_asked_before_run_and_step(
+        presenter, planner, sent, clock):
+    import math
+    from sweetie_motion.console.requests import RunSteps
+    planned_presenter(presenter, planner, sent, clock, FLIP)
+    ahead = presenter.reconfiguration_ahead()
+    # from HOME the wrist flips by 113 deg with the tool still, before the path
+    assert ahead.startswith('line 2 starts with a reconfiguration') and 'joint4 by 113' in \
+        ahead and '(more than 90 deg)' in ahead, ahead
+    status, level = presenter.program_status()
+    assert 'line 2 starts with a reconfiguration of more than 90 deg: Run and Step ask' in \
+        status and level == 'info', status
+    assert not presenter.run() and 'confirm it' in presenter.message.text
+    assert not [r for r in sent if isinstance(r, RunSteps)]
+    # Step: HOME first (no reconfiguration in it), then the path's step asks
+    assert presenter.reconfiguration_ahead(single=True) == ''
+    assert presenter.step()
+    from sweetie_motion.console.requests import JobFinished, SUCCEEDED
+    presenter.handle(JobFinished(presenter.job.job_id, SUCCEEDED, '', 0, 1))
+    assert presenter.reconfiguration_ahead(single=True) == ahead
+    assert not presenter.step() and presenter.step(confirmed=True)
+    presenter.handle(JobFinished(presenter.job.job_id, SUCCEEDED, '', 0, 2))
+    # a setting above the turn asks nothing
+    presenter.reconfiguration_limit = math.radians(120.0)
+    assert presenter.reconfiguration_ahead() == '' and presenter.run()
