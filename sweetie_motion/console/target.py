@@ -105,6 +105,25 @@ class TargetSolution:
         return ', '.join(parts)
 
 
+def compact_joints(solution: 'TargetSolution', model: RobotModel) -> str:
+    """
+    Return a solution's joint values on one short line: 'joint1..joint6: +0.0 +59.9 ... deg'.
+
+    The console's target panel shows this under the typed pose (the message area and the
+    tooltip say each joint's turn too): a line, so that the panel keeps its height.
+    """
+    units = set()
+    values = []
+    for joint, end in zip(solution.joints, solution.positions):
+        prismatic = model.get_joint_info(joint).joint_type == 'prismatic'
+        factor, unit = (1e3, 'mm') if prismatic else (180.0 / math.pi, 'deg')
+        units.add(unit)
+        values.append(f'{end * factor:+.1f}' + (f' {unit}' if prismatic else ''))
+    names = f'{solution.joints[0]}..{solution.joints[-1]}' if len(solution.joints) > 1 else \
+        solution.joints[0]
+    return f'{names}: {" ".join(values)}' + (' deg' if 'deg' in units else '')
+
+
 class TargetSolver:
     """
     Solves typed targets for one chain, from where the robot is (the closest solution).

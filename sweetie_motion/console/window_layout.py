@@ -13,7 +13,8 @@ from PyQt5.QtWidgets import (
     QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QScrollArea,
     QShortcut, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.views import JogPanel, JointSliders, ProgramEditor, TargetPanel
+from sweetie_motion.console.views import (JogPanel, JointSliders, PANEL_MARGINS, ProgramEditor,
+                                          TargetPanel)
 from sweetie_motion.gui.robot_view import RobotView3D
 from sweetie_motion.gui.widgets import fitting_size, MessageArea, push_button, with_timeline
 
@@ -87,6 +88,7 @@ class ConsoleLayout:
         column = QWidget()
         layout = QVBoxLayout(column)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)   # with the solved target's line, the gripper still in sight
         self.sliders = JointSliders(p.model, p.model.list_chains(), p.move_slider,
                                     p.set_slider_chain, p.set_joint_speed)
         layout.addWidget(self.sliders)
@@ -96,7 +98,9 @@ class ConsoleLayout:
         self.target_panel.use_current.clicked.connect(self._fill_current_target)
         layout.addWidget(self.target_panel)
         gripper = QGroupBox('Gripper')
+        gripper.setObjectName('gripper_panel')
         row = QHBoxLayout(gripper)
+        row.setContentsMargins(*PANEL_MARGINS)
         self.gripper_label = QLabel()
         self.gripper_label.setObjectName('gripper_state')
         self.gripper_label.setWordWrap(True)
@@ -106,8 +110,10 @@ class ConsoleLayout:
         self.clamp_button.clicked.connect(lambda: p.gripper('clamp'))
         self.release_button = push_button('Release', 'gripper_release')
         self.release_button.clicked.connect(lambda: p.gripper('release'))
-        row.addWidget(self.clamp_button)
-        row.addWidget(self.release_button)
+        for button in (self.clamp_button, self.release_button):
+            # as narrow as their words: the state beside them stays on one line
+            button.setFixedWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
+            row.addWidget(button)
         layout.addWidget(gripper)
         layout.addStretch(1)
         return column

@@ -12,7 +12,7 @@ from typing import Callable, Dict
 import numpy as np
 from PyQt5.QtGui import QFontDatabase
 from sweetie_motion.console.program_text import preview_text
-from sweetie_motion.console.target import picked_target, target_text
+from sweetie_motion.console.target import compact_joints, picked_target, target_text
 from sweetie_motion.console.views import lamp, parts_text
 
 
@@ -80,7 +80,10 @@ class ConsoleRedraw:
         target = p.target
         self.robot_view.set_ghost(None if target is None else
                                   dict(zip(target.joints, target.positions)))
-        self.target_panel.result.setText('' if target is None else target.describe(p.model))
+        result = self.target_panel.result
+        result.setText('' if target is None else compact_joints(target, p.model))
+        result.setToolTip('' if target is None else target.describe(p.model))
+        result.setVisible(target is not None)   # no empty line under the pose
         self._enable()
 
     def _fill_current_target(self) -> None:
