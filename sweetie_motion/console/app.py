@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import math
 import sys
 import time
-from typing import List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 from sweetie_motion.command_line import (
     CommandParser, namespace, positive_number, positive_seconds,
@@ -83,7 +83,7 @@ def console_settings(config: Optional[str] = None, namespace: Optional[str] = No
     from sweetie_motion.process_config import load_process_config
     if config is None and robot is None and namespace is None:
         config = DEFAULT_CONFIG
-    values = {}
+    values: Dict[str, Any] = {}
     if config is not None:
         process = load_process_config(config)
         values.update(namespace=process.namespace, robot=str(process.robot),
@@ -107,10 +107,11 @@ def console_settings(config: Optional[str] = None, namespace: Optional[str] = No
 class Console(NamedTuple):
     """The parts of a running console."""
 
-    window: object
-    presenter: object
-    bridge: object
-    planner: object
+    # Any: their classes import Qt and rclpy, which this module's readers need not load
+    window: Any
+    presenter: Any
+    bridge: Any
+    planner: Any
 
     def close(self) -> None:
         """Stop the bridge's worker and the planner (the node's owner destroys the node)."""

@@ -131,7 +131,7 @@ class ManualMoves:
     _velocity: Dict[str, float]
     #: checks a joint move as Move's path is checked: (start, target, speeds) -> its summary;
     #: raises SweetieMotionError with the reason Move would be refused (None: not checked)
-    move_check: Optional[Callable[[Sequence[float], Sequence[float], Sequence[float]], str]]
+    move_check: Optional[Callable[..., str]]
     _acceleration: Dict[str, float]
     # the presenter's, used here
     _check: Callable[..., None]

@@ -11,7 +11,7 @@ through :meth:`OfflinePlanner.poll`. No rclpy, no Qt.
 
 import queue
 import threading
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -37,7 +37,7 @@ class OfflinePlanner:
         [m/s^2] (None: none) -- the Cartesian node's parameters.
     """
 
-    def __init__(self, model: RobotModel, chain: str, home: Sequence[float],
+    def __init__(self, model: RobotModel, chain: str, home: Union[Sequence[float], np.ndarray],
                  period: float = 0.01, max_velocity: float = 0.25,
                  max_acceleration: float = 0.1,
                  lateral_acceleration: Optional[float] = 0.5) -> None:

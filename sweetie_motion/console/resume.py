@@ -41,7 +41,6 @@ class ProgramResume:
 
     steps: List[ProgramStep]
     joints: List[str]
-    next_line: int
     job: Any
     override: float
     next_step: int
@@ -57,6 +56,11 @@ class ProgramResume:
     _new_plan_id: Callable[[], int]
     positions: Callable[..., Any]
     say: Callable[..., None]
+
+    @property
+    def next_line(self) -> int:
+        """Return the line a paused program goes on at (the presenter's own, which wins)."""
+        raise NotImplementedError
 
     def _init_resume(self) -> None:
         """Set this part's state: nothing to resume."""

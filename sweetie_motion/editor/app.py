@@ -9,7 +9,7 @@ machine), so the editor works on its own. Without a display (QT_QPA_PLATFORM=off
 """
 
 import sys
-from typing import List, NamedTuple, Optional
+from typing import Any, List, NamedTuple, Optional
 
 
 def load_poses(path: Optional[str] = None) -> dict:
@@ -61,9 +61,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 class Editor(NamedTuple):
     """The parts of a running editor."""
 
-    window: object
-    presenter: object
-    bridge: object
+    # Any: their classes import Qt and rclpy, which this module's readers need not load
+    window: Any
+    presenter: Any
+    bridge: Any
 
 
 def build_editor(node, model: object = False, poses: Optional[dict] = None) -> Editor:

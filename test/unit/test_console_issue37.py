@@ -205,3 +205,11 @@ def test_a_reconfiguration_above_the_setting_is_asked_before_run_and_step(
     # a setting above the turn asks nothing
     presenter.reconfiguration_limit = math.radians(120.0)
     assert presenter.reconfiguration_ahead() == '' and presenter.run()
+
+
+def test_the_solved_joints_fit_one_line_and_the_turns_stay_in_the_long_form(presenter):
+    from sweetie_motion.console.target import compact_joints
+    assert presenter.preview_target('1037 0 735 0 90 180'), presenter.message.text
+    short = compact_joints(presenter.target, presenter.model)
+    assert short == 'joint1..joint6: +0.0 +59.9 -36.0 -0.0 -23.9 +0.0 deg', short
+    assert '(+90.0)' in presenter.target.describe(presenter.model)
