@@ -394,7 +394,7 @@ class OfflineRecord:
     :param waypoints: the positions [m] of the waypoints of every planned path.
     :param lines: per sample, the program line the motion is on there (0: unknown).
     :param reconfigurations: the joint reconfigurations before paths (tool still): (its first
-        sample, each joint's turn [rad or m]).
+        sample, each joint's turn [rad or m], its number of samples).
     """
 
     times: List[float] = field(default_factory=list)
@@ -403,7 +403,7 @@ class OfflineRecord:
     steps: List[Tuple[str, int, str]] = field(default_factory=list)
     waypoints: List[np.ndarray] = field(default_factory=list)
     lines: List[int] = field(default_factory=list)
-    reconfigurations: List[Tuple[int, np.ndarray]] = field(default_factory=list)
+    reconfigurations: List[Tuple[int, np.ndarray, int]] = field(default_factory=list)
 
 
 class OfflineBackend:
@@ -505,7 +505,8 @@ class OfflineBackend:
         assert plan.times is not None  # CartesianPlanner.plan times every sample
         if plan.prelude:
             self.record.reconfigurations.append(
-                (len(self.record.times), plan.positions[plan.prelude] - plan.positions[0]))
+                (len(self.record.times), plan.positions[plan.prelude] - plan.positions[0],
+                 plan.prelude))
         lines = None
         if heading is not None:
             # the line of each sample: the MOVL whose waypoint the tool heads for there, as

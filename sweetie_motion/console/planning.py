@@ -142,7 +142,8 @@ class OfflinePlanner:
             np.array(record.times, dtype=float), np.array(record.lines, dtype=int),
             tuple((record.lines[first] if first < len(record.lines) else line,
                    tuple(float(v) for v in turn))
-                  for first, turn in record.reconfigurations))
+                  for first, turn, _ in record.reconfigurations),
+            tuple((first, first + count) for first, _, count in record.reconfigurations))
 
     def checks(self) -> PathChecks:
         """Return the motion checks of the chain's plans (built once, at the first plan)."""

@@ -24,11 +24,23 @@ PLAN_PREFIX = 'offline plan: '
 PLAN_DELAY = 0.8
 
 
+#: what the preview adds during a reconfiguration (the joints turn, the tool stays)
+RECONFIGURING = ', reconfiguring'
+
+
 def preview_text(plan: ProgramPlanned, index: int) -> str:
-    """Return what the preview says at sample ``index``: '2.4 s / 9.8 s — line 5'."""
+    """
+    Return what the preview says at sample ``index``: '2.4 s / 9.8 s — line 5'.
+
+    During a reconfiguration before a path ', reconfiguring' follows the line.
+    """
     time, line = plan.at(index)
     text = f'{time:.1f} s / {plan.duration:.1f} s'
-    return f'{text} \N{EM DASH} line {line}' if line else text
+    if line:
+        text += f' \N{EM DASH} line {line}'
+    if any(first <= index < end for first, end in plan.reconfiguring):
+        text += RECONFIGURING
+    return text
 
 
 class ProgramText:

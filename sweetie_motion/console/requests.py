@@ -199,6 +199,7 @@ class ProgramPlanned:
     :param reconfigurations: the joint reconfigurations before paths (the tool still, the
         joints turning to the path's branch): (the program line of the path, each of the
         chain's joints' turn [rad or m]).
+    :param reconfiguring: the samples of each reconfiguration: (first, after the last).
     """
 
     plan_id: int
@@ -212,6 +213,7 @@ class ProgramPlanned:
     times: Optional[np.ndarray] = None
     lines: Optional[np.ndarray] = None
     reconfigurations: Tuple[Tuple[int, Tuple[float, ...]], ...] = ()
+    reconfiguring: Tuple[Tuple[int, int], ...] = ()
 
     def at(self, index: int) -> Tuple[float, int]:
         """Return the time [s] and the program line (0: unknown) of sample ``index``."""

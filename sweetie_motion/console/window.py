@@ -101,6 +101,12 @@ class ConsoleWindow(ConsoleLayout, ConsoleRedraw, QMainWindow):
             if answer != QMessageBox.Yes:
                 p.say(f'{verb} not made: nothing moved')
                 return
+            if p.reconfiguration_ahead(single) != ahead:
+                # the program or its plan changed while the question was open: what was
+                # agreed to is not what would run
+                p.say(f'{verb} not made: the program changed while asked; nothing moved',
+                      'warning')
+                return
         if single:
             p.step(confirmed=bool(ahead))
         else:

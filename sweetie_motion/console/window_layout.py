@@ -13,6 +13,7 @@ from PyQt5.QtWidgets import (
     QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QScrollArea,
     QShortcut, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
+from sweetie_motion.console.program_text import RECONFIGURING
 from sweetie_motion.console.views import (JogPanel, JointSliders, PANEL_MARGINS, ProgramEditor,
                                           TargetPanel)
 from sweetie_motion.gui.robot_view import RobotView3D
@@ -200,7 +201,7 @@ class ConsoleLayout:
         view, self.preview_slider, self.preview_label = with_timeline(
             self.robot_view, 'preview', 'plan_preview', 'preview: drag to see the checked '
             'program played by the robot (dashed) before Run; nothing moves',
-            '000.0 s / 000.0 s \N{EM DASH} line 000')
+            f'000.0 s / 000.0 s \N{EM DASH} line 000{RECONFIGURING}')
         self.preview_slider.setEnabled(False)
         self.preview_slider.valueChanged.connect(self._preview)
         splitter.addWidget(view)

@@ -67,6 +67,10 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
         f'{plan.duration:.1f} s / {plan.duration:.1f} s \N{EM DASH} line 11'
     qtbot.keyClick(window.preview_slider, Qt.Key_Home)
     assert window.preview_label.text() == f'0.0 s / {plan.duration:.1f} s \N{EM DASH} line 3'
+    # the wrist flip before the path, the tool still, is marked
+    (first, end), = plan.reconfiguring
+    window.preview_slider.setValue(first + 1)
+    assert window.preview_label.text().endswith('line 5, reconfiguring')
     window.preview_slider.setValue(middle)
     assert np.abs(reference(arm) - before).max() < 1e-6
     shots(console, 'preview')

@@ -192,6 +192,12 @@ def test_a_reconfiguration_above_the_setting_is_asked_before_run_and_step(
     status, level = presenter.program_status()
     assert 'line 2 starts with a reconfiguration of more than 90 deg: Run and Step ask' in \
         status and level == 'info', status
+    # the preview marks the reconfiguration's samples
+    from sweetie_motion.console.program_text import preview_text
+    (first, end), = presenter.plan.reconfiguring
+    assert end - first > 10
+    assert preview_text(presenter.plan, first).endswith('line 2, reconfiguring')
+    assert not preview_text(presenter.plan, end).endswith('reconfiguring')
     assert not presenter.run() and 'confirm it' in presenter.message.text
     assert not [r for r in sent if isinstance(r, RunSteps)]
     # Step: HOME first (no reconfiguration in it), then the path's step asks
