@@ -700,6 +700,8 @@ class ChainIK:
             farther than the reach (and the position tolerance); None when it may be reachable.
         """
         point = np.asarray(point, dtype=float)
+        if self._position_rows.size != 3:
+            return None   # a task that leaves a direction free: the bound is not of its tip
         beyond = self._reach.distance(point)
         if beyond <= self.position_tolerance:
             return None
