@@ -111,6 +111,7 @@ def code_of(error: BaseException) -> CartesianCode:
     table = ((ZoneViolation, CartesianCode.FORBIDDEN_ZONE),
              (CheckViolation, CartesianCode.PLANNING_FAILED),
              (IkPathError, CartesianCode.NO_IK_SOLUTION),
+             (BeyondReach, CartesianCode.NO_IK_SOLUTION),
              (JointLimitViolation, CartesianCode.JOINT_LIMITS),
              (BranchFlipViolation, CartesianCode.PLANNING_FAILED),
              (StartPoseError, CartesianCode.PLANNING_FAILED),
@@ -135,6 +136,18 @@ class IkPathError(LimitViolation):
             f'{position_error * 1e3:.2f} mm, {math.degrees(orientation_error):.2f} deg): a '
             'singularity, a joint limit or the edge of the workspace on the way',
             time, sample, segment)
+
+
+class BeyondReach(PathError):
+    """A waypoint farther from the chain's shoulder than the chain reaches (no IK is tried)."""
+
+    def __init__(self, index: int, distance: float, reach: float) -> None:
+        self.distance = float(distance)
+        self.reach = float(reach)
+        super().__init__(
+            f"beyond the arm's reach (about {reach * 1e3:.0f} mm from its shoulder; this "
+            f'waypoint is {distance * 1e3:.0f} mm from it): no pose of the arm gets the tool '
+            'there', index)
 
 
 class StartPoseError(LimitViolation):
@@ -364,6 +377,7 @@ class CartesianPlanner:
                              f'{start.shape}')
         path = CartesianPath(request.waypoints, request.radius, eqradius=self.eqradius)
         self._check_start(path, start)
+        self._check_reach(path)
         profile = path_profile(path, request.max_velocity, request.max_acceleration,
                                request.max_jerk, request.lateral_acceleration,
                                request.angular_speed, request.speeds)
@@ -405,6 +419,20 @@ class CartesianPlanner:
             angle = 0.0
         if distance > START_POSITION_TOLERANCE or angle > START_ORIENTATION_TOLERANCE:
             raise StartPoseError(distance, angle)
+
+    def _check_reach(self, path: CartesianPath) -> None:
+        """
+        Refuse a waypoint beyond the chain's reach before any IK (a sampled path would fail).
+
+        IK on the way to such a waypoint ends at the edge of the workspace with a small
+        residual, which reads as a near miss; the waypoint itself is what cannot be reached.
+
+        :raises BeyondReach: the first such waypoint (its index as given).
+        """
+        for index, pose in zip(path.input_indices, path.waypoints):
+            beyond = self.ik.beyond_reach(pose.position)
+            if beyond is not None:
+                raise BeyondReach(index, *beyond)
 
     def _finish(self, path: CartesianPath, profile: MotionProfile, samples: CartesianSamples,
                 positions: np.ndarray, start: np.ndarray, override: float, retimed_by: str,

@@ -392,6 +392,9 @@ class OfflineRecord:
     :param times: [s]; :param positions: joint positions [rad or m], (n, joints);
     :param tool: tool positions [m], (n, 3); :param steps: (step, first sample, message).
     :param waypoints: the positions [m] of the waypoints of every planned path.
+    :param lines: per sample, the program line the motion is on there (0: unknown).
+    :param reconfigurations: the joint reconfigurations before paths (tool still): (its first
+        sample, each joint's turn [rad or m], its number of samples).
     """
 
     times: List[float] = field(default_factory=list)
@@ -399,6 +402,8 @@ class OfflineRecord:
     tool: List[np.ndarray] = field(default_factory=list)
     steps: List[Tuple[str, int, str]] = field(default_factory=list)
     waypoints: List[np.ndarray] = field(default_factory=list)
+    lines: List[int] = field(default_factory=list)
+    reconfigurations: List[Tuple[int, np.ndarray, int]] = field(default_factory=list)
 
 
 class OfflineBackend:
@@ -428,14 +433,22 @@ class OfflineBackend:
         self.max_acceleration = max_acceleration
         self.lateral_acceleration = lateral_acceleration
         self.record = OfflineRecord()
+        #: the program line the next samples are of (:meth:`note_line`)
+        self.line = 0
         self._q = np.asarray(start, dtype=float)
         self._t = 0.0
         self._append([0.0], [self._q])
 
-    def _append(self, times: Iterable[float], positions: Iterable[np.ndarray]) -> None:
-        for t, q in zip(times, positions):
+    def note_line(self, line: int) -> None:
+        """Take ``line`` as the program line of the samples planned next (a runner's on_line)."""
+        self.line = int(line)
+
+    def _append(self, times: Iterable[float], positions: Iterable[np.ndarray],
+                lines: Optional[Sequence[int]] = None) -> None:
+        for k, (t, q) in enumerate(zip(times, positions)):
             if self.record.times and float(t) <= 0.0:
                 continue  # a move of no time (already there) adds no sample
+            self.record.lines.append(self.line if lines is None else lines[k])
             self.record.times.append(self._t + float(t))
             self.record.positions.append(np.asarray(q, dtype=float))
             self.record.tool.append(self.planner.tip_pose(q).position)
@@ -490,7 +503,19 @@ class OfflineBackend:
             self.record.waypoints += [pose.position for pose in waypoints]
             raise
         assert plan.times is not None  # CartesianPlanner.plan times every sample
-        self._append(plan.times[1:], plan.positions[1:])
+        if plan.prelude:
+            self.record.reconfigurations.append(
+                (len(self.record.times), plan.positions[plan.prelude] - plan.positions[0],
+                 plan.prelude))
+        lines = None
+        if heading is not None:
+            # the line of each sample: the MOVL whose waypoint the tool heads for there, as
+            # the Cartesian node's feedback says it on the robot (heading calls note_line)
+            lines = []
+            for t in plan.times[1:]:
+                heading(plan.heading(float(t)))
+                lines.append(self.line)
+        self._append(plan.times[1:], plan.positions[1:], lines)
         self.record.steps.append(('linear', len(self.record.times) - 1, plan.describe()))
         self.record.waypoints += [pose.position for pose in plan.path.waypoints]
         return plan.describe()

@@ -23,6 +23,7 @@ from sweetie_motion.command_line import (
     CommandParser, namespace, positive_number, positive_seconds,
 )
 from sweetie_motion.console.presenter import JOG_TURN_LIMIT_DEG
+from sweetie_motion.console.reconfiguration import RECONFIGURATION_LIMIT_DEG
 from sweetie_motion.errors import SweetieMotionError, UnknownChainError
 from sweetie_motion.gui.app import own_robot, run_window, STOP_ANNOUNCEMENT, WindowParts
 from sweetie_motion.gui.backups import BackupFolder, UnsavedBackups
@@ -55,6 +56,8 @@ class ConsoleSettings:
     :param workspace_dir: the folder of the program's backups (``backups/``);
         :param backup_period: [s] between two backups while unsaved; :param backups_kept.
     :param jog_turn_limit: a jog step that turns a joint further than this asks first [deg].
+    :param reconfiguration_limit: a program's reconfiguration that turns a joint further than
+        this asks before Run and Step [deg].
     """
 
     namespace: str = 'winding_arm'
@@ -72,6 +75,7 @@ class ConsoleSettings:
     backup_period: float = 30.0
     backups_kept: int = 20
     jog_turn_limit: float = JOG_TURN_LIMIT_DEG
+    reconfiguration_limit: float = RECONFIGURATION_LIMIT_DEG
 
 
 def console_settings(config: Optional[str] = None, namespace: Optional[str] = None,
@@ -150,7 +154,10 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                              settings.backup_period, time.monotonic, 'an untitled program')
     presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups,
                                  joint_travel=planner.joint_travel,
-                                 jog_turn_limit=math.radians(settings.jog_turn_limit))
+                                 jog_turn_limit=math.radians(settings.jog_turn_limit),
+                                 move_check=planner.check_joint_move,
+                                 reconfiguration_limit=math.radians(
+                                     settings.reconfiguration_limit))
     window = ConsoleWindow(presenter, bridge.poll, f'/{settings.namespace} ({chain})')
     return Console(window, presenter, bridge, planner)
 
@@ -181,6 +188,11 @@ def build_parser() -> CommandParser:
     parser.add_argument('--jog-turn-limit', type=positive_number, default=JOG_TURN_LIMIT_DEG,
                         metavar='DEG', help='a jog step that turns a joint further than this '
                         f'asks first (default {JOG_TURN_LIMIT_DEG:g} deg)')
+    parser.add_argument('--reconfiguration-limit', type=positive_number,
+                        default=RECONFIGURATION_LIMIT_DEG, metavar='DEG',
+                        help="a program's reconfiguration (the joints turning with the tool "
+                        'still, before a path) that turns a joint further than this asks before '
+                        f'Run and Step (default {RECONFIGURATION_LIMIT_DEG:g} deg)')
     parser.add_argument('--screenshot', help='save a PNG of the window (see --quit-after)')
     parser.add_argument('--quit-after', type=positive_seconds,
                         help='close after this many seconds')
@@ -195,7 +207,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         settings = replace(console_settings(args.config, args.namespace, args.robot,
                                             args.chain), workspace_dir=args.workspace,
-                           jog_turn_limit=args.jog_turn_limit)
+                           jog_turn_limit=args.jog_turn_limit,
+                           reconfiguration_limit=args.reconfiguration_limit)
     except SweetieMotionError as error:
         print(f'sweetie-motion console: {error}', file=sys.stderr)
         return 2

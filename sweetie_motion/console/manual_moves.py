@@ -135,6 +135,9 @@ class ManualMoves:
     joint_travel: Optional[Callable[[Sequence[float], Pose, float], np.ndarray]]
     jog_turn_limit: float
     _velocity: Dict[str, float]
+    #: checks a joint move as Move's path is checked: (start, target, speeds) -> its summary;
+    #: raises SweetieMotionError with the reason Move would be refused (None: not checked)
+    move_check: Optional[Callable[..., str]]
     _acceleration: Dict[str, float]
     # the presenter's, used here
     _check: Callable[..., None]
@@ -377,6 +380,14 @@ class ManualMoves:
         solution = self._target_solver.solve(pose, start)
         if not solution.success:
             return self._refuse(ActionRefused(f'target: {solution.describe(self.model)}'))
+        if self.move_check is not None:
+            # the checks Move's path runs before it moves (links, zones, limits): a target
+            # Move would refuse is refused here, with the same reason
+            try:
+                self.move_check(start, solution.positions, self._joint_speeds())
+            except SweetieMotionError as error:
+                return self._refuse(ActionRefused(
+                    f'target: IK solves it, but Move would be refused: {error}'))
         self.target = solution
         self.say(f'target solved: {solution.describe(self.model)}; Move goes there (a joint '
                  f'move at {self.joint_speed} % of the joint speed)')
@@ -420,7 +431,11 @@ class ManualMoves:
         except ActionRefused as error:
             return self._refuse(error)
         self._end_manual('')
-        speed = tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)
+        speed = self._joint_speeds()
         job = self._start(kind, description)
         self.send(MoveHome(job.job_id, tuple(float(v) for v in target), speed))
         return True
+
+    def _joint_speeds(self) -> Tuple[float, ...]:
+        """Return each chain joint's speed of a joint move at the joint speed setting."""
+        return tuple(self._velocity[j] * self.joint_speed / 100.0 for j in self.joints)

@@ -83,6 +83,26 @@ class OfflinePlanner:
         return np.max(np.abs(positions - first), axis=0) if len(positions) else \
             np.zeros_like(first)
 
+    def check_joint_move(self, start: Sequence[float], target: Sequence[float],
+                         speed: Optional[Sequence[float]] = None) -> str:
+        """
+        Check a joint move from ``start`` to ``target`` [rad or m] as Move's path is checked.
+
+        The checks the motion process's client runs before it sends a joint move
+        (:meth:`~sweetie_motion.ros.program_client.ArmClient.move_joints`): the joint limits,
+        and every link against the arm and the chain's forbidden zones along the way.
+
+        :param speed: per joint [rad/s or m/s] (None: the limits').
+        :return: what the move would be (its duration and the checks' warnings).
+        :raises SweetieMotionError: Move would be refused (the same reason).
+        """
+        with self._planning:
+            backend = OfflineBackend(self.model, self.chain, start, self.period,
+                                     self.max_velocity, self.max_acceleration,
+                                     self.lateral_acceleration, self.workspace, self.checks())
+            return backend.move_joints(np.asarray(target, dtype=float),
+                                       None if speed is None else np.asarray(speed, float), 1.0)
+
     def plan(self, request: PlanProgram) -> ProgramPlanned:
         """
         Plan the request's steps from its start (in the calling thread).
@@ -97,8 +117,14 @@ class OfflinePlanner:
                                self.home)
         reports: List[str] = []
         error, line = '', 0
+        # each sample's program line, for the preview: a step's, a path's MOVL's as it goes
+        runner.on_line = backend.note_line
+
+        def before(step) -> bool:
+            backend.note_line(runner.next_line)
+            return True
         try:
-            runner.run(after=lambda report: reports.append(
+            runner.run(before, after=lambda report: reports.append(
                 f'{report.step.describe()}: {report.message}'))
         except ProgramRunError as failure:
             error, line = str(failure), failure.line
@@ -107,11 +133,18 @@ class OfflinePlanner:
             line = step.line if step is not None else 0
             error = f'line {line}: {failure}' if line else str(failure)
         record = backend.record
+        if record.lines and request.steps:
+            record.lines[0] = request.steps[0].line   # the start: where the program starts
         return ProgramPlanned(
             request.plan_id, np.array(record.tool, dtype=float).reshape(-1, 3),
             np.array(record.waypoints, dtype=float).reshape(-1, 3),
             np.array(record.positions, dtype=float).reshape(len(record.positions), -1),
-            float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line)
+            float(record.times[-1]) if record.times else 0.0, tuple(reports), error, line,
+            np.array(record.times, dtype=float), np.array(record.lines, dtype=int),
+            tuple((record.lines[first] if first < len(record.lines) else line,
+                   tuple(float(v) for v in turn))
+                  for first, turn, _ in record.reconfigurations),
+            tuple((first, first + count) for first, _, count in record.reconfigurations))
 
     def checks(self) -> PathChecks:
         """Return the motion checks of the chain's plans (built once, at the first plan)."""

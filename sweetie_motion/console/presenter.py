@@ -44,10 +44,13 @@ from sweetie_motion.cartesian.runner import (chain_home, joint_target, program_s
                                              ProgramRunError, ProgramStep)
 from sweetie_motion.console.manual_moves import display_unit, ManualMoves
 from sweetie_motion.console.program_text import PLAN_PREFIX, ProgramText
+from sweetie_motion.console.reconfiguration import (RECONFIGURATION_LIMIT_DEG,
+                                                    ReconfigurationCheck)
 from sweetie_motion.console.requests import (
     GripperState, JobFinished, LineReached, PlanProgram, ProgramPlanned, RunSteps, StepFinished,
     StepStarted, StopJob, STOPPED, StreamDone, SUCCEEDED,
 )
+from sweetie_motion.console.resume import ProgramResume
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.gui.backups import UnsavedBackups
 from sweetie_motion.gui.dispatch import EventHandlers
@@ -83,14 +86,17 @@ class Job:
     stopping: bool = False
 
 
-class ConsolePresenter(ManualMoves, ProgramText):
+class ConsolePresenter(ManualMoves, ProgramText, ProgramResume, ReconfigurationCheck):
     """
     The console without its widgets: the robot, the links, the jobs and the messages.
 
     Its parts, each with one job: :class:`~sweetie_motion.console.manual_moves.ManualMoves`
     (sliders, jog, a typed target, gripper and Home) and
     :class:`~sweetie_motion.console.program_text.ProgramText` (the program's text, file and
-    backups).
+    backups), :class:`~sweetie_motion.console.resume.ProgramResume` (the end of a program
+    run, the line it stopped on, Resume) and
+    :class:`~sweetie_motion.console.reconfiguration.ReconfigurationCheck` (a large
+    reconfiguration ahead of Run or Step).
 
     :param send: hands a request to the adapters.
     :param model: the configured RobotModel.
@@ -101,6 +107,11 @@ class ConsolePresenter(ManualMoves, ProgramText):
     :param joint_travel: how far each joint turns on a jog: (start, target tool pose, path
         speed [m/s]) -> per joint [rad or m] (the offline planner's); None: not checked.
     :param jog_turn_limit: a jog that turns a joint further than this [rad] asks first.
+    :param move_check: checks a joint move as Move's path is checked (the offline planner's
+        :meth:`~sweetie_motion.console.planning.OfflinePlanner.check_joint_move`); None: Solve
+        runs IK only.
+    :param reconfiguration_limit: a reconfiguration of the program that turns a joint further
+        than this [rad] asks before Run and Step.
     """
 
     def __init__(self, send: Callable[[object], None], model: RobotModel, chain: str,
@@ -109,7 +120,10 @@ class ConsolePresenter(ManualMoves, ProgramText):
                  backups: Optional[UnsavedBackups] = None,
                  joint_travel: Optional[Callable[[Sequence[float], Pose, float],
                                                  np.ndarray]] = None,
-                 jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG)) -> None:
+                 jog_turn_limit: float = math.radians(JOG_TURN_LIMIT_DEG),
+                 move_check: Optional[Callable[..., str]] = None,
+                 reconfiguration_limit: float = math.radians(RECONFIGURATION_LIMIT_DEG)
+                 ) -> None:
         if chain not in model.list_chains():
             raise ActionRefused(f'unknown chain {chain!r} (chains: '
                                 f'{", ".join(model.list_chains())})')
@@ -122,6 +136,8 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.backups = backups
         self.joint_travel = joint_travel
         self.jog_turn_limit = float(jog_turn_limit)
+        self.move_check = move_check
+        self.reconfiguration_limit = float(reconfiguration_limit)
         limits = model.joint_limits()
         self._velocity = {j: float(limits.velocity[model.get_joint_index(j)])
                           for j in model.list_all_joints()}
@@ -132,6 +148,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.gripper_state = ''
         self._init_manual_moves()
         self._init_program_text()
+        self._init_resume()
         self.plan: Optional[ProgramPlanned] = None
         self._plan_id = 0
         self._checking = False
@@ -227,12 +244,12 @@ class ConsolePresenter(ManualMoves, ProgramText):
         return 0
 
     def can(self, action: str) -> bool:
-        """Return whether ``action`` (run, step, home, jog, gripper, sliders) may be taken."""
-        program = action in ('run', 'step')
-        if program and not self.steps:
+        """Return whether ``action`` (run, step, resume, home, jog, ...) may be taken."""
+        program = action in ('run', 'step', 'resume')
+        if program and not self.steps or action == 'resume' and not self.resume_line:
             return False
         try:
-            self._check(action, self.steps if program else ())
+            self._check('run' if action == 'resume' else action, self.steps if program else ())
         except ActionRefused:
             return False
         return True
@@ -277,23 +294,32 @@ class ConsolePresenter(ManualMoves, ProgramText):
         self.say('checking the program offline ...')
         return True
 
+    def _new_plan_id(self) -> int:
+        """Return the id of a new plan request (the plans of older ones are not shown)."""
+        self._plan_id += 1
+        return self._plan_id
+
     def _request_plan(self) -> None:
         self._plan_due = None
         start = self.positions(self.joints) if self.connected else None
-        self._plan_id += 1
-        self.send(PlanProgram(self._plan_id, tuple(self.steps),
+        self.send(PlanProgram(self._new_plan_id(), tuple(self.steps),
                               tuple(float(v) for v in (start if start is not None
                                                        else self.home))))
 
-    def run(self) -> bool:
-        """Run the program (from the step it was paused at, else from the top)."""
-        return self._run(single=False)
+    def run(self, confirmed: bool = False) -> bool:
+        """
+        Run the program (from the step it was paused at, else from the top).
 
-    def step(self) -> bool:
-        """Run the program's next step only."""
-        return self._run(single=True)
+        :param confirmed: a large reconfiguration ahead (:meth:`reconfiguration_ahead`) was
+            agreed to; without, Run is refused saying it.
+        """
+        return self._run(single=False, confirmed=confirmed)
 
-    def _run(self, single: bool) -> bool:
+    def step(self, confirmed: bool = False) -> bool:
+        """Run the program's next step only (``confirmed``: as :meth:`run`)."""
+        return self._run(single=True, confirmed=confirmed)
+
+    def _run(self, single: bool, confirmed: bool = False) -> bool:
         try:
             if self.parse_error is None and not self.steps:
                 raise ActionRefused('the program is empty')
@@ -303,7 +329,10 @@ class ConsolePresenter(ManualMoves, ProgramText):
                 self.error_line = error.line
                 self._notify('program')
             return self._refuse(error)
+        if not self._confirm_reconfiguration(single, confirmed):
+            return False
         self._end_manual('')
+        self.resume_at = None   # Run and Step after a Stop start from the top
         first = self.next_step if self.next_step < len(self.steps) else 0
         first_move = self.next_move if first == self.next_step else 0
         if first == 0 and first_move == 0:
@@ -429,7 +458,7 @@ class ConsolePresenter(ManualMoves, ProgramText):
             return
         self.job = None
         if job.kind == 'program':
-            self._program_finished(event)
+            self._program_finished(event, job.line)
         elif event.outcome == SUCCEEDED:
             self.say(f'{job.description}: {event.message}' if event.message else
                      f'{job.description}: done')
@@ -438,28 +467,6 @@ class ConsolePresenter(ManualMoves, ProgramText):
         else:
             self.say(f'{job.description} failed: {event.message}', 'error')
         self._notify('job', 'program')
-
-    def _program_finished(self, event: JobFinished) -> None:
-        self.override = event.override
-        if event.outcome == SUCCEEDED:
-            self.next_step, self.next_move = event.next_index, event.next_move
-            if self.next_step >= len(self.steps):
-                self.next_step = self.next_move = 0
-                self.override = 1.0
-                self.say(f'the program is done: {len(self.steps)} steps')
-            else:
-                self.say(f'step done; next: line {self.next_line} (Step or Run goes on from '
-                         'there)')
-            return
-        self.next_step = self.next_move = 0
-        self.override = 1.0
-        if event.outcome == STOPPED:
-            where = f' at line {event.line}' if event.line else ''
-            self.say(f'the program was stopped{where}: the motion decelerated and holds; Run '
-                     'starts it from the top', 'warning', event.line)
-        else:
-            self.error_line = event.line
-            self.say(f'the program failed: {event.message}', 'error', event.line)
 
     def _on_program_planned(self, event: ProgramPlanned) -> None:
         if event.plan_id != self._plan_id:

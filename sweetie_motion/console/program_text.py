@@ -7,8 +7,9 @@ or written whole; unsaved edits are backed up
 (:class:`~sweetie_motion.gui.backups.UnsavedBackups`).
 """
 
+import math
 import os
-from typing import Callable, List, Optional, Protocol, Tuple
+from typing import Any, Callable, List, Optional, Protocol, Tuple
 
 from sweetie_motion.cartesian.program import parse_program, ProgramError
 from sweetie_motion.cartesian.runner import program_steps, ProgramStep
@@ -29,6 +30,25 @@ class RunningJob(Protocol):
     kind: str
 
 
+#: what the preview adds during a reconfiguration (the joints turn, the tool stays)
+RECONFIGURING = ', reconfiguring'
+
+
+def preview_text(plan: ProgramPlanned, index: int) -> str:
+    """
+    Return what the preview says at sample ``index``: '2.4 s / 9.8 s — line 5'.
+
+    During a reconfiguration before a path ', reconfiguring' follows the line.
+    """
+    time, line = plan.at(index)
+    text = f'{time:.1f} s / {plan.duration:.1f} s'
+    if line:
+        text += f' \N{EM DASH} line {line}'
+    if any(first <= index < end for first, end in plan.reconfiguring):
+        text += RECONFIGURING
+    return text
+
+
 class ProgramText:
     """
     The presenter's part for the program's text, file and backups.
@@ -42,6 +62,10 @@ class ProgramText:
     board: MessageBoard
     job: Optional['RunningJob']
     plan: Optional[ProgramPlanned]
+    resume_at: Any
+    _plan_id: int
+    reconfiguration_limit: float
+    large_reconfigurations: Callable[[], List[Any]]
     # the presenter's, used here
     _refuse: Callable[[SweetieMotionError], bool]
     _notify: Callable[..., None]
@@ -61,6 +85,8 @@ class ProgramText:
         self.override = 1.0
         self.error_line = 0
         self._plan_due: Optional[float] = None
+        #: the plans of the text as it is have this id or a higher one
+        self._text_plans_from = 0
 
     def set_text(self, text: str) -> bool:
         """
@@ -74,6 +100,8 @@ class ProgramText:
             return self._refuse(ActionRefused('the program runs: stop it before editing'))
         self.text = text
         self.next_step = self.next_move = 0
+        self.resume_at = None   # the stopped line is of the text before this edit
+        self._text_plans_from = self._plan_id + 1
         self.override = 1.0
         self.error_line = 0
         try:
@@ -189,5 +217,11 @@ class ProgramText:
                 ('no commands: only comments and blank lines', 'info')
         if plan.error:
             return f'{PLAN_PREFIX}{plan.error}', 'error'
+        ahead = self.large_reconfigurations()
+        asks = ''
+        if ahead:
+            asks = (f'; line {ahead[0][0]} starts with a reconfiguration of more than '
+                    f'{math.degrees(self.reconfiguration_limit):.0f} deg: Run and Step ask '
+                    'first')
         return (f'offline plan: {len(self.steps)} steps, {plan.duration:.2f} s, '
-                f'{len(plan.tool)} samples; ' + '; '.join(plan.reports[-2:]), 'info')
+                f'{len(plan.tool)} samples{asks}; ' + '; '.join(plan.reports[-2:]), 'info')

@@ -193,6 +193,13 @@ class ProgramPlanned:
     :param positions: the chain's joints along the plan [rad or m], shape (n, joints).
     :param duration: [s]; :param reports: what each step planned.
     :param error: why planning failed ('' when it did not); :param line: the line at fault.
+    :param times: each sample's time [s], shape (n,) (None: not known).
+    :param lines: each sample's program line (the MOVL whose waypoint the tool heads for
+        there), shape (n,) (None: not known).
+    :param reconfigurations: the joint reconfigurations before paths (the tool still, the
+        joints turning to the path's branch): (the program line of the path, each of the
+        chain's joints' turn [rad or m]).
+    :param reconfiguring: the samples of each reconfiguration: (first, after the last).
     """
 
     plan_id: int
@@ -203,3 +210,17 @@ class ProgramPlanned:
     reports: Tuple[str, ...] = ()
     error: str = ''
     line: int = 0
+    times: Optional[np.ndarray] = None
+    lines: Optional[np.ndarray] = None
+    reconfigurations: Tuple[Tuple[int, Tuple[float, ...]], ...] = ()
+    reconfiguring: Tuple[Tuple[int, int], ...] = ()
+
+    def at(self, index: int) -> Tuple[float, int]:
+        """Return the time [s] and the program line (0: unknown) of sample ``index``."""
+        if self.times is not None and 0 <= index < len(self.times):
+            time = float(self.times[index])
+        else:
+            time = self.duration * index / max(len(self.positions) - 1, 1)
+        line = int(self.lines[index]) if self.lines is not None and \
+            0 <= index < len(self.lines) else 0
+        return time, line

@@ -9,7 +9,7 @@ only Move then moves the robot (a joint move). Pure: no rclpy, no Qt.
 
 from dataclasses import dataclass
 import math
-from typing import Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -72,6 +72,8 @@ class TargetSolution:
         failure, the closest configuration found) [rad or m].
     :param success: within the limits and IK's tolerances.
     :param position_error: [m]; :param orientation_error: [rad]; :param reason: IK's.
+    :param beyond: (the target's distance from the shoulder, the chain's reach) [m] when it
+        lies beyond reach; None otherwise.
     """
 
     pose: Pose
@@ -82,9 +84,15 @@ class TargetSolution:
     position_error: float
     orientation_error: float
     reason: str
+    beyond: Optional[Tuple[float, float]] = None
 
     def describe(self, model: RobotModel) -> str:
         """Say the joint result and how far each joint turns, in the units the console shows."""
+        if not self.success and self.beyond is not None:
+            distance, reach = self.beyond
+            return (f"beyond the arm's reach (about {reach * 1e3:.0f} mm from its shoulder; "
+                    f'the target is {distance * 1e3:.0f} mm from it): no pose of the arm gets '
+                    'the tool there')
         if not self.success:
             return (f'no IK solution within the joint limits ({self.reason}): the closest is '
                     f'{self.position_error * 1e3:.1f} mm and '
@@ -95,6 +103,25 @@ class TargetSolution:
             factor, unit = (1e3, 'mm') if prismatic else (180.0 / math.pi, 'deg')
             parts.append(f'{joint} {end * factor:+.1f} ({(end - start) * factor:+.1f}) {unit}')
         return ', '.join(parts)
+
+
+def compact_joints(solution: 'TargetSolution', model: RobotModel) -> str:
+    """
+    Return a solution's joint values on one short line: 'joint1..joint6: +0.0 +59.9 ... deg'.
+
+    The console's target panel shows this under the typed pose (the message area and the
+    tooltip say each joint's turn too): a line, so that the panel keeps its height.
+    """
+    units = set()
+    values = []
+    for joint, end in zip(solution.joints, solution.positions):
+        prismatic = model.get_joint_info(joint).joint_type == 'prismatic'
+        factor, unit = (1e3, 'mm') if prismatic else (180.0 / math.pi, 'deg')
+        units.add(unit)
+        values.append(f'{end * factor:+.1f}' + (f' {unit}' if prismatic else ''))
+    names = f'{solution.joints[0]}..{solution.joints[-1]}' if len(solution.joints) > 1 else \
+        solution.joints[0]
+    return f'{names}: {" ".join(values)}' + (' deg' if 'deg' in units else '')
 
 
 class TargetSolver:
@@ -118,4 +145,5 @@ class TargetSolver:
         result = self.ik.solve(target, np.asarray(start, dtype=float))
         return TargetSolution(pose, self.joints, tuple(float(v) for v in start),
                               tuple(float(v) for v in result.position), result.success,
-                              result.position_error, result.orientation_error, result.reason)
+                              result.position_error, result.orientation_error, result.reason,
+                              self.ik.beyond_reach(pose.position))

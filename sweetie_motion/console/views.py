@@ -216,6 +216,13 @@ class JointSliders(QGroupBox):
             self.values[joint].setText(f'{text} {unit}')
 
 
+#: the margins of the manual pane's boxes [px]: left, top, right, bottom (Qt's 9-11 px each
+#: left the gripper under the fold of a laptop's 768 px)
+PANEL_MARGINS = (6, 4, 6, 4)
+#: the narrowest a jog button gets [px] ('rx +' and its frame)
+COMPACT_BUTTON = 40
+
+
 class JogPanel(QGroupBox):
     """
     Cartesian jog: ±x/y/z and ±rx/ry/rz (turns about x, y, z) in the base or the tool frame.
@@ -229,6 +236,7 @@ class JogPanel(QGroupBox):
         super().__init__('Cartesian jog')
         self.setObjectName('jog_panel')
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(*PANEL_MARGINS)
         frames = QHBoxLayout()
         frames.addWidget(QLabel('frame'))
         self.frame_group = QButtonGroup(self)
@@ -289,7 +297,12 @@ class JogPanel(QGroupBox):
                 button.setToolTip(f'{"move along" if k < 3 else "turn about"} '
                                   f'{"xyz"[k % 3]} by one step ({sign})')
                 button.clicked.connect(lambda _, a=axis, d=direction: jog(a, d))
-                buttons.addWidget(button, k % 3, (k // 3) * 2 + column)
+                # six to a row share the pane's width instead of widening it
+                button.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+                button.setMinimumWidth(COMPACT_BUTTON)
+                # translations on one row, turns on the next: two rows, not three, so that
+                # the target and the gripper fit under the jog on a laptop's 768 px
+                buttons.addWidget(button, k // 3, (k % 3) * 2 + column)
                 self.buttons[(axis, direction)] = button
         return buttons
 
@@ -348,14 +361,17 @@ class TargetPanel(QGroupBox):
         super().__init__('Go to a tool pose')
         self.setObjectName('target_panel')
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(*PANEL_MARGINS)
         self.text = QLineEdit()
         self.text.setObjectName('target_pose')
         self.text.setPlaceholderText('x y z [mm] A B C [deg]')
         self.text.setToolTip('the tool pose to go to, as the pose above shows it; Enter or '
                              'Solve shows the joints first, Move goes there')
         self.text.returnPressed.connect(lambda: solve(self.text.text()))
-        layout.addWidget(self.text)
+        # the pose and its buttons on one row: the panel and the gripper under it fit a
+        # laptop's 768 px without scrolling
         row = QHBoxLayout()
+        row.addWidget(self.text, 1)
         self.use_current = push_button('Current', 'target_current',
                                        'fill in the tool pose now (then edit it)')
         self.solve_button = push_button('Solve', 'target_solve',
@@ -365,9 +381,10 @@ class TargetPanel(QGroupBox):
         self.move_button = push_button('Move', 'target_move',
                                        'a joint move to the solution shown (dashed)')
         self.move_button.clicked.connect(move)
-        row.addWidget(self.use_current)
-        row.addWidget(self.solve_button)
-        row.addWidget(self.move_button)
+        for button in (self.use_current, self.solve_button, self.move_button):
+            # as narrow as their words: the typed pose gets the rest of the row
+            button.setFixedWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
+            row.addWidget(button)
         layout.addLayout(row)
         self.result = QLabel()
         self.result.setObjectName('target_result')

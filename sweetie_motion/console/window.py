@@ -81,6 +81,37 @@ class ConsoleWindow(ConsoleLayout, ConsoleRedraw, QMainWindow):
                 return
         p.jog(axis, direction, confirmed=bool(turns))
 
+    def run_program(self) -> None:
+        """Run; ask first when the program starts a large reconfiguration (non-modal)."""
+        self._run_asking(single=False)
+
+    def step_program(self) -> None:
+        """Step; ask first as :meth:`run_program` does."""
+        self._run_asking(single=True)
+
+    def _run_asking(self, single: bool) -> None:
+        p = self.presenter
+        ahead = p.reconfiguration_ahead(single)
+        if ahead:
+            verb = 'Step' if single else 'Run'
+            answer = self.stops.question(
+                'A large reconfiguration', f'{ahead[0].upper()}{ahead[1:]}. {verb}?',
+                QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel,
+                name='reconfiguration_question')
+            if answer != QMessageBox.Yes:
+                p.say(f'{verb} not made: nothing moved')
+                return
+            if p.reconfiguration_ahead(single) != ahead:
+                # the program or its plan changed while the question was open: what was
+                # agreed to is not what would run
+                p.say(f'{verb} not made: the program changed while asked; nothing moved',
+                      'warning')
+                return
+        if single:
+            p.step(confirmed=bool(ahead))
+        else:
+            p.run(confirmed=bool(ahead))
+
     def offer_backup(self) -> None:
         """Offer the backup a console with unsaved edits left behind (at the start)."""
         offer_backup(self.stops, 'The console', self.presenter)
@@ -161,6 +192,7 @@ class ConsoleWindow(ConsoleLayout, ConsoleRedraw, QMainWindow):
         runs = p.can('run')
         for button in (self.run_button, self.step_button):
             button.setEnabled(runs)
+        self.resume_button.setEnabled(p.can('resume'))
         self.check_button.setEnabled(p.parse_error is None and bool(p.steps))
         self.home_button.setEnabled(p.can('home'))
         self.jog_panel.set_enabled(p.can('jog'))

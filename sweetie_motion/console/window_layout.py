@@ -13,7 +13,9 @@ from PyQt5.QtWidgets import (
     QFrame, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QScrollArea,
     QShortcut, QSizePolicy, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
-from sweetie_motion.console.views import JogPanel, JointSliders, ProgramEditor, TargetPanel
+from sweetie_motion.console.program_text import RECONFIGURING
+from sweetie_motion.console.views import (JogPanel, JointSliders, PANEL_MARGINS, ProgramEditor,
+                                          TargetPanel)
 from sweetie_motion.gui.robot_view import RobotView3D
 from sweetie_motion.gui.widgets import fitting_size, MessageArea, push_button, with_timeline
 
@@ -87,6 +89,7 @@ class ConsoleLayout:
         column = QWidget()
         layout = QVBoxLayout(column)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)   # with the solved target's line, the gripper still in sight
         self.sliders = JointSliders(p.model, p.model.list_chains(), p.move_slider,
                                     p.set_slider_chain, p.set_joint_speed)
         layout.addWidget(self.sliders)
@@ -96,7 +99,9 @@ class ConsoleLayout:
         self.target_panel.use_current.clicked.connect(self._fill_current_target)
         layout.addWidget(self.target_panel)
         gripper = QGroupBox('Gripper')
+        gripper.setObjectName('gripper_panel')
         row = QHBoxLayout(gripper)
+        row.setContentsMargins(*PANEL_MARGINS)
         self.gripper_label = QLabel()
         self.gripper_label.setObjectName('gripper_state')
         self.gripper_label.setWordWrap(True)
@@ -106,8 +111,10 @@ class ConsoleLayout:
         self.clamp_button.clicked.connect(lambda: p.gripper('clamp'))
         self.release_button = push_button('Release', 'gripper_release')
         self.release_button.clicked.connect(lambda: p.gripper('release'))
-        row.addWidget(self.clamp_button)
-        row.addWidget(self.release_button)
+        for button in (self.clamp_button, self.release_button):
+            # as narrow as their words: the state beside them stays on one line
+            button.setFixedWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
+            row.addWidget(button)
         layout.addWidget(gripper)
         layout.addStretch(1)
         return column
@@ -158,9 +165,13 @@ class ConsoleLayout:
                                         'plan every step offline, within the limits and zones')
         self.check_button.clicked.connect(p.check)
         self.run_button = push_button('Run', 'run_button', 'run the program on the robot')
-        self.run_button.clicked.connect(p.run)
+        self.run_button.clicked.connect(self.run_program)
+        self.resume_button = push_button('Resume', 'resume_button', 'go on with a stopped '
+                                         'program at the line it stopped on, from where the '
+                                         'arm is (Run starts from the top)')
+        self.resume_button.clicked.connect(p.resume)
         self.step_button = push_button('Step', 'step_button', 'run the next step only')
-        self.step_button.clicked.connect(p.step)
+        self.step_button.clicked.connect(self.step_program)
         self.program_stop_button = push_button(
             'Stop', 'program_stop_button', 'stop the program: the motion decelerates and holds')
         self.program_stop_button.clicked.connect(p.stop)
@@ -174,8 +185,8 @@ class ConsoleLayout:
             buttons.addWidget(button)
         buttons.addStretch(1)
         moves = QHBoxLayout()
-        for button in (self.run_button, self.step_button, self.program_stop_button,
-                       self.home_button):
+        for button in (self.run_button, self.resume_button, self.step_button,
+                       self.program_stop_button, self.home_button):
             moves.addWidget(button)
         moves.addStretch(1)
         return buttons, moves
@@ -190,7 +201,7 @@ class ConsoleLayout:
         view, self.preview_slider, self.preview_label = with_timeline(
             self.robot_view, 'preview', 'plan_preview', 'preview: drag to see the checked '
             'program played by the robot (dashed) before Run; nothing moves',
-            't = 000.0 / 000.0 s')
+            f'000.0 s / 000.0 s \N{EM DASH} line 000{RECONFIGURING}')
         self.preview_slider.setEnabled(False)
         self.preview_slider.valueChanged.connect(self._preview)
         splitter.addWidget(view)

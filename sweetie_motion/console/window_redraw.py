@@ -11,7 +11,8 @@ from typing import Callable, Dict
 
 import numpy as np
 from PyQt5.QtGui import QFontDatabase
-from sweetie_motion.console.target import picked_target, target_text
+from sweetie_motion.console.program_text import preview_text
+from sweetie_motion.console.target import compact_joints, picked_target, target_text
 from sweetie_motion.console.views import lamp, parts_text
 
 
@@ -79,7 +80,10 @@ class ConsoleRedraw:
         target = p.target
         self.robot_view.set_ghost(None if target is None else
                                   dict(zip(target.joints, target.positions)))
-        self.target_panel.result.setText('' if target is None else target.describe(p.model))
+        result = self.target_panel.result
+        result.setText('' if target is None else compact_joints(target, p.model))
+        result.setToolTip('' if target is None else target.describe(p.model))
+        result.setVisible(target is not None)   # no empty line under the pose
         self._enable()
 
     def _fill_current_target(self) -> None:
@@ -115,7 +119,7 @@ class ConsoleRedraw:
         if self.editor.toPlainText() != p.text:
             self.editor.setPlainText(p.text)
         self.editor.setReadOnly(p.job is not None and p.job.kind == 'program')
-        self.editor.show_lines(p.running_line, p.next_line,
+        self.editor.show_lines(p.running_line, p.next_line or p.resume_line,
                                p.error_line if p.job is None else 0)
         self._show_status()
         self._enable()
@@ -131,7 +135,9 @@ class ConsoleRedraw:
             self.preview_slider.blockSignals(False)
             self.preview_label.setText('')
         if job is None:
-            self.job_label.setText(f'next: line {p.next_line}' if p.next_line else 'idle')
+            self.job_label.setText(f'next: line {p.next_line}' if p.next_line else
+                                   f'stopped: Resume goes on at line {p.resume_line}'
+                                   if p.resume_line else 'idle')
         else:
             where = f' - line {job.line}' if job.line else ''
             self.job_label.setText(f'{"stopping " if job.stopping else ""}'
@@ -161,9 +167,7 @@ class ConsoleRedraw:
             return
         self.robot_view.set_ghost(dict(zip(p.joints, plan.positions[index])))
         self.robot_view.redraw()
-        last = max(len(plan.positions) - 1, 1)
-        self.preview_label.setText(f't = {plan.duration * index / last:.1f} / '
-                                   f'{plan.duration:.1f} s')
+        self.preview_label.setText(preview_text(plan, index))
 
     def _show_status(self) -> None:
         text, level = self.presenter.program_status()

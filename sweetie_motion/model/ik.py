@@ -690,6 +690,26 @@ class ChainIK:
         """
         return self._evaluator.forward(position)
 
+    def beyond_reach(self, point: ArrayLike) -> Optional[Tuple[float, float]]:
+        """
+        Say whether a tip position lies beyond where the chain can reach at all.
+
+        The reach comes from the chain's kinematics (the distances between its joints, the
+        travel of prismatic ones), seen from the shoulder (the second joint's circle about the
+        first joint's axis), not from a constant.
+
+        :param point: the tip position in the chain's base frame [m].
+        :return: (the point's distance from the shoulder, the reach) [m] when the point is
+            farther than the reach (and the position tolerance); None when it may be reachable.
+        """
+        point = np.asarray(point, dtype=float)
+        if self._position_rows.size != 3:
+            return None   # a task that leaves a direction free: the bound is not of its tip
+        beyond = self._reach.distance(point)
+        if beyond <= self.position_tolerance:
+            return None
+        return beyond + self._reach.reach, self._reach.reach
+
     def within_limits(self, position: ArrayLike) -> bool:
         """Return whether ``position`` (chain order [rad or m]) is within this solver's limits."""
         position = np.asarray(position, dtype=float)

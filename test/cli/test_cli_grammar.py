@@ -46,7 +46,8 @@ VALID = {
     ('program', 'from-path'): (['p.yaml'], ['--radius', '--feed', '--out', '--home']),
     ('editor',): ([], ['--with-robot', '--namespace', '--screenshot', '--quit-after']),
     ('console',): ([], ['--config', '--namespace', '--robot', '--chain', '--with-robot',
-                        '--program', '--workspace', '--jog-turn-limit', '--screenshot',
+                        '--program', '--workspace', '--jog-turn-limit',
+                        '--reconfiguration-limit', '--screenshot',
                         '--quit-after']),
     ('demo',): ([], ['--out', '--seconds']),
 }

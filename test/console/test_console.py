@@ -53,9 +53,25 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
     middle = window.preview_slider.maximum() // 2
     window.preview_slider.setValue(middle)
     ghost = window.robot_view.ghost
-    assert ghost is not None and window.preview_label.text().startswith('t = ')
+    plan = console.presenter.plan
+    # the time and the line there (issue #37): the MOVL whose waypoint the tool heads for
+    t, line = plan.at(middle)
+    assert ghost is not None and 3 <= line <= 11 and \
+        window.preview_label.text() == f'{t:.1f} s / {plan.duration:.1f} s \N{EM DASH} line {line}'
     shown = arm_model.forward_kinematics('arm', [ghost[j] for j in JOINTS])[:3, 3]
-    assert np.linalg.norm(shown - console.presenter.plan.tool[middle]) < 1e-6
+    assert np.linalg.norm(shown - plan.tool[middle]) < 1e-6
+    # as a person moves the slider by the keyboard: its end is the last MOVL's
+    window.preview_slider.setFocus()
+    qtbot.keyClick(window.preview_slider, Qt.Key_End)
+    assert window.preview_label.text() == \
+        f'{plan.duration:.1f} s / {plan.duration:.1f} s \N{EM DASH} line 11'
+    qtbot.keyClick(window.preview_slider, Qt.Key_Home)
+    assert window.preview_label.text() == f'0.0 s / {plan.duration:.1f} s \N{EM DASH} line 3'
+    # the wrist flip before the path, the tool still, is marked
+    (first, end), = plan.reconfiguring
+    window.preview_slider.setValue(first + 1)
+    assert window.preview_label.text().endswith('line 5, reconfiguring')
+    window.preview_slider.setValue(middle)
     assert np.abs(reference(arm) - before).max() < 1e-6
     shots(console, 'preview')
 
@@ -71,7 +87,15 @@ def test_the_papers_program_runs_from_the_console_to_its_last_waypoint(
             shot.append(shots(console, 'running'))
         return console.presenter.job is None
 
-    click(qtbot, window.run_button)
+    # from HOME the path starts with a wrist flip of 106 deg, the tool still: Run asks first
+    # (issue #37), the status says it; Cancel moves nothing
+    assert 'line 5 starts with a reconfiguration of more than 90 deg' in \
+        window.status_label.text()
+    question = answer(qtbot, QMessageBox.Cancel, lambda: click(qtbot, window.run_button))
+    assert 'Line 5 starts with a reconfiguration' in question and 'joint4 by 106' in question
+    assert console.presenter.job is None and 'Run not made' in console.presenter.message.text
+    assert np.abs(reference(arm) - before).max() < 1e-6
+    answer(qtbot, QMessageBox.Yes, lambda: click(qtbot, window.run_button))
     assert window.editor.isReadOnly()
     assert window.robot_view.ghost is None, 'the preview stays beside the running robot'
     until(qtbot, halfway, 180, lambda: f'the program to end: {console.presenter.message.text}')
@@ -349,3 +373,70 @@ def test_an_edited_program_is_marked_saved_by_ctrl_s_and_not_lost_on_close(
     answer(qtbot, QMessageBox.Discard, window.close)
     until(qtbot, lambda: not window.isVisible(), 5, 'closed after Discard')
     assert path.read_text() == 'HOME\nMOVJ joint1=10 V5\n'
+
+
+def test_stop_names_the_line_the_tool_is_on_and_resume_goes_on_from_there(
+        qtbot, console, arm, arm_model, shots):
+    # issue #37: in a blended path Stop named the path's first MOVL, and Run after a Stop
+    # started from the top; Stop names the line the tool is on, Resume goes on there
+    window = console.window
+    presenter = console.presenter
+    type_program(console, 'HOME\nMOVL X0 Y-384.8 Z850.2 A-90 B90 C180 F100\n'
+                          'MOVL Y-600 R20\nMOVL X200 R20\nMOVL Y-450 R20\nMOVL X50\n')
+    until(qtbot, lambda: window.run_button.isEnabled(), 10, 'Run enabled')
+    assert not window.resume_button.isEnabled()
+    lines = []
+    presenter.subscribe(lambda topic: topic == 'job' and presenter.job is not None and
+                        lines.append(presenter.running_line))
+    click(qtbot, window.run_button)
+    # on line 4 (to X200 Y-600), short of its corner's blend
+    until(qtbot, lambda: presenter.running_line == 4 and tool(arm, arm_model).position[0] > 0.03,
+          60, lambda: f'the tool on line 4: {presenter.running_line}, {lines}, '
+          f'{presenter.message.text}')
+    click(qtbot, window.program_stop_button)
+    message = wait_job(qtbot, console)
+    wait_at_rest(qtbot, arm)
+    stopped = tool(arm, arm_model).position
+    assert stopped[0] < 0.18 and abs(stopped[1] + 0.6) < 2e-3, stopped   # on line 4's leg
+    assert 'stopped at line 4' in message and 'Resume goes on from line 4' in message, message
+    assert window.resume_button.isEnabled() and window.editor.highlighted.get('next') == 4
+    assert {2, 3, 4} <= set(lines), lines
+    shots(console, 'stopped_on_line_4')
+    lines.clear()
+    click(qtbot, window.resume_button)
+    assert lines and lines[0] == 4, lines      # from the stopped line, not from the top
+    message = wait_job(qtbot, console, 60)
+    assert 'the program is done' in message, message
+    assert {4, 5, 6} <= set(lines) and not {1, 2, 3} & set(lines), lines
+    wait_at_rest(qtbot, arm)
+    assert np.linalg.norm(tool(arm, arm_model).position - (0.05, -0.45, 0.8502)) < 1e-3
+    assert not window.resume_button.isEnabled() and window.run_button.isEnabled()
+    shots(console, 'resumed_to_the_end')
+
+
+def test_solve_refuses_what_move_would_and_a_target_beyond_the_reach_says_so(
+        qtbot, console, arm, arm_model, shots):
+    # issue #37: Solve said 'Move goes there' and Move was refused (tool0 in the turntable); a
+    # target 2.5 m away read as a near miss of IK
+    window = console.window
+    panel = window.target_panel
+    presenter = console.presenter
+    start = reference(arm)
+    for typed, words in (('1100 0 640 0 90 180', ('Move would be refused', 'turntable')),
+                         ('2500 60 740 0 90 180', ("beyond the arm's reach (about 1361 mm",))):
+        panel.text.clear()
+        qtbot.keyClicks(panel.text, typed)
+        click(qtbot, panel.solve_button)
+        text = presenter.message.text
+        assert all(w in text for w in words) and presenter.message.level == 'error', text
+        assert presenter.target is None and window.robot_view.ghost is None
+        assert not panel.move_button.isEnabled()
+    shots(console, 'target_refused')
+    # the same target in a program: named so by Check, on its line
+    type_program(console, 'HOME\nMOVL X2500 Y60 Z740\n')
+    until(qtbot, lambda: window.check_button.isEnabled(), 10, 'Check enabled')
+    click(qtbot, window.check_button)
+    until(qtbot, lambda: "beyond the arm's reach" in window.status_label.text(), 30,
+          lambda: f'the check: {window.status_label.text()}')
+    assert window.editor.highlighted.get('error') == 2
+    assert np.abs(reference(arm) - start).max() < 1e-6, 'the robot moved'

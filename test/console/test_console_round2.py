@@ -42,3 +42,27 @@ def test_nothing_is_cut_in_the_console_at_1366x768(qtbot, lone_console, artifact
     cut = cut_texts(window)
     assert not cut, '\n'.join(cut)
     screenshot(lone_console, Path(artifacts_dir) / 'round2' / 'console_1366x768.png')
+
+
+def test_go_to_a_tool_pose_and_the_gripper_show_without_scrolling_at_1366x768(
+        qtbot, lone_console):
+    # issue #37: both needed the manual pane scrolled on a laptop's screen
+    from editor_helpers import steady
+    from PyQt5.QtWidgets import QGroupBox, QScrollArea
+    window = lone_console.window
+    steady(qtbot, lambda: window.size().width(), 0.3, 10, 'the window resized')
+    pane = window.findChild(QScrollArea, 'manual_pane')
+    assert pane.verticalScrollBar().value() == 0
+    viewport = pane.viewport()
+    boxes = [window.findChild(QGroupBox, 'target_panel'), window.findChild(QGroupBox, 'jog_panel'),
+             window.gripper_label.parentWidget()]
+    for box in boxes:
+        top = box.mapTo(viewport, box.rect().topLeft()).y()
+        bottom = box.mapTo(viewport, box.rect().bottomLeft()).y()
+        assert 0 <= top and bottom < viewport.height(), \
+            f'{box.title()} at {top}..{bottom} px of a pane {viewport.height()} px high'
+    # what is in them can be clicked where it is
+    for widget in (window.target_panel.text, window.target_panel.move_button,
+                   window.clamp_button, window.release_button):
+        assert widget.isVisible() and not widget.visibleRegion().isEmpty(), \
+            widget.objectName()

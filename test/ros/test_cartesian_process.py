@@ -128,14 +128,15 @@ def test_a_motion_into_a_forbidden_zone_is_refused_before_anything_moves(arm, do
             with peer.lock:
                 after = tool(arm, peer.reference)
             assert np.linalg.norm(after.position - before.position) < 1e-6  # nothing moved
-            # a pose out of reach after one within it: NO_IK_SOLUTION naming the time and the
+            # a pose out of reach after one within it: NO_IK_SOLUTION naming the reach and the
             # waypoint (index 1 of the goal's); plan_only moves nothing
             up = Pose(before.position + [0, 0, 0.05], before.rotation)
             far = Pose(before.position + [0, 0, 2.0], before.rotation)
             result = cartesian_goal(peer, CartesianMotion.Goal(
                 start_from_current=True, waypoints=[pose_to_msg(up), pose_to_msg(far)]))
             assert result.error_code == CartesianMotion.Result.NO_IK_SOLUTION, result
-            assert 't = ' in result.error_string and result.failed_waypoint == 1, result
+            assert "beyond the arm's reach" in result.error_string, result
+            assert result.failed_waypoint == 1, result
             result = cartesian_goal(peer, CartesianMotion.Goal(
                 start_from_current=True, waypoints=[pose_to_msg(up)], plan_only=True))
             assert result.error_code == 0 and result.samples > 10, result

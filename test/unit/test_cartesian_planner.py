@@ -13,7 +13,7 @@ from sweetie_motion.cartesian.frames import Pose, rotation_angle
 from sweetie_motion.cartesian.limiter import (Box, JointLimiter, JointLimitViolation,
                                               WorkspaceLimiter, ZoneViolation)
 from sweetie_motion.cartesian.path import PathError
-from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest, IkPathError,
+from sweetie_motion.cartesian.planner import (CartesianPlanner, CartesianRequest,
                                               SINGULAR_ORIENTATION_TOLERANCE,
                                               SINGULAR_POSITION_TOLERANCE, StartPoseError)
 from sweetie_motion.trajectory.timing import planning_limits
@@ -109,14 +109,18 @@ def test_a_forbidden_zone_refuses_the_motion_before_any_ik(arm):
     assert 'chuck' in str(caught.value) and 't = ' in str(caught.value)
 
 
-def test_a_waypoint_out_of_reach_is_refused_with_the_time_and_the_segment(arm):
+def test_a_waypoint_out_of_reach_is_refused_naming_it_and_the_reach(arm):
+    # before any IK: IK along the way would end at the workspace's edge with a small residual,
+    # which reads as a near miss (issue #37)
+    from sweetie_motion.cartesian.planner import BeyondReach, code_of, CartesianCode
     planner = CartesianPlanner(arm, 'arm', PERIOD)
     start = planner.tip_pose(HOME)
     far = Pose(start.position + np.array([0.0, -3.0, 0.0]), start.rotation)  # 3 m further
-    with pytest.raises(IkPathError) as caught:
+    with pytest.raises(BeyondReach) as caught:
         planner.plan(CartesianRequest([start, far], 0.0, 0.2, 0.2), HOME)
-    assert caught.value.position_error > 1e-5 and caught.value.segment_index == 0
-    assert caught.value.time > 0
+    assert caught.value.index == 1 and caught.value.distance > caught.value.reach > 1.0
+    assert "beyond the arm's reach (about 1361 mm" in str(caught.value)
+    assert code_of(caught.value) == CartesianCode.NO_IK_SOLUTION
 
 
 def test_a_motion_too_fast_for_the_joints_is_slowed_down_or_refused(arm):

@@ -609,7 +609,7 @@ def test_a_typed_target_is_solved_and_shown_before_anything_moves(presenter, sen
 @pytest.mark.parametrize('text, words', [
     ('500 -200 800 0 90', '5 number(s)'),
     ('500 -200 800 0 90 abc', 'not a number'),
-    ('5000 0 800 0 90 180', 'beyond reach'),
+    ('5000 0 800 0 90 180', "beyond the arm's reach (about 1361 mm"),
 ])
 def test_a_target_that_does_not_parse_or_solve_is_refused_saying_why(presenter, sent, text,
                                                                      words):
