@@ -239,7 +239,7 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
         qtbot.wait(10)
         moments.append(time.monotonic())
     # a GUI thread held up for a moment (a loaded machine) makes this "person" jerk the head:
-    # a jump of the sliders, which the recording then rightly finds too fast for the servos
+    # a jump of the sliders, which the recording may then rightly find too fast for the servos
     jerked = float(np.diff(moments).max()) > 0.1
     qtbot.wait(300)   # part of the demonstration: the head rests a moment before Stop
     click(qtbot, window.stop_record_button)
@@ -256,10 +256,12 @@ def test_record_a_demonstration_with_the_sliders_and_accept_its_keyframes(
     assert 3 <= len(fit.indices) < recording.samples / 10
     assert np.all(fit.max_deviation <= 0.02 + 1e-9)
     assert window.record_table.rowCount() == 4   # joint51..joint54
-    if jerked:
-        assert recording.slowdown > 1.0 and 'slower' in window.message_label.text()
+    # the nod is within the servos' limits: only a jerk can make it too fast, and then the
+    # message says so (a jerk while the head moved slowly, near a rest, stays within them)
+    if recording.slowdown > 1.0:
+        assert jerked and 'slower' in window.message_label.text(), window.message_label.text()
     else:
-        assert presenter.teaching.recording.slowdown == 1.0, window.message_label.text()
+        assert 'slower' not in window.message_label.text()
     until(qtbot, lambda: presenter.servos_off is False, 10, 'the servos holding again')
     screenshot(editor, Path(artifacts_dir) / 'editor_recorded.png')
     figures = Path(artifacts_dir) / 'editor_recording.txt'
