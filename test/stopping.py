@@ -133,8 +133,11 @@ def judge_stop(peer, model, joints: Sequence[str], acted: float, reaction: float
         speed = abs(at_act.velocity[k])
         span = max(stamp(at_act) - stamp(before), 1e-3)
         along = (at_act.velocity[k] - before.velocity[k]) / span * np.sign(at_act.velocity[k])
-        # a joint that speeds up goes on doing so while the stop makes its way
-        speeding_up = min(max(0.0, along), acceleration[j])
+        # a joint that speeds up goes on doing so while the stop makes its way; one caught at a
+        # keyframe's momentary rest may start off in that time at up to its acceleration limit
+        # (a window killed there: the plan went on 0.3 s, until its pendant's lease ran out)
+        speeding_up = acceleration[j] if speed < AT_REST else \
+            min(max(0.0, along), acceleration[j])
         reached = min(speed + speeding_up * reaction, velocity[j])
         reacting = (speed + reached) / 2 * reaction
         distance, seconds = braking_distance(reached, along, acceleration[j], jerk[j])

@@ -50,8 +50,11 @@ def test_go_to_a_tool_pose_and_the_gripper_show_without_scrolling_at_1366x768(
     from editor_helpers import steady
     from PyQt5.QtWidgets import QGroupBox, QScrollArea
     window = lone_console.window
-    steady(qtbot, lambda: window.size().width(), 0.3, 10, 'the window resized')
     pane = window.findChild(QScrollArea, 'manual_pane')
+    # the window manager sizes the frame, then the layout the pane: both settle (on a loaded
+    # machine the pane's height came after the window's width)
+    steady(qtbot, lambda: (window.size(), pane.viewport().height()), 0.3, 10,
+           'the window and its pane resized')
     assert pane.verticalScrollBar().value() == 0
     viewport = pane.viewport()
     boxes = [window.findChild(QGroupBox, 'target_panel'), window.findChild(QGroupBox, 'jog_panel'),

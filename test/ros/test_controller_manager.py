@@ -10,6 +10,7 @@ latched ``/robot_description``; then send single-point JointTrajectory messages 
 what `ros2 control` does with the other services; and `sweetie-motion status`.
 """
 
+import re
 import subprocess
 import sys
 
@@ -186,7 +187,11 @@ def test_status_shows_every_node_its_chains_owners_safety_and_servos(pony):
     assert rows['head_trajectory'][3:6] == ['head', 'nose', 'eyes']
     lines = {' '.join(words[:2]): ' '.join(words) for words in rows.values()}
     assert 'resources:' in result.stdout
-    assert 'within the joint limits' in lines['safety stage'], result.stdout
+    # what the safety stage did since its last report: nothing, or the ticks it limited (a
+    # goal of an earlier test that the stage limited a moment ago, on a slow machine)
+    assert re.search(r'within the joint limits|limited the reference in \d+ ticks? since the '
+                     r'last report \(last: tick \d+: \S+ \(driven by \w+\)\)',
+                     lines['safety stage']), result.stdout
     assert lines['servos 24'].startswith('servos 24 servos, torque on'), result.stdout
     assert ' Hz, compute p99 ' in lines['sync cycle'], result.stdout
 

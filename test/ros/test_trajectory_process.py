@@ -447,7 +447,10 @@ def test_play_from_away_approaches_the_first_keyframe_smoothly(pony):
     wait_for(lambda: abs(pony.position('joint53', 'reference')) < 0.05, 10,
              message='the reference of joint53 at the end of nod')
     stamps, positions, _ = references(pony, since, 'joint53')
-    assert np.abs(np.diff(positions)).max() < 0.05
+    # no jump: at most 5 rad/s between two references received (a loaded machine may drop a
+    # message on the way to this process: the step is then over two ticks, as the stamps say)
+    speeds = np.abs(np.diff(positions)) / np.maximum(np.diff(stamps), 1e-3)
+    assert speeds.max() < 5.0, speeds.max()
     assert positions[-1] == pytest.approx(0.0, abs=0.05)
 
 
