@@ -21,8 +21,9 @@ import collections
 from dataclasses import dataclass
 import itertools
 import threading
+import time
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTrajectoryControllerState
@@ -61,6 +62,21 @@ REQUEST_QUEUE = 1000
 #: (MoveIt's and the editor's goals: it runs from the tick after "accepted"); a larger one is
 #: accepted first and planned after, so that its client hears at once (#21: 1.85 s under load)
 PLAN_BEFORE_ACCEPT_VALUES = 20_000
+#: how long a canceled goal's end waits for rclpy to mark the cancel this node accepted [s]
+CANCEL_MARK_WAIT = 0.5
+
+
+def await_cancel_mark(goal_handle) -> None:
+    """
+    Wait (bounded) until rclpy marks the handle canceling, after its cancel was accepted.
+
+    The cycle can end a canceled goal before rclpy marks its handle canceling (it does so once
+    the cancel callback has returned, in another thread): a handle ended then would abort a goal
+    its client canceled (seen under load: the editor's Stop read "FAILED (0): canceled").
+    """
+    deadline = time.monotonic() + CANCEL_MARK_WAIT
+    while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 class PreparedGoals:
@@ -126,6 +142,8 @@ class JointTrajectoryNode(ControllerNode):
         super().__init__(process, name, **kwargs)
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
+        #: the goals whose cancel this node accepted and rclpy may not have marked yet
+        self._cancels_accepted: Set[bytes] = set()
         self._goals_lock = threading.Lock()
         #: a small goal's plan or why it is refused (goal callback -> accepted)
         self._prepared = PreparedGoals()
@@ -333,6 +351,7 @@ class JointTrajectoryNode(ControllerNode):
     def _on_cancel(self, goal_handle) -> CancelResponse:
         """Stop a running goal in the cycle (it decelerates and holds); its end says so."""
         self.get_logger().info('cancel requested: the goal decelerates and holds')
+        self._cancels_accepted.add(bytes(goal_handle.goal_id.uuid))
         try:
             self._cycle_side(wait=False).cancel_goal(bytes(goal_handle.goal_id.uuid))
         except SweetieMotionError as error:
@@ -402,9 +421,12 @@ class JointTrajectoryNode(ControllerNode):
         msg.header.stamp = self.get_clock().now().to_msg()
         self._support_pub.publish(msg)
 
-    @staticmethod
-    def finish_handle(goal_handle, outcome: Outcome) -> None:
+    def finish_handle(self, goal_handle, outcome: Outcome) -> None:
         """End an action goal's handle as its outcome says."""
+        uuid = bytes(goal_handle.goal_id.uuid)
+        if outcome.status == 'canceled' and uuid in self._cancels_accepted:
+            await_cancel_mark(goal_handle)
+        self._cancels_accepted.discard(uuid)
         if outcome.status == 'succeeded':
             goal_handle.succeed()
         elif outcome.status == 'canceled' and goal_handle.is_cancel_requested:
