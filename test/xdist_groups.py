@@ -6,7 +6,8 @@ _ONE_WORKER_FOLDERS = ('editor',)
 #: files whose bringups run heavy real-time work (the servo simulators and line threads, the
 #: physics stepped in the cycle): two at once on 2 cores starve every normal thread (a
 #: bringup's executor answered nothing for 60 s), so they take turns on one worker
-_REAL_TIME_FILES = ('test_servo_stack.py', 'test_parameters.py', 'test_physics_robot.py')
+_REAL_TIME_FILES = ('test_servo_stack.py', 'test_parameters.py', 'test_servo_control_delay.py',
+                    'test_physics_robot.py')
 
 
 def group_of(nodeid: str) -> str:

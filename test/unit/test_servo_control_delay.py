@@ -20,9 +20,7 @@ from sweetie_motion.servo.ident import IdentConfig, ServoIdentification
 from sweetie_motion.servo.servo_model import default_params
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess
 
-# the delays are measured from the line's timing: alone (serial), as the other tests that
-# measure time are (beside three workers and a busy loop one servo of 24 was refused)
-pytestmark = [pytest.mark.slow, pytest.mark.serial]
+pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PONY_SERVOS = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
