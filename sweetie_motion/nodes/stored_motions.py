@@ -78,6 +78,9 @@ class TrajectoryControllerNode(Protocol):
     def internal_error(self, goal_handle: Any, result: Any, error: Exception) -> Any:
         """Abort a goal that failed inside the node (JointTrajectoryNode.internal_error)."""
 
+    def forget_cancel(self, goal_handle: Any) -> None:
+        """Forget a goal's accepted cancel (JointTrajectoryNode.forget_cancel)."""
+
 
 class StoredMotions:
     """
@@ -188,6 +191,8 @@ class StoredMotions:
                 return await self._play_goal(goal_handle)
             except Exception as error:  # noqa: B902 -- a client must always get a reason
                 return self.node.internal_error(goal_handle, PlayTrajectory.Result(), error)
+            finally:
+                self.node.forget_cancel(goal_handle)
 
     async def _play_goal(self, goal_handle):
         node = self.node

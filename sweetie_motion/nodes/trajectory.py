@@ -434,12 +434,18 @@ class JointTrajectoryNode(ControllerNode):
         else:
             goal_handle.abort()
 
+    def forget_cancel(self, goal_handle) -> None:
+        """Forget a goal's accepted cancel once its execute callback is over, however it ended."""
+        self._cancels_accepted.discard(bytes(goal_handle.goal_id.uuid))
+
     async def _execute(self, goal_handle):
         with self.goal_running():
             try:
                 return await self._execute_goal(goal_handle)
             except Exception as error:  # noqa: B902 -- a client must always get a reason
                 return self.internal_error(goal_handle, FollowJointTrajectory.Result(), error)
+            finally:
+                self.forget_cancel(goal_handle)
 
     def internal_error(self, goal_handle, result, error: Exception):
         """Abort a goal that failed inside this node; fill and return its ``result``."""

@@ -300,6 +300,10 @@ class ServoIdentSpec:
     bus_delays: bool = True
 
 
+#: how often a running identification takes the lines' control delays again [ticks]
+DELAY_REFRESH_TICKS = 50
+
+
 class ServoIdentComponent(Component):
     """
     Feeds :class:`ServoIdentification` every tick: the reference sent, the measurements made.
@@ -328,6 +332,7 @@ class ServoIdentComponent(Component):
         self._stamps: Optional[np.ndarray] = None
         self._joints: List[str] = []
         self._indices = np.zeros(0, dtype=np.intp)
+        self._ticks_since_delays = 0
 
     def activate(self) -> None:
         """Observe the cycle."""
@@ -342,6 +347,12 @@ class ServoIdentComponent(Component):
         reference = tick.reference
         self.ident.push_reference(reference.position, reference.velocity, reference.effort,
                                   tick.now)
+        if self.ident.identifying:
+            # the identification's own work in this process lengthens the lines' S_JOG lag
+            # (1-1.5 ms on a pony's lines): the delays are followed while it runs
+            self._ticks_since_delays += 1
+            if self._ticks_since_delays >= DELAY_REFRESH_TICKS:
+                self._take_bus_delays()
         bus = self.shared.bus
         if bus is None:
             return
@@ -369,12 +380,17 @@ class ServoIdentComponent(Component):
         """
         names = list(servos) or [m.name for m in self.models()]
         self.ident.start(names)
+        self._take_bus_delays()
+        return names
+
+    def _take_bus_delays(self) -> None:
+        """Give the identification each line's control delay as the bus measures it now."""
+        self._ticks_since_delays = 0
         if self.use_bus_delays and self.shared.bus is not None:
             period = self.shared.period
             known = self.shared.bus.control_delays()
             self.ident.set_control_delays({j: d / period for j, (_, d) in known.items()
                                            if j in self.ident.joints})
-        return names
 
     def delays(self, servos: Sequence[str]) -> List[Tuple[str, float]]:
         """Return (line, delay [s]) of ``servos`` ('' : the configured delay, no line known)."""

@@ -16,6 +16,7 @@ import pytest
 
 from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.servo import driver as sb
+from sweetie_motion.servo.components import DELAY_REFRESH_TICKS
 from sweetie_motion.servo.ident import IdentConfig, ServoIdentification
 from sweetie_motion.servo.servo_model import default_params
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess
@@ -79,29 +80,39 @@ def identify(tmp_path, buses, seconds):
         stop = threading.Event()
         seen = np.zeros(len(joints))
 
-        def cycle(steps):
+        def cycle(steps, identifying=False):
             deadline = time.monotonic()
-            for _ in range(steps):
+            for step in range(steps):
                 now = time.monotonic()
                 position, velocity = sweeps.step(PERIOD)
-                ident.push_reference(position, velocity, None, stamp=now)
                 state = driver.receive(now)
+                driver.send(now, position, velocity)
+                # the identification is an observer: after the output, as in the cycle (its
+                # work before the send would lengthen the lines' S_JOG lag it was given)
+                ident.push_reference(position, velocity, None, stamp=now)
                 fresh = state.stamps > seen
                 seen[:] = state.stamps
                 if fresh.any():
                     chosen = np.flatnonzero(fresh)
                     ident.add_measurement([joints[i] for i in chosen], state.position[chosen],
                                           stamp=state.stamps[chosen])
-                driver.send(now, position, velocity)
+                if identifying and step % DELAY_REFRESH_TICKS == 0:
+                    take_delays()
                 deadline += PERIOD
                 time.sleep(max(0.0, deadline - time.monotonic()))
                 if stop.is_set():
                     return
+        delays = {}
+
+        def take_delays():
+            # as the identification's component takes them: at the start, then while it runs
+            delays.update(driver.control_delays())
+            ident.set_control_delays({j: d / PERIOD for j, (_, d) in delays.items()})
+
         cycle(100)   # the lines run: the S_JOG's measured lag settles
-        delays = driver.control_delays()
         ident.start(joints)
-        ident.set_control_delays({j: d / PERIOD for j, (_, d) in delays.items()})
-        cycle(int(seconds / PERIOD))
+        take_delays()
+        cycle(int(seconds / PERIOD), identifying=True)
         result = ident.end()
         driver.disconnect()
     finally:

@@ -46,7 +46,8 @@ from sweetie_motion.servo.driver.wire import (
 from sweetie_motion.servo.freshness import AgeHistogram
 
 
-#: weight of each cycle in the average S_JOG lag (about the last 100 cycles)
+#: weight of each cycle in the average S_JOG lag (about the last 100 cycles; the first 100
+#: are averaged evenly, so that the schedule's guess it starts from is gone after the first)
 JOG_LAG_WEIGHT = 0.01
 
 
@@ -99,6 +100,7 @@ class BusLine(threading.Thread):
         #: how long after its cycle's time an S_JOG's last byte reaches the servos, averaged
         #: [s] (the thread's wake-up, what goes before it in the batch, its wire time)
         self.jog_lag = self._scheduled_jog_lag()
+        self._jog_lags_taken = 0
         self._playtime = goal_playtime(driver.period * self.budget.goal_every)[0]
         self._stopping = False
         self._goals_stopped = False
@@ -342,7 +344,9 @@ class BusLine(threading.Thread):
             self.stats.goals += 1
             lag = self._jog_end - stamp
             if 0.0 <= lag < 10 * period:    # (a stamp-less caller, or a stale one: not taken)
-                self.jog_lag += JOG_LAG_WEIGHT * (lag - self.jog_lag)
+                self._jog_lags_taken += 1
+                weight = max(JOG_LAG_WEIGHT, 1.0 / self._jog_lags_taken)
+                self.jog_lag += weight * (lag - self.jog_lag)
 
     def _goal_tags(self, goals: np.ndarray) -> List[hx.JogTag]:
         """Return the S_JOG tags: each servo's goal (ramped after a reconnection) and LED."""
