@@ -66,17 +66,40 @@ PLAN_BEFORE_ACCEPT_VALUES = 20_000
 CANCEL_MARK_WAIT = 0.5
 
 
-def await_cancel_mark(goal_handle) -> None:
+class AcceptedCancels:
     """
-    Wait (bounded) until rclpy marks the handle canceling, after its cancel was accepted.
+    The goals whose cancel a node accepted, until their execute callback is over.
 
     The cycle can end a canceled goal before rclpy marks its handle canceling (it does so once
     the cancel callback has returned, in another thread): a handle ended then would abort a goal
-    its client canceled (seen under load: the editor's Stop read "FAILED (0): canceled").
+    its client canceled (seen under load: the editor's Stop read "FAILED (0): canceled"). The
+    end of a goal whose cancel was accepted waits (bounded) for the mark.
     """
-    deadline = time.monotonic() + CANCEL_MARK_WAIT
-    while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
-        time.sleep(0.001)
+
+    def __init__(self) -> None:
+        self._ids: Set[bytes] = set()
+
+    def accept(self, goal_handle) -> None:
+        """Remember that this goal's cancel was accepted."""
+        self._ids.add(bytes(goal_handle.goal_id.uuid))
+
+    def forget(self, goal_handle) -> None:
+        """Forget the goal (its execute callback is over)."""
+        self._ids.discard(bytes(goal_handle.goal_id.uuid))
+
+    def finish(self, goal_handle, outcome: Outcome) -> None:
+        """End an action goal's handle as its outcome says."""
+        if outcome.status == 'canceled' and bytes(goal_handle.goal_id.uuid) in self._ids:
+            deadline = time.monotonic() + CANCEL_MARK_WAIT
+            while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+                time.sleep(0.001)
+        self.forget(goal_handle)
+        if outcome.status == 'succeeded':
+            goal_handle.succeed()
+        elif outcome.status == 'canceled' and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
 
 
 class PreparedGoals:
@@ -142,8 +165,7 @@ class JointTrajectoryNode(ControllerNode):
         super().__init__(process, name, **kwargs)
         self._action_group = ReentrantCallbackGroup()
         self._goals: Dict[bytes, RunningGoal] = {}
-        #: the goals whose cancel this node accepted and rclpy may not have marked yet
-        self._cancels_accepted: Set[bytes] = set()
+        self._cancels = AcceptedCancels()
         self._goals_lock = threading.Lock()
         #: a small goal's plan or why it is refused (goal callback -> accepted)
         self._prepared = PreparedGoals()
@@ -351,7 +373,7 @@ class JointTrajectoryNode(ControllerNode):
     def _on_cancel(self, goal_handle) -> CancelResponse:
         """Stop a running goal in the cycle (it decelerates and holds); its end says so."""
         self.get_logger().info('cancel requested: the goal decelerates and holds')
-        self._cancels_accepted.add(bytes(goal_handle.goal_id.uuid))
+        self._cancels.accept(goal_handle)
         try:
             self._cycle_side(wait=False).cancel_goal(bytes(goal_handle.goal_id.uuid))
         except SweetieMotionError as error:
@@ -423,20 +445,11 @@ class JointTrajectoryNode(ControllerNode):
 
     def finish_handle(self, goal_handle, outcome: Outcome) -> None:
         """End an action goal's handle as its outcome says."""
-        uuid = bytes(goal_handle.goal_id.uuid)
-        if outcome.status == 'canceled' and uuid in self._cancels_accepted:
-            await_cancel_mark(goal_handle)
-        self._cancels_accepted.discard(uuid)
-        if outcome.status == 'succeeded':
-            goal_handle.succeed()
-        elif outcome.status == 'canceled' and goal_handle.is_cancel_requested:
-            goal_handle.canceled()
-        else:
-            goal_handle.abort()
+        self._cancels.finish(goal_handle, outcome)
 
     def forget_cancel(self, goal_handle) -> None:
         """Forget a goal's accepted cancel once its execute callback is over, however it ended."""
-        self._cancels_accepted.discard(bytes(goal_handle.goal_id.uuid))
+        self._cancels.forget(goal_handle)
 
     async def _execute(self, goal_handle):
         with self.goal_running():

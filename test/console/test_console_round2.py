@@ -47,23 +47,27 @@ def test_nothing_is_cut_in_the_console_at_1366x768(qtbot, lone_console, artifact
 def test_go_to_a_tool_pose_and_the_gripper_show_without_scrolling_at_1366x768(
         qtbot, lone_console):
     # issue #37: both needed the manual pane scrolled on a laptop's screen
-    from editor_helpers import steady
+    from editor_helpers import steady, until
     from PyQt5.QtWidgets import QGroupBox, QScrollArea
     window = lone_console.window
     pane = window.findChild(QScrollArea, 'manual_pane')
     # the window manager sizes the frame, then the layout the pane: both settle (on a loaded
-    # machine the pane's height came after the window's width)
+    # machine the pane's height came after the window's width, and a layout request can wait
+    # in the event queue past a pause: the boxes are waited for, with a deadline)
     steady(qtbot, lambda: (window.size(), pane.viewport().height()), 0.3, 10,
            'the window and its pane resized')
-    assert pane.verticalScrollBar().value() == 0
     viewport = pane.viewport()
     boxes = [window.findChild(QGroupBox, 'target_panel'), window.findChild(QGroupBox, 'jog_panel'),
              window.gripper_label.parentWidget()]
-    for box in boxes:
-        top = box.mapTo(viewport, box.rect().topLeft()).y()
-        bottom = box.mapTo(viewport, box.rect().bottomLeft()).y()
-        assert 0 <= top and bottom < viewport.height(), \
-            f'{box.title()} at {top}..{bottom} px of a pane {viewport.height()} px high'
+
+    def places():
+        return [(box.title(), box.mapTo(viewport, box.rect().topLeft()).y(),
+                 box.mapTo(viewport, box.rect().bottomLeft()).y()) for box in boxes]
+
+    until(qtbot, lambda: pane.verticalScrollBar().value() == 0 and all(
+        0 <= top and bottom < viewport.height() for _, top, bottom in places()), 10,
+        lambda: f'{places()} (title, top, bottom) in a pane {viewport.height()} px high, '
+                f'scrolled to {pane.verticalScrollBar().value()}; window {window.size()}')
     # what is in them can be clicked where it is
     for widget in (window.target_panel.text, window.target_panel.move_button,
                    window.clamp_button, window.release_button):
