@@ -425,6 +425,28 @@ def test_a_scan_asks_several_ids_at_once_within_a_third_of_a_period(baud, at_lea
     assert wire <= driver.period / 3
 
 
+@pytest.mark.serial   # it compares ages: a starved simulator ages them too
+def test_a_scan_leaves_the_reads_two_thirds_of_the_wire(rig):
+    # a scan's windows follow each other as fast as they are answered: once they took the
+    # request wire from the reads, one read a cycle, and the measurements aged 400 ms
+    ids = list(range(1, 11))
+    bus = rig.start([(i, 0.0) for i in ids])
+    drive(bus, [0.0] * len(ids), 1.0)
+    bus.reset_ages()
+    drive(bus, [0.0] * len(ids), 2.0)
+    quiet = bus.statistics()[0][0]
+    bus.reset_ages()
+    scan = bus.scan(ids=range(254))
+    drive_until(bus, [0.0] * len(ids), scan.done, timeout=30)
+    assert scan.result(1) == [[(i, 'DRS-0101') for i in ids]]
+    during = bus.statistics()[0][0]
+    # the reads keep two thirds of each cycle's wire: every servo is read about as often as
+    # the reads of a third less allow (quiet: p99 33 ms, during the scan 50-55 ms), not once
+    # in ten cycles (445 ms); the bound leaves a loaded machine room (beside two busy loops
+    # once 123 ms)
+    assert during.age_p99 <= 3 * quiet.age_p99 + 0.030, (quiet, during)
+
+
 # --- faults -------------------------------------------------------------------------------------
 
 @pytest.mark.serial   # 'lost' is 3 missed replies: a starved simulator loses its servo too
@@ -548,8 +570,11 @@ def test_measurements_stay_fresh_on_a_noisy_line(rig):
     bus.disconnect()
     final = bus.statistics()[0][0]
     counters = rig.sims[0].control.state()['counters']
-    assert final.timeouts - final.late_replies == counters['replies_corrupted'] + \
-        counters['replies_dropped'] + counters['collisions'], (final, counters)
+    # (a reply that came after the late grace, in a stall of the machine, was a timeout the
+    # simulator did not inject: the driver names it an unexpected reply)
+    assert final.timeouts - final.late_replies - final.unexpected_replies == \
+        counters['replies_corrupted'] + counters['replies_dropped'] + counters['collisions'], (
+            final, counters, stalls)
     assert final.timeouts == final.damaged + final.missing
     # a lost reply is asked again with another span, before the next cycle where the wire has
     # room, else in it: on a line with room for every servo every cycle, no measurement gets

@@ -46,6 +46,9 @@ from sweetie_motion.servo.driver.wire import (
 from sweetie_motion.servo.freshness import AgeHistogram
 
 
+#: the share of a cycle's request wire that operations (a scan, register reads) may take
+#: between cycles: the reads keep the rest
+OPERATIONS_SHARE = 1 / 3
 #: weight of each cycle in the average S_JOG lag (about the last 100 cycles; the first 100
 #: are averaged evenly, so that the schedule's guess it starts from is gone after the first)
 JOG_LAG_WEIGHT = 0.01
@@ -84,7 +87,8 @@ class BusLine(threading.Thread):
                                  driver.delivery_slack)
         self.matcher = ReplyMatcher(driver.late_grace)
         self.scheduler = WireScheduler(self.servos, self.matcher,
-                                       driver.reply_gap / self.timing.byte_time)
+                                       driver.reply_gap / self.timing.byte_time,
+                                       OPERATIONS_SHARE * driver.period / self.timing.byte_time)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
         #: how long after set_goals the thread ran (scheduling, the interpreter lock) [s]

@@ -24,7 +24,7 @@ from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.config import (
     BusStoppedError, SerialBusError, ServoStatusError, ServoTimeoutError,
 )
-from sweetie_motion.servo.driver.line import BusLine
+from sweetie_motion.servo.driver.line import BusLine, OPERATIONS_SHARE
 from sweetie_motion.servo.driver.matching import Answer, FULL_READS, ReplySignature, Request
 from sweetie_motion.servo.driver.servo_state import LineServo
 from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
@@ -364,13 +364,14 @@ class LineOperations:
         """
         Return how many STATs of a scan may be in flight at once on this line.
 
-        Between cycles the line writes the queued requests at once: as many as take about a
-        third of a period on the request wire (so the next cycle's goals and reads are not
-        held up), at least one. A scan then costs a few round trips a window instead of one
+        Between cycles the line writes the queued requests at once, within the operations'
+        share of a period on the request wire (:data:`~sweetie_motion.servo.driver.line.
+        OPERATIONS_SHARE`: the cycle's goals and reads keep the rest): a window is as many as
+        fit in it, at least one. A scan then costs a few round trips a window instead of one
         per ID: on a busy machine each round trip waits for this thread to be scheduled.
         """
         wire = (SHORTEST_REQUEST + SPACER.size) * self.line.timing.byte_time
-        return max(1, min(SCAN_WINDOW, int(self.driver.period / 3 / wire)))
+        return max(1, min(SCAN_WINDOW, int(OPERATIONS_SHARE * self.driver.period / wire)))
 
     def _stat_sweep(self, ids: List[int], tries: int) -> List[int]:
         """Ask each ID with STAT, :meth:`scan_window` at a time; return those that answered."""

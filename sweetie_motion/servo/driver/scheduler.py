@@ -14,10 +14,13 @@ Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in t
    the wire from the others); every :data:`~sweetie_motion.servo.driver.wire.FULL_READ_EVERY`-th
    read of a servo also asks for its velocity and PWM, the others only for its position.
 
-Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`),
-and so does a position read of a servo whose read of this cycle was lost (damaged, overtaken or
-overdue), if the request wire has room for it before the next cycle: a lost reply then costs the
-measurement a millisecond or two instead of a period.
+Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`)
+while the operations' share of the cycle's request wire lasts (``operations_share``: a scan's
+hundreds of STATs, each window sent as soon as the one before was answered, once left a line
+one read a cycle and its measurements 400 ms old), and so does a position read of a servo whose
+read of this cycle was lost (damaged, overtaken or overdue), if the request wire has room for it
+before the next cycle: a lost reply then costs the measurement a millisecond or two instead of a
+period.
 Every request that expects a reply is followed by its fill (the frames after it that expect
 none, then spacers: :func:`~sweetie_motion.servo.driver.wire.spacer_count`), so no two replies
 can overlap whenever the bytes go out. A servo gets no request while another to it is in flight,
@@ -79,14 +82,19 @@ class WireScheduler:
     :param servos: the line's servos.
     :param matcher: the requests in flight.
     :param gap_bytes: the silence between two replies, in byte times.
+    :param operations_share: the request wire's bytes per cycle that ordinary operation
+        requests may take, their fill included (the cycle's one always goes).
     """
 
     def __init__(self, servos: Sequence[LineServo], matcher: ReplyMatcher,
-                 gap_bytes: float) -> None:
+                 gap_bytes: float, operations_share: float = math.inf) -> None:
         self.servos = list(servos)
         self.by_id = {s.servo_id: s for s in self.servos}
         self.matcher = matcher
         self.gap_bytes = gap_bytes
+        self.operations_share = operations_share
+        #: the ordinary operation requests' bytes written in this cycle
+        self.operation_bytes = 0.0
         self.urgent: Deque[Request] = deque()
         self.normal: Deque[Request] = deque()
         #: the cycle the line is in (counted by the line thread)
@@ -113,6 +121,7 @@ class WireScheduler:
         :param budget: bytes the request wire can take this cycle.
         """
         self.cycle += 1
+        self.operation_bytes = 0.0
         busy: Set[int] = set()
         operations = self._operations(busy, ordinary=1)
         reads: List[Outgoing] = []
@@ -143,7 +152,8 @@ class WireScheduler:
             read was lost are asked again within it (none when 0).
         """
         busy: Set[int] = set()
-        batch = self._filled(self._operations(busy, ordinary=len(self.normal)))
+        batch = self._filled(self._operations(
+            busy, ordinary=len(self.normal), room=self.operations_share - self.operation_bytes))
         for servo in self.servos:
             if servo.paused or servo.health.losses_in_a_row >= SILENT_AFTER:
                 # the cycles read it at their own pace; a flag left set would make the line
@@ -168,6 +178,8 @@ class WireScheduler:
             request = outgoing.request
             if request is not None:
                 (self.urgent if request.urgent else self.normal).remove(request)
+                if not request.urgent:
+                    self.operation_bytes += outgoing.size
             elif outgoing.servo is not None:
                 outgoing.servo.read_cycle = self.cycle
                 outgoing.servo.reads_sent += 1
@@ -175,8 +187,13 @@ class WireScheduler:
 
     # --- the parts of a batch ------------------------------------------------------------------
 
-    def _operations(self, busy: Set[int], ordinary: int) -> List[Outgoing]:
-        """Return the urgent requests and up to ``ordinary`` other ones that may go now."""
+    def _operations(self, busy: Set[int], ordinary: int,
+                    room: float = math.inf) -> List[Outgoing]:
+        """
+        Return the urgent requests and up to ``ordinary`` other ones that may go now.
+
+        :param room: the bytes the other ones may take, their fill included.
+        """
         out = []
         for queue, limit in ((self.urgent, len(self.urgent)), (self.normal, ordinary)):
             taken = 0
@@ -188,8 +205,13 @@ class WireScheduler:
                         servo_id in busy or self.matcher.busy(servo_id, request.expect)):
                     continue
                 servo = self.by_id.get(servo_id) if servo_id is not None else None
-                out.append(Outgoing(request.frame, servo if request.expect else None,
-                                    request.expect, request))
+                outgoing = Outgoing(request.frame, servo if request.expect else None,
+                                    request.expect, request)
+                if queue is self.normal:
+                    room -= outgoing.frame.size + self._fill(outgoing)
+                    if room < 0:
+                        break
+                out.append(outgoing)
                 taken += 1
                 if servo_id is not None and request.expect is not None:
                     busy.add(servo_id)
