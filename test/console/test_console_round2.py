@@ -44,6 +44,11 @@ def test_nothing_is_cut_in_the_console_at_1366x768(qtbot, lone_console, artifact
     screenshot(lone_console, Path(artifacts_dir) / 'round2' / 'console_1366x768.png')
 
 
+# judged in a pytest process no other window test ran in, as a person's console starts fresh:
+# in the parallel phase, after about 1500 other tests on the same worker, the manual pane came
+# out 24 px shorter and its boxes taller (523 px, the Gripper at 519..597) in two fresh runs of
+# three, and never alone or after its neighbours (cause not established: noted in #37)
+@pytest.mark.serial
 def test_go_to_a_tool_pose_and_the_gripper_show_without_scrolling_at_1366x768(
         qtbot, lone_console):
     # issue #37: both needed the manual pane scrolled on a laptop's screen

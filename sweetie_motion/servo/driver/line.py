@@ -392,7 +392,7 @@ class BusLine(threading.Thread):
         free_from = max(now, self.timing.tx_free)
         budget = (self._cycle_start + self.driver.period - free_from) / self.timing.byte_time \
             if reask else 0.0
-        batch = scheduler.between(max(0.0, budget))
+        batch = scheduler.between(max(0.0, budget), shared=self.ready)
         if batch:
             self._write_batch(batch)
 

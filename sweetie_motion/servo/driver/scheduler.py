@@ -144,16 +144,18 @@ class WireScheduler:
         goals = [Outgoing(jog)] if jog is not None else []
         return self._filled(operations + reads[:1] + goals + reads[1:])
 
-    def between(self, budget: float = 0.0) -> List[Outgoing]:
+    def between(self, budget: float = 0.0, shared: bool = True) -> List[Outgoing]:
         """
         Return what to write now, between cycles: the operation requests, then reads asked again.
 
         :param budget: bytes the request wire can take before the next cycle; the servos whose
             read was lost are asked again within it (none when 0).
+        :param shared: the operations keep to their share of the cycle's wire (False while the
+            line is set up: there are no reads to leave room for).
         """
         busy: Set[int] = set()
-        batch = self._filled(self._operations(
-            busy, ordinary=len(self.normal), room=self.operations_share - self.operation_bytes))
+        room = self.operations_share - self.operation_bytes if shared else math.inf
+        batch = self._filled(self._operations(busy, ordinary=len(self.normal), room=room))
         for servo in self.servos:
             if servo.paused or servo.health.losses_in_a_row >= SILENT_AFTER:
                 # the cycles read it at their own pace; a flag left set would make the line
