@@ -244,6 +244,25 @@ def test_missing_servo_fails_connect_with_its_name(rig, tmp_path):
     assert status['j1'].ok and not status['j9'].ok and 'no answer' in status['j9'].message
 
 
+def test_a_servo_silent_for_a_while_at_connect_is_asked_until_connect_timeout(rig, tmp_path):
+    # three lost tries take ~0.1 s: a stall of the machine or a noisy line longer than that
+    # lost a servo that answers a moment later (beside a busy loop, ~1 connect in 20)
+    sim = SimulatorProcess({'servo_sim': {'servos': [{'id': 1}, {'id': 9}]}}, str(tmp_path),
+                           'late', args=['--fault', 'silent=9@0+0.8'])
+    sim.start()
+    rig.sims.append(sim)
+    config = sb.DriverConfig((sb.BusConfig('b', sim.port, 115200, (
+        sb.ServoConfig(1, 'j1'), sb.ServoConfig(9, 'j9'))),), connect_timeout=5.0)
+    rig.bus = sb.SerialServoBus(config)
+    rig.bus.connect()
+    status = {s.joint: s for s in rig.bus.status()}
+    assert status['j1'].ok and status['j9'].ok, status
+    _, servos = rig.bus.statistics()
+    lost = {s.joint: s.timeouts for s in servos}
+    # the servo was asked more than one try's worth while it was silent
+    assert lost['j9'] > config.retries, lost
+
+
 def test_goals_move_the_servos_and_receive_follows(rig):
     bus = rig.start([(1, 0.0), (2, 0.0), (3, 0.0)])
     target = np.array([0.4, -0.3, 0.1])

@@ -37,10 +37,11 @@ Safety:
   resist, so the robot sinks instead of collapsing), ``off`` (free) or ``keep``.
 """
 
+import collections
 import concurrent.futures
 import math
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -148,35 +149,54 @@ class SerialServoBus(ServoBus):
             raise
         for line in self._lines:
             line.line.start()
-        torque = self.config.torque_on_connect
-        futures = []
-        for line in self._lines:
-            for servo in line.line.servos:
-                servo.torque_cmd = torque
-                futures.append((line, servo, line.ops.start('connect', line.ops.init, servo,
-                                                            torque)))
-        deadline = self.clock() + self.config.connect_timeout
-        missing = []
-        reasons = []
-        for line, servo, future in futures:
-            try:
-                future.result(timeout=max(0.0, deadline - self.clock()))
-            except (SerialBusError, concurrent.futures.TimeoutError, hx.HerkulexError) as error:
-                missing.append((servo.joint, line.line.config.name, servo.servo_id))
-                if isinstance(error, ServoTimeoutError):
-                    reason = f'no reply to {error.request}'
-                else:
-                    reason = str(error) or (f'not set up within connect_timeout '
-                                            f'({self.config.connect_timeout:g} s)')
-                reasons.append(f'{servo.joint}: {reason}')
-                line.line.event(f'{servo.describe()} not found at connect: {reason}')
-                servo.health.lost = servo.stats.lost = True
+        missing, reasons = self._init_servos(self.config.torque_on_connect)
         if missing and self.config.require_all_servos:
             self._shutdown(self.config.shutdown_torque)
             raise ServoNotFoundError(missing, reasons)
         for line in self._lines:
             line.line.ready = True
         self._connected = True
+
+    def _init_servos(self, torque: bool) -> Tuple[List[Tuple[str, str, int]], List[str]]:
+        """
+        Init every servo; return (joint, bus, ID) and a reason of each that was not set up.
+
+        A servo that did not answer is asked again until ``connect_timeout`` has passed (one
+        try is ``retries`` requests of a reply ``timeout`` each: a fraction of a second that a
+        noisy line or a stall of the machine can fill); one that answered wrongly is not.
+        """
+        started = self.clock()
+        deadline = started + self.config.connect_timeout
+        futures: Deque[Tuple[_Line, LineServo, float, concurrent.futures.Future]] = \
+            collections.deque()
+        for line in self._lines:
+            for servo in line.line.servos:
+                servo.torque_cmd = torque
+                futures.append((line, servo, started, line.ops.start(
+                    'connect', line.ops.init, servo, torque)))
+        missing, reasons = [], []
+        while futures:
+            line, servo, asked, future = futures.popleft()
+            try:
+                future.result(timeout=max(0.0, deadline - self.clock()))
+                continue
+            except ServoTimeoutError as error:
+                now = self.clock()
+                # another try only if one as long as this one ends before the deadline
+                if now + (now - asked) < deadline:
+                    futures.append((line, servo, now, line.ops.start(
+                        'connect', line.ops.init, servo, torque)))
+                    continue
+                reason = (f'no reply to {error.request} (asked for {now - started:.1f} s, '
+                          'connect_timeout)')
+            except (SerialBusError, concurrent.futures.TimeoutError, hx.HerkulexError) as error:
+                reason = str(error) or (f'not set up within connect_timeout '
+                                        f'({self.config.connect_timeout:g} s)')
+            missing.append((servo.joint, line.line.config.name, servo.servo_id))
+            reasons.append(f'{servo.joint}: {reason}')
+            line.line.event(f'{servo.describe()} not found at connect: {reason}')
+            servo.health.lost = servo.stats.lost = True
+        return missing, reasons
 
     def disconnect(self) -> None:
         """

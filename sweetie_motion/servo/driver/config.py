@@ -196,7 +196,8 @@ class DriverConfig:
         [Hz].
     :param reboot_delay: wait after REBOOT before talking to the servo [s].
     :param reconnect_interval: pause between attempts to reopen a lost port [s].
-    :param connect_timeout: time :meth:`connect` waits for the servos [s].
+    :param connect_timeout: time :meth:`connect` waits for the servos [s]: one that does not
+        answer is asked again until then.
     :param retries: tries of an operation's request.
     :param resume_speed: goal speed limit after a (re)connection [rad/s].
     :param ram_init: RAM registers written at connect and after a reboot.
