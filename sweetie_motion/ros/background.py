@@ -11,6 +11,7 @@ import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Type
 
 from sweetie_motion.errors import SweetieMotionError
+from sweetie_motion.ros.dds_profile import use_package_profile
 
 
 def split_ros_args(argv: Sequence[str]) -> Tuple[List[str], List[str]]:
@@ -47,6 +48,7 @@ class BackgroundNode:
         self._rclpy = rclpy
         self.context = Context()
         extra = {} if domain_id is None else {'domain_id': domain_id}
+        use_package_profile()
         rclpy.init(args=args, context=self.context, **extra)
         options = {}
         if lean:

@@ -33,6 +33,8 @@ class DemoClient:
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import JointState
         from sweetie_motion_msgs.msg import ResourceOwnership
+        from sweetie_motion.ros.dds_profile import use_package_profile
+        use_package_profile()
         rclpy.init()
         self.rclpy = rclpy
         self.ns = f'/{namespace}'
