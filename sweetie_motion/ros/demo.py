@@ -21,6 +21,8 @@ import time
 from typing import Dict, List, Optional
 
 DEMO_NAMESPACE = 'sweetie_demo'
+#: how long the demo waits for the motion process to hear its pendant before it drives [s]
+PENDANT_HEARD_TIMEOUT = 10.0
 
 
 class DemoClient:
@@ -235,6 +237,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not client.wait_ready(30.0):
             print('the motion process did not come up; see its log', file=sys.stderr)
             return 1
+        # the stream's watch must know this client before it streams: killed then, the
+        # demo's motion is held where a brake ends
+        if not client.pendant.wait_heard(['follow_joint_state'], PENDANT_HEARD_TIMEOUT):
+            print(f'the motion process has not heard the pendant of this demo within '
+                  f'{PENDANT_HEARD_TIMEOUT:g} s: driving all the same (should the demo die, '
+                  'its stream stops where it is)', file=sys.stderr)
         plot = drive_with_follow_joint_state(client, args.seconds,
                                              out / 'follow_joint_state.png')
         print(f'reference vs measured: {plot}')

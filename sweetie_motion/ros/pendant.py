@@ -136,6 +136,34 @@ class Pendant:
         except Exception:  # noqa: B902 -- the node is being destroyed: nothing to keep alive
             pass
 
+    def wait_heard(self, watchers: Iterable[str], timeout: float) -> bool:
+        """
+        Wait until each node of ``watchers`` (the motion process's) takes the heartbeats.
+
+        A client that moves the robot before its pendant is heard has a motion that nothing
+        stops should the client die in between: discovering a new client took the motion
+        process 0.05-3 s (a busy machine, Fast DDS repairing a lost announcement). Heard: the
+        node's watch is subscribed and a heartbeat sent now was acknowledged (the topic is
+        reliable).
+
+        :param watchers: node names in the motion process's namespace ('follow_joint_state').
+        :return: whether all were heard within ``timeout`` [s].
+        """
+        deadline = time.monotonic() + timeout
+        topic = self._publisher.topic_name
+        namespace = '/' + topic.strip('/').rsplit('/', 1)[0] if topic.count('/') > 1 else '/'
+        wanted = set(watchers)
+        while time.monotonic() < deadline:
+            subscribed = {info.node_name for info in self.node.get_subscriptions_info_by_topic(
+                topic) if info.node_namespace == namespace}
+            if wanted <= subscribed and self._publisher.get_subscription_count() >= len(wanted):
+                self.beat()
+                left = max(0.01, deadline - time.monotonic())
+                if self._publisher.wait_for_all_acked(Duration(seconds=left)):
+                    return True
+            time.sleep(0.02)
+        return False
+
     def destroy(self) -> None:
         """
         Stop the heartbeat; the motion process then stops the goals still named.
