@@ -383,8 +383,8 @@ def init_ros(ros_args: Sequence[str]) -> None:
     :raises SweetieMotionError: rcl refused the arguments.
     """
     from sweetie_motion.nodes.rclpy_private import RCLError
-    from sweetie_motion.ros.dds_profile import use_package_profile
-    use_package_profile()   # before the first participant; the children inherit it
+    from sweetie_motion.ros.dds_profile import leave_client_profile
+    leave_client_profile()   # Fast DDS's defaults here (the module says why); children too
     captured: List[str] = []
     try:
         with captured_stderr(captured):

@@ -32,7 +32,6 @@ from sweetie_motion.core.cycle import set_realtime_priority
 from sweetie_motion.host.cycle_process import die_with_parent
 from sweetie_motion.host.state_board import StateBoard, wait_for_tick
 from sweetie_motion.ros.conversions import fill_joint_state, joint_state
-from sweetie_motion.ros.dds_profile import use_package_profile
 
 
 #: more ticks than this between two publications is reported as a pause
@@ -183,7 +182,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     # no rclpy signal handlers: this process ignores SIGINT and dies of SIGTERM (its parent's
     # death); rclpy's handler thread, still running when the process exited, printed
     # 'terminate called without an active exception' after a bringup that did not start
-    use_package_profile()
     rclpy.init(args=['sweetie_motion_state', *settings['ros_args']],
                signal_handler_options=SignalHandlerOptions.NO)
     node = Node(settings['node_name'], namespace=settings['namespace'] or None,

@@ -1,13 +1,19 @@
 """
-The Fast DDS profile of the package's processes (config/fastdds_profile.xml), unless the user's.
+The Fast DDS profile of the package's client processes, unless the user configured DDS.
 
-A process that joins a running motion process (a command, the editor, the console) is sent
-the motion process's several hundred DDS endpoints at once. With Fast DDS's default UDP
-receive buffer (212 992 bytes) hundreds of those datagrams were dropped at every start
-(``/proc/net/udp``: 129-931 per ``play``), and what was dropped came again only with the next
-discovery heartbeat: a command waited 1-2.5 s for a service instead of 0.05 s. The profile asks
-for 4 MB buffers (the kernel caps them at ``net.core.rmem_max``). Pure: no rclpy; it must run
-before the process's first rclpy context.
+A client that joins a running motion process (a command, the editor, the console, the demo's
+client) is sent the motion process's several hundred DDS endpoints at once. With Fast DDS's
+default UDP receive buffer (212 992 bytes) hundreds of those datagrams were dropped at every
+start (``/proc/net/udp``: 129-931 per ``play``), and what was dropped came again only with the
+next discovery heartbeat: a command waited 1-2.5 s for a service instead of 0.05 s. The
+profiles (config/fastdds_profile*.xml) give the client a UDP transport with 4 MB buffers (the
+kernel caps them at ``net.core.rmem_max``).
+
+The motion process itself keeps Fast DDS's defaults: with
+``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` the RMW adds its own UDP transport beside the
+profile's, and a process with two sends its discovery data twice — measured, plain clients
+(the ``ros2`` CLI, MoveIt) then lost more of it (drops per start 0-1117 instead of 107-578).
+Pure: no rclpy; it must run before the process's first rclpy context.
 """
 
 import os
@@ -20,27 +26,40 @@ FAST_DDS_RMWS = ('', 'rmw_fastrtps_cpp', 'rmw_fastrtps_dynamic_cpp')
 PROFILE_VARIABLES = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
 #: the profile Fast DDS loads from the working directory when it finds one there
 LOCAL_PROFILE = 'DEFAULT_FASTRTPS_PROFILES.xml'
+#: the profile for discovery on this machine only, and the one for any other range
+PROFILES = {True: 'fastdds_profile_localhost.xml', False: 'fastdds_profile.xml'}
 
 
-def package_profile() -> Path:
-    """Return the package's Fast DDS profile."""
+def package_profile(localhost: bool) -> Path:
+    """Return the package's client profile for discovery on this machine only or beyond."""
     from sweetie_motion.paths import share_dir
-    return share_dir() / 'config' / 'fastdds_profile.xml'
+    return share_dir() / 'config' / PROFILES[localhost]
+
+
+def _localhost(environ: MutableMapping[str, str]) -> bool:
+    # ROS_LOCALHOST_ONLY is deprecated in Jazzy but still wins over the range
+    return (environ.get('ROS_LOCALHOST_ONLY') == '1'
+            or environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST')
+
+
+def _ours(value: Optional[str]) -> bool:
+    return bool(value) and value in {str(package_profile(flag)) for flag in (True, False)}
 
 
 def use_package_profile(environ: Optional[MutableMapping[str, str]] = None) -> bool:
     """
-    Point Fast DDS at the package's profile, unless the user configured DDS themselves.
+    Point Fast DDS at the package's client profile, unless the user configured DDS themselves.
 
     Left alone: another RMW, a profile named in the environment, or one in the working
-    directory. Children started after this inherit the choice.
+    directory. Children started after this inherit the choice (a motion process started by
+    a client leaves it: :func:`leave_client_profile`).
 
     :return: whether the package's profile is in force now.
     """
     environ = os.environ if environ is None else environ
     if environ.get('RMW_IMPLEMENTATION', '') not in FAST_DDS_RMWS:
         return False
-    mine = str(package_profile())
+    mine = str(package_profile(_localhost(environ)))
     if not os.path.isfile(mine):
         return False
     if any(environ.get(name) for name in PROFILE_VARIABLES):
@@ -49,3 +68,10 @@ def use_package_profile(environ: Optional[MutableMapping[str, str]] = None) -> b
         return False
     environ[PROFILE_VARIABLES[0]] = mine
     return True
+
+
+def leave_client_profile(environ: Optional[MutableMapping[str, str]] = None) -> None:
+    """Drop the client profile a motion process inherited from the client that started it."""
+    environ = os.environ if environ is None else environ
+    if _ours(environ.get(PROFILE_VARIABLES[0])):
+        del environ[PROFILE_VARIABLES[0]]

@@ -1,6 +1,9 @@
 """
 A client of the package gets the large DDS receive buffers; a user's own profile wins.
 
+The suite runs with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (conftest): the profile that adds
+a UDP transport beside the RMW's own.
+
 A command joining a running motion process is sent several hundred endpoints at once: with
 the default 212 992-byte UDP buffers hundreds of datagrams were dropped at every start and
 the command waited for the next discovery heartbeat (config/fastdds_profile.xml).

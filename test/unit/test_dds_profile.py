@@ -1,16 +1,25 @@
-"""The package's Fast DDS profile is used unless the user configured DDS themselves."""
+"""The package's clients use its Fast DDS profile unless the user configured DDS themselves."""
 
-from sweetie_motion.ros.dds_profile import package_profile, use_package_profile
+from sweetie_motion.ros.dds_profile import (
+    leave_client_profile, package_profile, use_package_profile,
+)
 
 
-def test_the_packages_profile_is_used_by_default(tmp_path, monkeypatch):
+def test_a_client_uses_the_profile_of_its_discovery_range(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    environ = {}
+    environ = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
     assert use_package_profile(environ)
-    assert environ == {'FASTRTPS_DEFAULT_PROFILES_FILE': str(package_profile())}
-    assert package_profile().is_file()
+    assert environ['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(package_profile(True))
     # asked again (a second client in the process): still in force, nothing else changed
-    assert use_package_profile(environ) and len(environ) == 1
+    assert use_package_profile(environ) and len(environ) == 2
+    for other in ({}, {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'}):
+        assert use_package_profile(other)
+        assert other['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(package_profile(False))
+    assert package_profile(True).is_file() and package_profile(False).is_file()
+    # the deprecated variable still means this machine only
+    environ = {'ROS_LOCALHOST_ONLY': '1'}
+    assert use_package_profile(environ)
+    assert environ['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(package_profile(True))
 
 
 def test_a_users_profile_or_another_rmw_is_left_alone(tmp_path, monkeypatch):
@@ -18,6 +27,8 @@ def test_a_users_profile_or_another_rmw_is_left_alone(tmp_path, monkeypatch):
     for variable in ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE'):
         environ = {variable: '/home/me/my_dds.xml'}
         assert not use_package_profile(environ)
+        assert environ == {variable: '/home/me/my_dds.xml'}
+        leave_client_profile(environ)   # a motion process keeps the user's profile too
         assert environ == {variable: '/home/me/my_dds.xml'}
     environ = {'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}
     assert not use_package_profile(environ) and len(environ) == 1
@@ -27,3 +38,11 @@ def test_a_users_profile_or_another_rmw_is_left_alone(tmp_path, monkeypatch):
     (tmp_path / 'DEFAULT_FASTRTPS_PROFILES.xml').write_text('<profiles/>')
     environ = {}
     assert not use_package_profile(environ) and environ == {}
+
+
+def test_a_motion_process_started_by_a_client_leaves_the_client_profile(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    environ = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+    use_package_profile(environ)      # the editor, say, which then starts its own bringup
+    leave_client_profile(environ)
+    assert environ == {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
