@@ -135,7 +135,11 @@ def test_fault_soak(tmp_path):
         assert stats.timeouts == stats.damaged + stats.missing
         lost_injected = counters['replies_corrupted'] + counters['replies_dropped'] + \
             counters['collisions']
-        assert stats.timeouts - stats.late_replies == lost_injected, (stats, counters)
+        # exact, but for a reply the simulator answered only after a stall of its own longer
+        # than the driver waits for it, even late (seen once in the serial phase beside a busy
+        # loop: one in 5 773); at most one such reply per stall it reports
+        excess = stats.timeouts - stats.late_replies - lost_injected
+        assert 0 <= excess <= stalls, (excess, stats, counters, state['lateness'])
         # bytes came of every corrupted reply, none of a dropped one; a reply of which nothing
         # had come 2 ms after its expected end counts as missing, and this VM delays the
         # simulator that much now and then: the split holds to a few percent, the sum exactly
