@@ -83,6 +83,8 @@ class Pendant:
         from sweetie_motion.controllers.pendants import process_namespace, process_start
         self._process = (process_namespace(), os.getpid(), process_start(os.getpid()) or 0)
         space = namespace.strip('/')
+        #: the motion process's namespace, as the graph names its nodes' namespaces
+        self._namespace = f'/{space}'
         self._publisher = node.create_publisher(
             PendantMsg, f'/{space}/{PENDANT_TOPIC}' if space else f'/{PENDANT_TOPIC}',
             PENDANT_QOS)
@@ -151,11 +153,10 @@ class Pendant:
         """
         deadline = time.monotonic() + timeout
         topic = self._publisher.topic_name
-        namespace = '/' + topic.strip('/').rsplit('/', 1)[0] if topic.count('/') > 1 else '/'
         wanted = set(watchers)
         while time.monotonic() < deadline:
             subscribed = {info.node_name for info in self.node.get_subscriptions_info_by_topic(
-                topic) if info.node_namespace == namespace}
+                topic) if info.node_namespace == self._namespace}
             if wanted <= subscribed and self._publisher.get_subscription_count() >= len(wanted):
                 self.beat()
                 left = max(0.01, deadline - time.monotonic())
