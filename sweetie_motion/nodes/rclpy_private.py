@@ -19,7 +19,10 @@ naming the missing one, when it does.
   value is put there, and so is the new value of a read-only parameter the node derives.
 - ``ActionClient._cancel_goal_async`` and ``._get_result_async``: the requests a goal handle
   sends, filed under a lock with their futures by :mod:`sweetie_motion.ros.action_client`
-  (rclpy's own files them after sending: a quick response from another thread was lost).
+  (rclpy's own files them after sending: a quick response from another thread was lost);
+  ``ActionClient._goal_sequence_number_to_goal_id``, ``._pending_goal_requests``,
+  ``._goal_handles``, ``._action_type`` and ``ClientGoalHandle._status``: a goal whose
+  response the server's RMW dropped is taken as accepted from the status topic there.
 """
 
 from typing import Any, List
@@ -39,6 +42,11 @@ PRIVATE_ATTRIBUTES = (
     ('rclpy.node.Node', '_parameters'),
     ('rclpy.action.ActionClient', '_cancel_goal_async'),
     ('rclpy.action.ActionClient', '_get_result_async'),
+    ('rclpy.action.ActionClient', '_goal_sequence_number_to_goal_id'),
+    ('rclpy.action.ActionClient', '_pending_goal_requests'),
+    ('rclpy.action.ActionClient', '_goal_handles'),
+    ('rclpy.action.ActionClient', '_action_type'),
+    ('rclpy.action.client.ClientGoalHandle', '_status'),
 )
 
 

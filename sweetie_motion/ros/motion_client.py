@@ -125,8 +125,12 @@ class MotionClient:
             node = self._background.node
         #: set by :meth:`interrupt`: every wait of the client ends at once
         self._interrupt = threading.Event()
-        #: the goals sent and not finished yet (cancelled by :meth:`stop` and on Ctrl+C)
+        #: the goals accepted and not finished yet (cancelled by :meth:`stop` and on Ctrl+C)
         self._handles: List = []
+        #: the goals sent whose acceptance the sending thread has not taken yet: a stop
+        #: meanwhile cancels them as soon as they are accepted (the robot may move already)
+        self._sending: List = []
+        self._goals_lock = threading.Lock()
         self.node = node
         from sweetie_motion.ros.storage_client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
@@ -180,8 +184,12 @@ class MotionClient:
         are refused until :meth:`resume`.
         """
         self.interrupt()
-        for handle in list(self._handles):
+        with self._goals_lock:
+            handles, sending = list(self._handles), list(self._sending)
+        for handle in handles:
             handle.cancel_goal_async()
+        for sent in sending:
+            sent.add_done_callback(_cancel_if_accepted)
 
     def __enter__(self: _Client) -> _Client:
         return self
@@ -483,10 +491,13 @@ class MotionClient:
         """
         if self._interrupt.is_set():
             raise ClientError(f'stopped before {what}')
-        sent = client.send_goal_async(goal, feedback_callback=feedback)
+        with self._goals_lock:
+            sent = client.send_goal_async(goal, feedback_callback=feedback)
+            self._sending.append(sent)
         try:
             handle = self._wait(sent, f'send {what}')
         except KeyboardInterrupt:
+            self._forget_sending(sent)
             # the server may accept it all the same: then cancel it as soon as it is
             deadline = time.monotonic() + CANCEL_GRACE
             while not sent.done() and time.monotonic() < deadline:
@@ -494,9 +505,15 @@ class MotionClient:
             accepted = sent.done() and sent.result() is not None and sent.result().accepted
             raise StopRequested(self._cancel(sent.result()) if accepted
                                 else sent.done()) from None
+        except ClientError:
+            self._forget_sending(sent)   # a stop meanwhile cancels it once it is accepted
+            raise
+        with self._goals_lock:
+            self._sending.remove(sent)
+            if handle.accepted:
+                self._handles.append(handle)
         if not handle.accepted:
             raise ClientError(f'{what} was rejected')
-        self._handles.append(handle)
         try:
             result = self._result(handle, client, f'the result of {what}',
                                   timeout if timeout is not None else 3600.0)
@@ -507,8 +524,14 @@ class MotionClient:
                 raise StopRequested(None) from None
             raise StopRequested(stopped) from None
         finally:
-            self._handles.remove(handle)
+            with self._goals_lock:
+                self._handles.remove(handle)
         return _outcome(result)
+
+    def _forget_sending(self, sent) -> None:
+        with self._goals_lock:
+            if sent in self._sending:
+                self._sending.remove(sent)
 
     def _cancel(self, handle) -> bool:
         """
@@ -547,6 +570,15 @@ class MotionClient:
         if not box:
             raise ClientError(f'{self.ns}/{controller} has executed no goal yet')
         return goal_from_msg(box[0])
+
+
+def _cancel_if_accepted(sent) -> None:
+    """Cancel a goal a stop caught before its acceptance reached the sender (done callback)."""
+    if sent.cancelled() or sent.exception() is not None:
+        return
+    handle = sent.result()
+    if handle is not None and handle.accepted:
+        handle.cancel_goal_async()
 
 
 def _outcome(response) -> MotionResult:

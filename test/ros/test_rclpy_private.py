@@ -2,12 +2,18 @@
 
 import importlib
 
+from control_msgs.action import FollowJointTrajectory
 import pytest
 import rclpy
 import rclpy._rclpy_pybind11 as extension
+from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sweetie_motion.nodes import rclpy_private
+from unique_identifier_msgs.msg import UUID
+
+SendGoalResponse = FollowJointTrajectory.Impl.SendGoalService.Response
 
 pytestmark = pytest.mark.ros
 
@@ -23,6 +29,15 @@ def context():
 def instance_of(cls, context):
     if issubclass(cls, Node):
         return cls('rclpy_private_check', context=context)
+    if cls in (ActionClient, ClientGoalHandle):
+        node = Node('rclpy_private_check', context=context)
+        client = ActionClient(node, FollowJointTrajectory, 'rclpy_private_check')
+        if cls is ActionClient:
+            client.destroy_node = node.destroy_node
+            return client
+        handle = ClientGoalHandle(client, UUID(), SendGoalResponse(accepted=True))
+        handle.destroy_node = node.destroy_node
+        return handle
     if cls is rclpy.executors.Executor:
         return SingleThreadedExecutor(context=context)
     return cls(num_threads=2, context=context)
