@@ -23,6 +23,7 @@ import time
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('AMENT_PREFIX_PATH', sys.prefix)
 
+from action_msgs.msg import GoalStatus  # noqa: E402
 import numpy as np  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
@@ -176,14 +177,21 @@ def run_storm(namespace, count):
     sent_seconds = time.monotonic() - started
     while not all(r.done() for r in results) and time.monotonic() < deadline:
         time.sleep(0.01)
-    codes = {}
+    codes, forgotten = {}, 0
     for r in results:
-        if r.done():
-            code = r.result().result.error_code
-            codes[code] = codes.get(code, 0) + 1
+        if not r.done():
+            continue
+        if r.result().status == GoalStatus.STATUS_UNKNOWN:
+            # asked after the server's result_timeout (a busy client): its default result,
+            # error code 0, is no answer about the goal
+            forgotten += 1
+            continue
+        code = r.result().result.error_code
+        codes[code] = codes.get(code, 0) + 1
     print(json.dumps({'sent': count, 'answered': len(handles),
                       'accepted': sum(h.accepted for h in handles), 'sample_codes': codes,
-                      'sample': len(results), 'seconds': sent_seconds}), flush=True)
+                      'forgotten': forgotten, 'sample': len(results),
+                      'seconds': sent_seconds}), flush=True)
     _stop(executor, thread, node)
 
 
