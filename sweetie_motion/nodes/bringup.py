@@ -383,8 +383,8 @@ def init_ros(ros_args: Sequence[str]) -> None:
     :raises SweetieMotionError: rcl refused the arguments.
     """
     from sweetie_motion.nodes.rclpy_private import RCLError
-    from sweetie_motion.ros.dds_profile import leave_client_profile
-    leave_client_profile()   # Fast DDS's defaults here (the module says why); children too
+    from sweetie_motion.ros.dds_profile import use_motion_profile
+    use_motion_profile()   # not a client's (the module says why); its children inherit it
     captured: List[str] = []
     try:
         with captured_stderr(captured):

@@ -1,7 +1,7 @@
 """The package's clients use its Fast DDS profile unless the user configured DDS themselves."""
 
 from sweetie_motion.ros.dds_profile import (
-    leave_client_profile, package_profile, use_package_profile,
+    motion_profile, package_profile, use_motion_profile, use_package_profile,
 )
 
 
@@ -28,7 +28,7 @@ def test_a_users_profile_or_another_rmw_is_left_alone(tmp_path, monkeypatch):
         environ = {variable: '/home/me/my_dds.xml'}
         assert not use_package_profile(environ)
         assert environ == {variable: '/home/me/my_dds.xml'}
-        leave_client_profile(environ)   # a motion process keeps the user's profile too
+        assert not use_motion_profile(environ)   # a motion process keeps the user's too
         assert environ == {variable: '/home/me/my_dds.xml'}
     environ = {'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}
     assert not use_package_profile(environ) and len(environ) == 1
@@ -40,9 +40,16 @@ def test_a_users_profile_or_another_rmw_is_left_alone(tmp_path, monkeypatch):
     assert not use_package_profile(environ) and environ == {}
 
 
-def test_a_motion_process_started_by_a_client_leaves_the_client_profile(tmp_path, monkeypatch):
+def test_a_motion_process_takes_its_own_profile_also_when_a_client_started_it(tmp_path,
+                                                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
     environ = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
     use_package_profile(environ)      # the editor, say, which then starts its own bringup
-    leave_client_profile(environ)
-    assert environ == {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+    assert use_motion_profile(environ)
+    assert environ['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(motion_profile())
+    assert motion_profile().is_file()
+    # and a client the motion process starts takes the client's again
+    assert use_package_profile(environ)
+    assert environ['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(package_profile(True))
+    environ = {'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}
+    assert not use_motion_profile(environ) and len(environ) == 1
