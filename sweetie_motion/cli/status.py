@@ -16,6 +16,8 @@ from sweetie_motion.controllers.catalog import owned_by, status_table, StatusRow
 
 #: how long the diagnostics (published once a second) are waited for [s]
 DIAGNOSTICS_WAIT = 2.5
+#: the lifecycle node every motion process has
+MOTION_NODE = 'motion'
 
 
 class StatusReader:
@@ -80,11 +82,28 @@ class StatusReader:
             'lifecycle states')]
 
     def lifecycle_nodes(self) -> List[str]:
-        """Return the nodes of the namespace that have a lifecycle (get_state), sorted."""
-        services = dict(self.node.get_service_names_and_types())
-        names = [name for name, space in self.node.get_node_names_and_namespaces()
-                 if space == self.ns]
-        return sorted(n for n in set(names) if f'{self.ns}/{n}/get_state' in services)
+        """
+        Return the nodes of the namespace that have a lifecycle (get_state), sorted.
+
+        A new client learns a process's node names from its ``ros_discovery_info``, which may
+        come after the services that answered it: the motion process's :data:`MOTION_NODE`
+        is waited for (the client's timeout), and with it come the names of every node of
+        its process. Without it the table shows what was found.
+        """
+        from sweetie_motion.ros.motion_client import ClientError
+        found: List[str] = []
+
+        def named() -> bool:
+            services = dict(self.node.get_service_names_and_types())
+            names = {name for name, space in self.node.get_node_names_and_namespaces()
+                     if space == self.ns}
+            found[:] = sorted(n for n in names if f'{self.ns}/{n}/get_state' in services)
+            return MOTION_NODE in found
+        try:
+            self.client.discover(named, f'the {MOTION_NODE} node')
+        except ClientError:
+            pass
+        return found
 
     def wait_diagnostics(self, names: Tuple[str, ...]) -> None:
         """Wait (at most :data:`DIAGNOSTICS_WAIT`) until each of ``names`` has reported."""
