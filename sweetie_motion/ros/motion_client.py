@@ -30,8 +30,6 @@ RESULT_RECHECK = 2.0
 SERVER_GONE = 3.0
 #: after an interrupt, the server's answer to the cancel is awaited this long [s]
 CANCEL_GRACE = 2.0
-#: before its first goal, a client waits this long for the motion process to hear its pendant
-PENDANT_HEARD_TIMEOUT = 2.0
 #: a wait for the motion process that takes longer than this is announced [s]
 NOTICE_AFTER = 0.5
 #: a query not answered within this is asked again (then after twice as long, ...) [s]
@@ -133,8 +131,6 @@ class MotionClient:
         #: meanwhile cancels them as soon as they are accepted (the robot may move already)
         self._sending: List = []
         self._goals_lock = threading.Lock()
-        #: whether the first goal waited for the pendant to be heard (once per client)
-        self._pendant_checked = False
         self.node = node
         from sweetie_motion.ros.storage_client import TrajectoryStorageClient
         self.storage = TrajectoryStorageClient(node, f'{self.ns}/{storage_node}',
@@ -495,12 +491,6 @@ class MotionClient:
         """
         if self._interrupt.is_set():
             raise ClientError(f'stopped before {what}')
-        if self.pendant is not None and not self._pendant_checked:
-            # a client killed before the motion process had heard its pendant would leave a
-            # goal nothing stops (discovery of a new client is not symmetric in time); once:
-            # a server without a watch (not the package's) costs one wait, not one per goal
-            self._pendant_checked = True
-            self.pendant.wait_heard((), PENDANT_HEARD_TIMEOUT)
         with self._goals_lock:
             sent = client.send_goal_async(goal, feedback_callback=feedback)
             self._sending.append(sent)

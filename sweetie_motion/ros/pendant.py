@@ -148,8 +148,7 @@ class Pendant:
         node's watch is subscribed and a heartbeat sent now was acknowledged (the topic is
         reliable).
 
-        :param watchers: node names in the motion process's namespace ('follow_joint_state');
-            none: any node of it (they share one DDS participant: what one has heard, all have).
+        :param watchers: node names in the motion process's namespace ('follow_joint_state').
         :return: whether all were heard within ``timeout`` [s].
         """
         deadline = time.monotonic() + timeout
@@ -158,8 +157,7 @@ class Pendant:
         while time.monotonic() < deadline:
             subscribed = {info.node_name for info in self.node.get_subscriptions_info_by_topic(
                 topic) if info.node_namespace == self._namespace}
-            if wanted <= subscribed and \
-                    self._publisher.get_subscription_count() >= max(1, len(wanted)):
+            if wanted <= subscribed and self._publisher.get_subscription_count() >= len(wanted):
                 self.beat()
                 left = max(0.01, deadline - time.monotonic())
                 if self._publisher.wait_for_all_acked(Duration(seconds=left)):

@@ -25,7 +25,6 @@ def test_a_pendant_is_heard_once_the_named_watch_takes_its_heartbeats():
         started = time.monotonic()
         assert not pendant.wait_heard(['follow_joint_state'], 0.5)
         assert time.monotonic() - started >= 0.5
-        assert not pendant.wait_heard((), 0.3)   # no node named: any one, but one
         watch = rclpy.create_node('follow_joint_state', namespace='heard_ns', context=context)
         taken = []
         watch.create_subscription(PendantMsg, '/heard_ns/pendant', taken.append, PENDANT_QOS)
@@ -33,7 +32,6 @@ def test_a_pendant_is_heard_once_the_named_watch_takes_its_heartbeats():
         spinner = threading.Thread(target=executor.spin, daemon=True)
         spinner.start()
         assert pendant.wait_heard(['follow_joint_state'], 10.0)
-        assert pendant.wait_heard((), 1.0)
         # acknowledged by the watch's reader: its node takes it at its next spin
         wait_for(lambda: any(m.client == 'the client' for m in list(taken)), 5, period=0.02,
                  message='the heartbeat taken')
