@@ -287,3 +287,41 @@ def test_an_operations_missing_reply_does_not_wake_the_line_before_its_deadline(
     assert intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
     intake.expire(intake.overdue_at() + 1e-6)
     assert stats.missing == 2 and servos[1].reask
+
+
+def test_a_position_reply_held_back_past_its_loss_still_becomes_the_measurement():
+    # A stall of the machine holds a line's bytes back for tens of milliseconds: the reads in
+    # flight are counted lost, then their replies come all at once. Each is still the servo's
+    # answer, sampled when its request was executed: dropping them left the measurement older
+    # than the stall (and a run of losses had the servo read once in ten cycles after it).
+    servos = line_servos([1])
+    servo = servos[0]
+    matcher = ReplyMatcher(late_grace=0.1)
+    timing = LineTiming(115200, 0.0003, 0.0002, delivery_slack=0.002)
+    stats = sb.BusStatistics('b', 'p')
+    board = MeasurementBoard(1)
+    intake = ReplyIntake('b', {1: servo}, matcher, timing, board, stats, lambda text: None)
+    sampled = []
+    for k, signature in enumerate(POSITION_READS[:3]):   # each asked when the one before is lost
+        now = 0.003 * k
+        tx_end, rx_end = timing.sent(now, 9, signature.reply_size, sequence=k + 1)
+        matcher.sent(1, signature, now, tx_end, rx_end + 0.02)
+        sampled.append(tx_end)
+        intake.expire(timing.overdue_at() + 1e-6)
+    assert stats.missing == 3 and servo.health.losses_in_a_row == 3 and servo.stats.lost
+    servo.health.losses_in_a_row = SILENT_AFTER   # and more on the way: read once in ten cycles
+
+    def reply(signature, counts):
+        data = bytes([signature.address, signature.length]) + \
+            counts.to_bytes(2, 'little') + bytes(signature.length - 2) + b'\x00\x00'
+        return hx.Frame(1, hx.Command.RAM_READ | hx.REPLY_FLAG, data)
+    # the replies come late, the newest first: it becomes the measurement, an older one does
+    # not replace it
+    intake.frame(reply(POSITION_READS[2], 600), 0.04, 0)
+    assert servo.sampled == sampled[-1] and servo.counts == 600
+    assert servo.health.losses_in_a_row == 0 and not servo.stats.lost
+    intake.frame(reply(POSITION_READS[0], 500), 0.041, 0)
+    assert servo.sampled == sampled[-1] and servo.counts == 600
+    assert stats.late_replies == 2 and stats.replies == 0   # counted late, not answers
+    # a late reply's span is free again at once
+    assert matcher.free_signature(1, POSITION_READS) == POSITION_READS[0]

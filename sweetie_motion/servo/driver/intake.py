@@ -8,7 +8,9 @@ LineTiming`) and goes to its operation, if it is one's; a position reply becomes
 measurement on the board, stamped with the time the servo sampled it; every status goes to the
 servo's fault policy (:class:`~sweetie_motion.servo.driver.health.ServoHealth`), and a new
 fault to :attr:`ReplyIntake.on_fault` (the operations switch the torque off). Each lost request
-counts as *damaged* (bytes of its reply came) or *missing* (none came).
+counts as *damaged* (bytes of its reply came) or *missing* (none came). A reply that comes
+after its request was counted lost (late) still ends the servo's run of losses, and a late
+position reply newer than the servo's measurement becomes it.
 """
 
 import math
@@ -64,10 +66,10 @@ class ReplyIntake:
             self.timing.skip(frame.size)
         self.lost(match.lost, now, arrived)
         servo = self.by_id.get(reply.servo_id)
-        if match.late:
+        if match.late is not None:
             self.stats.late_replies += 1
             if servo is not None:
-                servo.stats.late_replies += 1
+                self._late_reply(servo, reply, match.late)
             return
         pending = match.answered
         if pending is None:
@@ -94,6 +96,24 @@ class ReplyIntake:
             stats.reads += 1
             self._measurement(servo, reply, pending.sampled)
         self._status(servo, reply.status, now)
+
+    def _late_reply(self, servo: LineServo, reply: hx.Reply, late: Pending) -> None:
+        """
+        Take a reply that came after its request was counted lost.
+
+        The servo answered: a run of losses ends (a stall of the machine that held the bytes
+        back would otherwise leave it read once in ten cycles), and a position reply newer than
+        the servo's measurement becomes it: it was sampled when its request was executed,
+        however late it came (dropped, it left the joint's measurement older than it needed to
+        be, by the length of the stall and the reads lost in it).
+        """
+        servo.stats.late_replies += 1
+        if servo.health.answered():
+            self.event(f'{servo.describe()} answers again')
+        servo.stats.lost = False
+        if isinstance(reply, hx.ReadReply) and late.expect in MEASUREMENT_READS \
+                and late.sampled > servo.sampled:
+            self._measurement(servo, reply, late.sampled)
 
     def _measurement(self, servo: LineServo, reply: hx.ReadReply, sampled: float) -> None:
         kind, config = servo.kind, servo.config

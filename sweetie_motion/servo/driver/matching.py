@@ -17,7 +17,9 @@ A request is **lost** when
   never completed).
 
 A lost request's signature stays *expired* for ``late_grace``: its reply may still come, and
-it then counts as late instead of being taken for the answer to a newer request. A newer
+it then counts as late instead of being taken for the answer to a newer request (it is still
+the servo's answer to that request: a late position reply is a measurement of when its request
+was executed, see :class:`~sweetie_motion.servo.driver.intake.ReplyIntake`). A newer
 request to that servo uses another signature meanwhile: a position read has several
 (:data:`POSITION_READS`, the same registers asked with one to seven bytes more), so a servo
 whose replies are lost is asked again at once, up to :data:`SPANS` times, not after the grace.
@@ -151,12 +153,12 @@ class Match:
 
     :param answered: the request it answers (None: late or unexpected).
     :param lost: requests overtaken by it, oldest first.
-    :param late: it answers a request already lost.
+    :param late: the request already lost that it answers (None: not late).
     """
 
     answered: Optional[Pending] = None
     lost: List[Pending] = field(default_factory=list)
-    late: bool = False
+    late: Optional[Pending] = None
 
 
 class ReplyMatcher:
@@ -169,7 +171,8 @@ class ReplyMatcher:
     def __init__(self, late_grace: float) -> None:
         self.late_grace = float(late_grace)
         self.in_flight: Dict[int, Pending] = {}
-        self._expired: Dict[Tuple[int, ReplySignature], float] = {}
+        #: (servo, signature) of a lost request -> (end of its grace [s], the request)
+        self._expired: Dict[Tuple[int, ReplySignature], Tuple[float, Pending]] = {}
         self._sequence = 0
 
     def busy(self, servo_id: int, expect: Optional[ReplySignature] = None) -> bool:
@@ -209,8 +212,8 @@ class ReplyMatcher:
                         if k[0] == reply.servo_id and k[1].matches(reply)), None)
             if key is None:
                 return Match()
-            del self._expired[key]
-            return Match(late=True)
+            _, late = self._expired.pop(key)
+            return Match(late=late)
         del self.in_flight[reply.servo_id]
         overtaken = sorted((p for p in self.in_flight.values() if p.sequence < pending.sequence),
                            key=lambda p: p.sequence)
@@ -224,7 +227,7 @@ class ReplyMatcher:
                       key=lambda p: p.sequence)
         for pending in lost:
             self._lose(pending, now)
-        for key, until in list(self._expired.items()):
+        for key, (until, _) in list(self._expired.items()):
             if now > until:
                 del self._expired[key]
         return lost
@@ -242,7 +245,7 @@ class ReplyMatcher:
 
     def _lose(self, pending: Pending, now: float) -> None:
         del self.in_flight[pending.servo_id]
-        self._expired[(pending.servo_id, pending.expect)] = now + self.late_grace
+        self._expired[(pending.servo_id, pending.expect)] = (now + self.late_grace, pending)
 
     def drop_all(self) -> List[Pending]:
         """Forget everything (the port is gone); return what was in flight."""
@@ -258,5 +261,6 @@ class ReplyMatcher:
 
     def next_deadline(self) -> float:
         """Return when the next request in flight is lost or the next grace ends [s]."""
-        times = [p.deadline for p in self.in_flight.values()] + list(self._expired.values())
+        times = [p.deadline for p in self.in_flight.values()] + \
+            [until for until, _ in self._expired.values()]
         return min(times) if times else float('inf')
