@@ -34,8 +34,9 @@ garbles replies that overlap (none may).
 
 With ``--stack RUNS`` it then runs the whole stack (``bringup --bus sim-serial``, the same
 faults) at both baud rates, without and with another process typing ``servo status``,
-``servo scan``, ``play nod``, ``status`` and ``list`` in a loop (:mod:`servo_stack`), and
-reports the driver's measurement ages of both.
+``servo scan``, ``play nod``, ``status`` and ``list`` in a loop, and beside busy loops that
+take as much CPU as that loop did (:mod:`servo_stack`), and reports the driver's measurement
+ages of all three.
 
 Targets: each wire figure at least 85 % of its limit; on the original layout (3 lines at
 115200 Bd) a goal every cycle at 100 Hz and every servo refreshed at least twice as often as
@@ -293,11 +294,12 @@ def main():
 
 def stack(runs, seconds, directory, results, targets):
     """
-    Run the whole stack without and with commands beside it; print and judge the ages.
+    Run the whole stack quiet, beside commands and beside their CPU load; print and judge.
 
     Targets: the largest measurement age at most 3 periods at 666666 Bd and at most this
     run's driver-only figure (the greeting with faults) plus a period at 115200 Bd, with the
-    commands as without them.
+    commands as without them. The plain CPU load (busy loops, as many as the commands kept
+    cores busy) is not judged: it tells how much of what the commands do is their CPU time.
     """
     from servo_stack import COMMANDS, run_stack
     out = {}
@@ -306,21 +308,26 @@ def stack(runs, seconds, directory, results, targets):
             f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting']['lines'])
         limit = 3e3 * PERIOD if baud == 666666 else bench + 1e3 * PERIOD
         for run in range(runs):
-            for commands in (False, True):
-                figures, typed = run_stack(baud, seconds, commands, directory)
-                key = (f'stack x {baud} Bd, {"with" if commands else "without"} commands, '
-                       f'run {run + 1}')
-                out[key] = {'lines': figures, 'command_loops': typed}
+            cores = 1
+            for load in (None, 'commands', 'cpu'):
+                figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
+                if load == 'commands':
+                    cores = max(1, round(busy))
+                beside = {None: 'without commands', 'commands': 'with commands',
+                          'cpu': f'beside {cores} busy loop(s), no commands'}[load]
+                key = f'stack x {baud} Bd, {beside}, run {run + 1}'
+                out[key] = {'lines': figures, 'command_loops': typed, 'load_cores': busy}
                 worst = max(f['age_max_ms'] for f in figures.values())
                 print(f'{key}: ' + '; '.join(
                     f'{line} age p50 / p99 / max {f["age_p50_ms"]:.1f} / {f["age_p99_ms"]:.1f}'
                     f' / {f["age_max_ms"]:.1f} ms, thread ran {f["wake_p99_ms"]:.1f} / '
                     f'{f["wake_max_ms"]:.1f} ms (p99 / max) after the goals'
                     for line, f in figures.items()) + (
-                    f'; {typed} commands run of {", ".join(" ".join(c) for c in COMMANDS)}'
-                    if commands else ''), flush=True)
-                targets.check(f'{key}: largest measurement age', f'{worst:.1f} ms',
-                              f'<= {limit:.0f} ms', worst <= limit)
+                    f'; {typed} commands run of {", ".join(" ".join(c) for c in COMMANDS)}, '
+                    f'{busy:.2f} cores busy' if load == 'commands' else ''), flush=True)
+                if load != 'cpu':
+                    targets.check(f'{key}: largest measurement age', f'{worst:.1f} ms',
+                                  f'<= {limit:.0f} ms', worst <= limit)
     return out
 
 

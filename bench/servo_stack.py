@@ -1,16 +1,24 @@
 """
-The whole stack on the pty simulators, with and without commands typed beside it.
+The whole stack on the pty simulators: quiet, with commands typed beside it, with plain load.
 
 Used by ``bench/servo_bus.py --stack``: ``sweetie-motion bringup --bus sim-serial`` (the
 package's simulator, faults on every line: 5 % corrupted and 1 % dropped replies) on the pony's
-three lines at one baud rate, for ``seconds``; with ``commands``, another process runs
-``servo status``, ``servo scan``, ``play nod``, ``status`` and ``list`` in a loop meanwhile.
+three lines at one baud rate, for ``seconds``, with one of three loads beside it:
+
+- ``None``: nothing;
+- ``'commands'``: another process runs ``servo status``, ``servo scan``, ``play nod``,
+  ``status`` and ``list`` in a loop; its CPU time is measured;
+- ``'cpu'``: busy loops at normal priority, as many as the commands' loop kept cores busy
+  (at least one): the same CPU load with nothing of ROS or of the robot in it, which tells
+  what the commands do to the lines beyond taking CPU time.
+
 The figures are the driver's own, from ``/diagnostics``, measured from the end of the start-up
 (``servo_bus`` ``reset_statistics``): per line the measurement age p50 / p99 / max and how
 long after the cycle handed its goals over the line thread ran (p99 / max).
 """
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -60,8 +68,26 @@ def _with_namespace(command, ns):
     return _cli(*command, '--namespace', ns)
 
 
-def run_stack(baud, seconds, commands, directory):
-    """Run the stack at ``baud`` for ``seconds``; return {line: figures [ms]}, commands run."""
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _load_script(load, ns, cores):
+    if load == 'commands':
+        return '; '.join(' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; echo done'
+                         for c in COMMANDS)
+    return ' & '.join(['(while :; do :; done)'] * cores) + '; wait'
+
+
+def run_stack(baud, seconds, load, directory, cores=1):
+    """
+    Run the stack at ``baud`` for ``seconds`` beside ``load`` (None, 'commands' or 'cpu').
+
+    :param cores: the busy loops of the ``'cpu'`` load.
+    :return: {line: figures [ms]}, the commands run, the cores the load kept busy (its CPU
+        time over ``seconds``).
+    """
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from sweetie_motion_msgs.srv import ServoCommand
@@ -78,7 +104,7 @@ def run_stack(baud, seconds, commands, directory):
     with open(config, 'w') as out:
         out.write(PROCESS_CONFIG.format(ns=ns, servos=servos,
                                         faults=', '.join(f"'{f}'" for f in FAULTS)))
-    log = open(os.path.join(directory, f'bringup_{baud}_{commands}.log'), 'w')
+    log = open(os.path.join(directory, f'bringup_{baud}_{load}.log'), 'w')
     bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
                                stdout=log, stderr=subprocess.STDOUT)
     loop = None
@@ -109,18 +135,19 @@ def run_stack(baud, seconds, commands, directory):
         spin_until(lambda: False, 2.0)   # the lines settle after the start-up
         future = client.call_async(ServoCommand.Request(command='reset_statistics'))
         spin_until(future.done, 10)
-        typed = 0
-        if commands:
-            script = '; '.join(' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; echo done'
-                               for c in COMMANDS)
-            loop = subprocess.Popen(['bash', '-c', f'while true; do {script}; done'],
-                                    stdout=subprocess.PIPE, text=True, start_new_session=True)
+        typed, busy = 0, 0.0
+        if load:
+            cpu = _children_cpu()
+            loop = subprocess.Popen(
+                ['bash', '-c', f'while true; do {_load_script(load, ns, cores)}; done'],
+                stdout=subprocess.PIPE, text=True, start_new_session=True)
         started = time.monotonic()
         spin_until(lambda: time.monotonic() - started > seconds, seconds + 5)
         if loop is not None:
             os.killpg(loop.pid, signal.SIGTERM)
             out, _ = loop.communicate(timeout=10)
             typed = out.count('done')
+            busy = (_children_cpu() - cpu) / (time.monotonic() - started)
         seen = time.monotonic()
         stamp = {k: dict(v) for k, v in latest.items()}
         # the next diagnostics: what the lines saw up to the end
@@ -140,17 +167,20 @@ def run_stack(baud, seconds, commands, directory):
     figures = {line: {key: float(values[key]) for key in (
         'age_p50_ms', 'age_p99_ms', 'age_max_ms', 'wake_p99_ms', 'wake_max_ms')}
         for line, values in stamp.items()}
-    return figures, typed
+    return figures, typed, busy
 
 
 def main():
-    """Run it once at each baud rate, with and without commands; print the figures."""
+    """Run it once at each baud rate quiet, with commands, with their CPU load; print."""
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
     with tempfile.TemporaryDirectory(prefix='servo_stack_') as directory:
         for baud in (666666, 115200):
-            for commands in (False, True):
-                figures, typed = run_stack(baud, seconds, commands, directory)
-                print(baud, 'commands' if commands else 'quiet', typed, figures, flush=True)
+            cores = 1
+            for load in (None, 'commands', 'cpu'):
+                figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
+                if load == 'commands':
+                    cores = max(1, round(busy))
+                print(baud, load or 'quiet', typed, f'{busy:.2f} cores', figures, flush=True)
 
 
 if __name__ == '__main__':
