@@ -299,7 +299,8 @@ def stack(runs, seconds, directory, results, targets):
     Targets: the largest measurement age at most 3 periods at 666666 Bd and at most this
     run's driver-only figure (the greeting with faults) plus a period at 115200 Bd, with the
     commands as without them. The plain CPU load (busy loops, as many as the commands kept
-    cores busy) is not judged: it tells how much of what the commands do is their CPU time.
+    cores busy beyond the quiet run's) is not judged: it tells how much of what the commands
+    do is their CPU time.
     """
     from servo_stack import COMMANDS, run_stack
     out = {}
@@ -308,23 +309,24 @@ def stack(runs, seconds, directory, results, targets):
             f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting']['lines'])
         limit = 3e3 * PERIOD if baud == 666666 else bench + 1e3 * PERIOD
         for run in range(runs):
-            cores = 1
+            cores, quiet = 1, 0.0
             for load in (None, 'commands', 'cpu'):
                 figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
-                if load == 'commands':
-                    cores = max(1, round(busy))
+                quiet = busy if load is None else quiet
+                cores = max(1, round(busy - quiet)) if load == 'commands' else cores
                 beside = {None: 'without commands', 'commands': 'with commands',
                           'cpu': f'beside {cores} busy loop(s), no commands'}[load]
                 key = f'stack x {baud} Bd, {beside}, run {run + 1}'
-                out[key] = {'lines': figures, 'command_loops': typed, 'load_cores': busy}
+                out[key] = {'lines': figures, 'command_loops': typed, 'busy_cores': busy}
                 worst = max(f['age_max_ms'] for f in figures.values())
                 print(f'{key}: ' + '; '.join(
                     f'{line} age p50 / p99 / max {f["age_p50_ms"]:.1f} / {f["age_p99_ms"]:.1f}'
                     f' / {f["age_max_ms"]:.1f} ms, thread ran {f["wake_p99_ms"]:.1f} / '
                     f'{f["wake_max_ms"]:.1f} ms (p99 / max) after the goals'
                     for line, f in figures.items()) + (
-                    f'; {typed} commands run of {", ".join(" ".join(c) for c in COMMANDS)}, '
-                    f'{busy:.2f} cores busy' if load == 'commands' else ''), flush=True)
+                    f'; {typed} loops of {", ".join(" ".join(c) for c in COMMANDS)}'
+                    if load == 'commands' else '') + f'; the machine {busy:.2f} cores busy',
+                    flush=True)
                 if load != 'cpu':
                     targets.check(f'{key}: largest measurement age', f'{worst:.1f} ms',
                                   f'<= {limit:.0f} ms', worst <= limit)

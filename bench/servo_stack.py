@@ -7,10 +7,11 @@ three lines at one baud rate, for ``seconds``, with one of three loads beside it
 
 - ``None``: nothing;
 - ``'commands'``: another process runs ``servo status``, ``servo scan``, ``play nod``,
-  ``status`` and ``list`` in a loop; its CPU time is measured;
+  ``status`` and ``list`` in a loop;
 - ``'cpu'``: busy loops at normal priority, as many as the commands' loop kept cores busy
-  (at least one): the same CPU load with nothing of ROS or of the robot in it, which tells
-  what the commands do to the lines beyond taking CPU time.
+  (the machine's busy cores with the commands minus without; at least one): the same CPU
+  load with nothing of ROS or of the robot in it, which tells what the commands do to the
+  lines beyond taking CPU time.
 
 The figures are the driver's own, from ``/diagnostics``, measured from the end of the start-up
 (``servo_bus`` ``reset_statistics``): per line the measurement age p50 / p99 / max and how
@@ -18,7 +19,6 @@ long after the cycle handed its goals over the line thread ran (p99 / max).
 """
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -68,9 +68,12 @@ def _with_namespace(command, ns):
     return _cli(*command, '--namespace', ns)
 
 
-def _children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _machine_cpu():
+    """Return the machine's busy and total CPU time so far [jiffies] (all cores)."""
+    with open('/proc/stat') as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]   # idle, iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def _load_script(load, ns, cores):
@@ -85,8 +88,8 @@ def run_stack(baud, seconds, load, directory, cores=1):
     Run the stack at ``baud`` for ``seconds`` beside ``load`` (None, 'commands' or 'cpu').
 
     :param cores: the busy loops of the ``'cpu'`` load.
-    :return: {line: figures [ms]}, the commands run, the cores the load kept busy (its CPU
-        time over ``seconds``).
+    :return: {line: figures [ms]}, the commands run, the cores the machine kept busy meanwhile
+        (the stack's own and the load's).
     """
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -135,9 +138,9 @@ def run_stack(baud, seconds, load, directory, cores=1):
         spin_until(lambda: False, 2.0)   # the lines settle after the start-up
         future = client.call_async(ServoCommand.Request(command='reset_statistics'))
         spin_until(future.done, 10)
-        typed, busy = 0, 0.0
+        typed = 0
+        cpu = _machine_cpu()
         if load:
-            cpu = _children_cpu()
             loop = subprocess.Popen(
                 ['bash', '-c', f'while true; do {_load_script(load, ns, cores)}; done'],
                 stdout=subprocess.PIPE, text=True, start_new_session=True)
@@ -147,7 +150,8 @@ def run_stack(baud, seconds, load, directory, cores=1):
             os.killpg(loop.pid, signal.SIGTERM)
             out, _ = loop.communicate(timeout=10)
             typed = out.count('done')
-            busy = (_children_cpu() - cpu) / (time.monotonic() - started)
+        busy_end, total_end = _machine_cpu()
+        busy = (busy_end - cpu[0]) / max(1, total_end - cpu[1]) * os.cpu_count()
         seen = time.monotonic()
         stamp = {k: dict(v) for k, v in latest.items()}
         # the next diagnostics: what the lines saw up to the end
@@ -175,11 +179,11 @@ def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
     with tempfile.TemporaryDirectory(prefix='servo_stack_') as directory:
         for baud in (666666, 115200):
-            cores = 1
+            cores, quiet = 1, 0.0
             for load in (None, 'commands', 'cpu'):
                 figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
-                if load == 'commands':
-                    cores = max(1, round(busy))
+                quiet = busy if load is None else quiet
+                cores = max(1, round(busy - quiet)) if load == 'commands' else cores
                 print(baud, load or 'quiet', typed, f'{busy:.2f} cores', figures, flush=True)
 
 
