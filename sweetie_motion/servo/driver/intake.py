@@ -89,9 +89,7 @@ class ReplyIntake:
         stats.latency_mean += (latency - stats.latency_mean) / stats.replies
         stats.latency_max = max(stats.latency_max, latency)
         stats.last_reply = now
-        if servo.health.answered():
-            self.event(f'{servo.describe()} answers again')
-        stats.lost = False
+        self._answered(servo)
         if isinstance(reply, hx.ReadReply) and pending.expect in MEASUREMENT_READS:
             stats.reads += 1
             self._measurement(servo, reply, pending.sampled)
@@ -108,12 +106,16 @@ class ReplyIntake:
         be, by the length of the stall and the reads lost in it).
         """
         servo.stats.late_replies += 1
-        if servo.health.answered():
-            self.event(f'{servo.describe()} answers again')
-        servo.stats.lost = False
+        self._answered(servo)
         if isinstance(reply, hx.ReadReply) and late.expect in MEASUREMENT_READS \
                 and late.sampled > servo.sampled:
             self._measurement(servo, reply, late.sampled)
+
+    def _answered(self, servo: LineServo) -> None:
+        """End the servo's run of losses (in time or late, it answered)."""
+        if servo.health.answered():
+            self.event(f'{servo.describe()} answers again')
+        servo.stats.lost = False
 
     def _measurement(self, servo: LineServo, reply: hx.ReadReply, sampled: float) -> None:
         kind, config = servo.kind, servo.config
