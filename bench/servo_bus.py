@@ -302,18 +302,14 @@ def stack(runs, seconds, directory, results, targets):
     cores busy beyond the quiet run's) is not judged: it tells how much of what the commands
     do is their CPU time.
     """
-    from servo_stack import COMMANDS, run_stack
+    from servo_stack import COMMANDS, run_loads
     out = {}
     for baud in (666666, 115200):
         bench = max(line['age_ms'][2] for line in results[
             f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting']['lines'])
         limit = 3e3 * PERIOD if baud == 666666 else bench + 1e3 * PERIOD
         for run in range(runs):
-            cores, quiet = 1, 0.0
-            for load in (None, 'commands', 'cpu'):
-                figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
-                quiet = busy if load is None else quiet
-                cores = max(1, round(busy - quiet)) if load == 'commands' else cores
+            for load, cores, figures, typed, busy in run_loads(baud, seconds, directory):
                 beside = {None: 'without commands', 'commands': 'with commands',
                           'cpu': f'beside {cores} busy loop(s), no commands'}[load]
                 key = f'stack x {baud} Bd, {beside}, run {run + 1}'

@@ -174,16 +174,28 @@ def run_stack(baud, seconds, load, directory, cores=1):
     return figures, typed, busy
 
 
+def run_loads(baud, seconds, directory):
+    """
+    Run the stack quiet, beside the commands, then beside as many busy loops as they took.
+
+    :return: per load, (load, busy loops of the 'cpu' load, figures, commands run, busy cores).
+    """
+    cores, quiet = 1, 0.0
+    for load in (None, 'commands', 'cpu'):
+        figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
+        if load is None:
+            quiet = busy
+        elif load == 'commands':
+            cores = max(1, round(busy - quiet))
+        yield load, cores, figures, typed, busy
+
+
 def main():
     """Run it once at each baud rate quiet, with commands, with their CPU load; print."""
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
     with tempfile.TemporaryDirectory(prefix='servo_stack_') as directory:
         for baud in (666666, 115200):
-            cores, quiet = 1, 0.0
-            for load in (None, 'commands', 'cpu'):
-                figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
-                quiet = busy if load is None else quiet
-                cores = max(1, round(busy - quiet)) if load == 'commands' else cores
+            for load, _, figures, typed, busy in run_loads(baud, seconds, directory):
                 print(baud, load or 'quiet', typed, f'{busy:.2f} cores', figures, flush=True)
 
 
