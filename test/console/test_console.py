@@ -337,8 +337,11 @@ def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_mode
     # one command typed and run at once
     qtbot.keyClicks(window.command_line, 'MOVJ joint6=10 V20')
     qtbot.keyClick(window.command_line, Qt.Key_Return)
-    wait_job(qtbot, console)
-    assert abs(reference(arm, ['joint6'])[0] - math.radians(10)) < 2e-3
+    message = wait_job(qtbot, console)
+    assert presenter.message.level != 'error' and 'command MOVJ' in message, message
+    # done within the goal tolerance; the reference this test hears may come later (CI run)
+    until(qtbot, lambda: abs(reference(arm, ['joint6'])[0] - math.radians(10)) < 2e-3, 10,
+          'joint6 at 10 deg')
     assert window.command_line.text() == ''
     qtbot.keyClicks(window.command_line, 'MOVJ joint9=10')
     qtbot.keyClick(window.command_line, Qt.Key_Return)
