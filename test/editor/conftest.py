@@ -83,12 +83,13 @@ def robot(tmp_path_factory, request):
     config = editor_config(directory)
     with _robot_stack:
         domain = _robot_stack.enter_context(own_domain())
-        _robot_stack.enter_context(motion_process(str(config), 'pony_editor'))
+        process = _robot_stack.enter_context(motion_process(str(config), 'pony_editor'))
         client = _robot_stack.enter_context(MotionClient('pony_editor', domain))
         client.wait_ready(READY)
         _wait_until_follow_joint_state_obeys(client)
         client.storage_dir = directory / 'store'
         client.domain = domain
+        client.process = process
         yield client
 
 
@@ -120,5 +121,8 @@ def editor(qtbot, robot, tmp_path):
     """Open an editor on the session's robot with a fresh workspace; wait until connected."""
     with open_editor(qtbot, 'pony_editor', tmp_path / 'workspace') as opened:
         until(qtbot, lambda: opened.presenter.current_pose and
-              all(opened.presenter.links.values()), 30, 'the editor connected to the robot')
+              all(opened.presenter.links.values()), 30,
+              lambda: f'the editor connected to the robot (links {opened.presenter.links}, '
+              f'{len(opened.presenter.current_pose)} joints in its pose, motion process '
+              f'{"alive" if robot.process.alive() else "dead"})')
         yield opened

@@ -167,16 +167,17 @@ class SerialServoBus(ServoBus):
         """
         started = self.clock()
         deadline = started + self.config.connect_timeout
-        futures: Deque[Tuple[_Line, LineServo, float, concurrent.futures.Future]] = \
+        # (line, servo, when this try began, the try, the request an earlier try got no reply to)
+        futures: Deque[Tuple[_Line, LineServo, float, concurrent.futures.Future, str]] = \
             collections.deque()
         for line in self._lines:
             for servo in line.line.servos:
                 servo.torque_cmd = torque
                 futures.append((line, servo, started, line.ops.start(
-                    'connect', line.ops.init, servo, torque)))
+                    'connect', line.ops.init, servo, torque), ''))
         missing, reasons = [], []
         while futures:
-            line, servo, asked, future = futures.popleft()
+            line, servo, asked, future, unanswered = futures.popleft()
             try:
                 future.result(timeout=max(0.0, deadline - self.clock()))
                 continue
@@ -185,13 +186,18 @@ class SerialServoBus(ServoBus):
                 # another try only if one as long as this one ends before the deadline
                 if now + (now - asked) < deadline:
                     futures.append((line, servo, now, line.ops.start(
-                        'connect', line.ops.init, servo, torque)))
+                        'connect', line.ops.init, servo, torque), str(error.request)))
                     continue
                 reason = (f'no reply to {error.request} (asked for {now - started:.1f} s, '
                           'connect_timeout)')
-            except (SerialBusError, concurrent.futures.TimeoutError, hx.HerkulexError) as error:
-                reason = str(error) or (f'not set up within connect_timeout '
-                                        f'({self.config.connect_timeout:g} s)')
+            except concurrent.futures.TimeoutError:
+                # a loaded machine stretched the last try past the deadline: what the servo
+                # left unanswered before is still the truth a person needs
+                reason = (f'no reply to {unanswered} (asked for {self.clock() - started:.1f} s, '
+                          'connect_timeout)') if unanswered else \
+                    f'not set up within connect_timeout ({self.config.connect_timeout:g} s)'
+            except (SerialBusError, hx.HerkulexError) as error:
+                reason = str(error) or 'not set up'
             missing.append((servo.joint, line.line.config.name, servo.servo_id))
             reasons.append(f'{servo.joint}: {reason}')
             line.line.event(f'{servo.describe()} not found at connect: {reason}')
