@@ -176,6 +176,11 @@ class SerialServoBus(ServoBus):
                 futures.append((line, servo, started, line.ops.start(
                     'connect', line.ops.init, servo, torque), ''))
         missing, reasons = [], []
+        not_set_up = f'not set up within connect_timeout ({self.config.connect_timeout:g} s)'
+
+        def no_reply(request: str) -> str:
+            return (f'no reply to {request} (asked for {self.clock() - started:.1f} s, '
+                    'connect_timeout)')
         while futures:
             line, servo, asked, future, unanswered = futures.popleft()
             try:
@@ -188,16 +193,13 @@ class SerialServoBus(ServoBus):
                     futures.append((line, servo, now, line.ops.start(
                         'connect', line.ops.init, servo, torque), str(error.request)))
                     continue
-                reason = (f'no reply to {error.request} (asked for {now - started:.1f} s, '
-                          'connect_timeout)')
+                reason = no_reply(error.request)
             except concurrent.futures.TimeoutError:
                 # a loaded machine stretched the last try past the deadline: what the servo
                 # left unanswered before is still the truth a person needs
-                reason = (f'no reply to {unanswered} (asked for {self.clock() - started:.1f} s, '
-                          'connect_timeout)') if unanswered else \
-                    f'not set up within connect_timeout ({self.config.connect_timeout:g} s)'
+                reason = no_reply(unanswered) if unanswered else not_set_up
             except (SerialBusError, hx.HerkulexError) as error:
-                reason = str(error) or 'not set up'
+                reason = str(error) or not_set_up
             missing.append((servo.joint, line.line.config.name, servo.servo_id))
             reasons.append(f'{servo.joint}: {reason}')
             line.line.event(f'{servo.describe()} not found at connect: {reason}')
