@@ -38,8 +38,9 @@ demo: setup
 # Two at a time (pytest-xdist, each worker its own ROS domains and X displays; a file, the
 # editor's folder and the real-time servo files each stay on one worker: test/xdist_groups.py),
 # then the tests that measure time (marked serial) with nothing beside them. TEST_WORKERS=3 is
-# faster on 2 cores (most tests wait on the processes they start: 11.5 -> 8.5 minutes quiet)
-# but timing-judging tests failed now and then beside a busy loop with three.
+# faster on a quiet 2-core machine (most tests wait on the processes they start: 11.5 -> 8.5
+# minutes) but not beside a busy loop, where the CPU is the limit (740 s against 692-715 s with
+# two), and there six timing-judging tests failed in one run.
 TEST_ENV := QT_QPA_PLATFORM=offscreen SWEETIE_MOTION_TEST_STRICT=1
 TEST_WORKERS ?= 2
 test: setup

@@ -177,6 +177,20 @@ class PendantLeases:
                     lapses.append(lapse)
         return lapses
 
+    def watching(self, watcher: str, goals: Iterable[bytes], inputs: Set[str]) -> bool:
+        """
+        Return whether a look could find a lapse for ``watcher``.
+
+        True when a client holds one of ``goals``, or streams to one of ``inputs`` and has not
+        been told to ``watcher`` as gone: with neither, nothing can lapse until a heartbeat
+        names a goal or a stream.
+        """
+        with self._lock:
+            if any(goal in self._holder for goal in goals):
+                return True
+            return any(state.follow & inputs and watcher not in state.told
+                       for state in self._clients.values())
+
     def watched(self) -> Tuple[int, int]:
         """Return how many clients and goals are watched now."""
         with self._lock:

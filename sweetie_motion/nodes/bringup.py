@@ -328,7 +328,8 @@ def wait_at_rest(executor: MotionExecutor, bringup: 'MotionBringup',
 
     Rest alone is not enough: a motion that paused would end the wait while its client's goals
     still run. Every pendant watch of the bringup's nodes must also have looked at its clients
-    after this wait began (the parent's end is then seen, its motions stopped).
+    after this wait began (the parent's end is then seen, its motions stopped), or be idle
+    (no client holds anything of its node).
 
     :return: whether it came to rest within ``timeout`` [s].
     """
@@ -348,7 +349,8 @@ def wait_at_rest(executor: MotionExecutor, bringup: 'MotionBringup',
         elif resting_since is None:
             resting_since = now
         elif now - resting_since >= REST_CONFIRMED and all(
-                watch.looked is not None and watch.looked > began for watch in watches):
+                watch.idle or (watch.looked is not None and watch.looked > began)
+                for watch in watches):
             return True
     return False
 

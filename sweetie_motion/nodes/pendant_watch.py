@@ -5,8 +5,12 @@ The node's goals and its FollowJointState input stop when the client that sent t
 :class:`PendantWatch` takes the heartbeats of ``<namespace>/pendant`` and, every
 :data:`CHECK_PERIOD`, hands the node the goals and streams whose client is gone (its process
 ended, when it ran beside this one; its lease of silence ran out, when it ran elsewhere).
+The checks run only while a client holds one of the node's goals or streams to it: an idle
+node's timer does not wake the executor (three watches at 20 Hz were most of an idle
+bringup's CPU, each firing rebuilding the executor's whole wait set twice).
 """
 
+import threading
 import time
 from typing import Any, Callable, Iterable, Optional, Set
 
@@ -54,6 +58,9 @@ class PendantWatch:
         self._subscription = node.create_subscription(
             Pendant, PENDANT_TOPIC, self._on_heartbeat, PENDANT_QOS, callback_group=group)
         self._timer = node.create_timer(CHECK_PERIOD, self._check, callback_group=group)
+        #: serialises arming (a heartbeat) and disarming (a check that found nothing to watch):
+        #: the group may be reentrant
+        self._arming = threading.Lock()
 
     def destroy(self) -> None:
         """Release the subscription and the timer."""
@@ -70,6 +77,22 @@ class PendantWatch:
             if msg.client not in self._refused:   # said once per client, not ten times a second
                 self._refused.add(msg.client)
                 self.node.get_logger().warning(f'{error}: its motions are not watched')
+            return
+        if msg.goals or set(msg.follow) & self._inputs:
+            self._arm()
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing is watched now (no client holds a goal or streams to the node)."""
+        return self._timer.is_canceled()
+
+    def _arm(self) -> None:
+        """Start the checks again (a heartbeat named a goal or a stream)."""
+        with self._arming:
+            if self._timer.is_canceled():
+                # the time idle is no stall of this node's: silence counts from now on
+                self._last_check = time.monotonic()
+                self._timer.reset()
 
     def _check(self) -> None:
         now = time.monotonic()
@@ -93,3 +116,7 @@ class PendantWatch:
                                                f'{lapse.describe()}')
                 self._hold(lapse)
         self.looked = time.monotonic()
+        with self._arming:
+            if not self.leases.watching(self.node.get_name(), running - self._stopped,
+                                        self._inputs):
+                self._timer.cancel()

@@ -92,6 +92,25 @@ def test_a_stream_lapses_once_per_end_for_each_watcher_of_its_topic():
     assert len(leases.stream_lapses('follow_joint_state', {SET}, 1.5, alive)) == 1
 
 
+def test_a_watcher_has_something_to_watch_only_while_a_client_holds_its_goal_or_stream():
+    # the node's checks sleep otherwise: nothing can lapse until a heartbeat names something
+    leases = PendantLeases()
+    assert not leases.watching('joint_trajectory', [GOAL_A], set())
+    leases.heartbeat('console', 0.3, [GOAL_B], [], now=0.0)
+    assert not leases.watching('joint_trajectory', [GOAL_A], set())    # another's goal
+    leases.heartbeat('play', 0.3, [GOAL_A], [], now=0.0)
+    assert leases.watching('joint_trajectory', [GOAL_A], set())
+    leases.heartbeat('play', 0.3, [], [], now=0.1)                       # ended, for play
+    assert not leases.watching('joint_trajectory', [GOAL_A], set())
+    leases.heartbeat('editor', 0.3, [], [SET], now=0.0)
+    assert leases.watching('follow_joint_state', [], {SET})
+    assert not leases.watching('follow_joint_state', [], {'/x/in'})
+    assert len(leases.stream_lapses('follow_joint_state', {SET}, 0.5, alive)) == 1
+    assert not leases.watching('follow_joint_state', [], {SET})         # told: nothing left
+    leases.heartbeat('editor', 0.3, [], [SET], now=1.0)                  # back
+    assert leases.watching('follow_joint_state', [], {SET})
+
+
 @pytest.mark.parametrize('lease', [0.0, MIN_LEASE / 2, MAX_LEASE * 2, float('nan'),
                                    float('inf'), -1.0])
 def test_a_lease_outside_the_allowed_range_is_refused_and_nothing_is_watched(lease):
