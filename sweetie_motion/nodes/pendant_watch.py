@@ -61,9 +61,14 @@ class PendantWatch:
         #: serialises arming (a heartbeat) and disarming (a check that found nothing to watch):
         #: the group may be reentrant
         self._arming = threading.Lock()
+        self._idle = False
+        self._destroyed = False
 
     def destroy(self) -> None:
         """Release the subscription and the timer."""
+        with self._arming:
+            # a destroyed watch watches nothing and is never armed again
+            self._idle = self._destroyed = True
         self.node.destroy_timer(self._timer)
         self.node.destroy_subscription(self._subscription)
 
@@ -84,14 +89,15 @@ class PendantWatch:
     @property
     def idle(self) -> bool:
         """Whether nothing is watched now (no client holds a goal or streams to the node)."""
-        return self._timer.is_canceled()
+        return self._idle
 
     def _arm(self) -> None:
         """Start the checks again (a heartbeat named a goal or a stream)."""
         with self._arming:
-            if self._timer.is_canceled():
+            if self._idle and not self._destroyed:
                 # the time idle is no stall of this node's: silence counts from now on
                 self._last_check = time.monotonic()
+                self._idle = False
                 self._timer.reset()
 
     def _check(self) -> None:
@@ -118,5 +124,6 @@ class PendantWatch:
         self.looked = time.monotonic()
         with self._arming:
             if not self.leases.watching(self.node.get_name(), running - self._stopped,
-                                        self._inputs):
+                                        self._inputs) and not self._idle:
+                self._idle = True
                 self._timer.cancel()
