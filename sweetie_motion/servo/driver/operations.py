@@ -33,8 +33,11 @@ from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
 ANSWER_TIMEOUT = 30.0
 #: after clearing, the status is read again this much after the servo's next error check [s]
 CHECK_MARGIN = 2 * hx.TICK
-#: a configured servo that did not answer a scan's sweep is asked this many times more
+#: a configured servo that did not answer a scan's sweep, and a servo that did not answer its
+#: model read, is asked this many times more
 SCAN_RETRIES_CONFIGURED = 3
+#: what a scan lists as the model of a servo that answered STAT but not the model read
+UNKNOWN_MODEL = 'unknown'
 #: at most this many STATs of a scan in flight on a line
 SCAN_WINDOW = 16
 
@@ -346,18 +349,21 @@ class LineOperations:
         it, :data:`SCAN_RETRIES_CONFIGURED` times: a reply lost to a noisy line or to a moment
         the machine stood still would otherwise hide a servo the robot has (the sweep asks
         each ID only ``tries`` times, as most IDs are absent and each try waits a timeout).
+        A servo that answered but whose model read got no reply is asked for it again last,
+        as many times, for the same reason (a stall of the machine lost six model reads of
+        two lines in a row once: the servos were listed as 'unknown').
         """
         found = {}
         for servo_id in self._stat_sweep(list(ids), tries):
-            model = self._scan_model(servo_id, tries)
-            if model is not None:
-                found[servo_id] = model
+            found[servo_id] = self._scan_model(servo_id, tries)
         asked = set(ids)
         for servo in self.line.servos:
             if servo.servo_id in asked and servo.servo_id not in found:
                 model = self._scan_one(servo.servo_id, SCAN_RETRIES_CONFIGURED)
                 if model is not None:
                     found[servo.servo_id] = model
+        for servo_id in [i for i, model in found.items() if model == UNKNOWN_MODEL]:
+            found[servo_id] = self._scan_model(servo_id, SCAN_RETRIES_CONFIGURED)
         return sorted(found.items())
 
     def scan_window(self) -> int:
@@ -397,12 +403,12 @@ class LineOperations:
                 break
         return sorted(answered)
 
-    def _scan_model(self, servo_id: int, tries: int) -> Optional[str]:
+    def _scan_model(self, servo_id: int, tries: int) -> str:
         """Return the model of a servo that answered STAT ('unknown': it did not say)."""
         try:
             model = self.read_span(servo_id, hx.Memory.EEP, 0, 1, 'the model', retries=tries)
         except ServoTimeoutError:
-            return 'unknown'
+            return UNKNOWN_MODEL
         kind = hx.servo_type_of(model.data[0])
         return kind.name if kind else f'model 0x{model.data[0]:02X}'
 
@@ -415,7 +421,7 @@ class LineOperations:
         try:
             model = self.read_span(servo_id, hx.Memory.EEP, 0, 1, 'the model', retries=tries)
         except ServoTimeoutError:
-            return 'unknown'
+            return UNKNOWN_MODEL
         kind = hx.servo_type_of(model.data[0])
         return kind.name if kind else f'model 0x{model.data[0]:02X}'
 
