@@ -53,7 +53,8 @@ class ConsoleLayout:
                                        'question is open)')
         self.stop_button.setStyleSheet('QPushButton { background: #c00000; color: white; '
                                        'font-weight: bold; padding: 4px 18px; }')
-        self.stop_button.clicked.connect(p.stop)
+        # the stops act at the press (an emergency stop's habit): see the editor's layout
+        self.stop_button.pressed.connect(p.stop)
         top.addWidget(self.stop_button)
         layout.addLayout(top)
 
@@ -174,7 +175,7 @@ class ConsoleLayout:
         self.step_button.clicked.connect(self.step_program)
         self.program_stop_button = push_button(
             'Stop', 'program_stop_button', 'stop the program: the motion decelerates and holds')
-        self.program_stop_button.clicked.connect(p.stop)
+        self.program_stop_button.pressed.connect(p.stop)
         self.home_button = push_button('Home', 'home_button', "the chain's home pose, at the "
                                        'joint speed')
         self.home_button.clicked.connect(p.go_home)

@@ -266,8 +266,10 @@ class WindowLayout:
             lambda: p.table.set_goal_time_tolerance(self.goal_time.value()))
         self.execute_button.clicked.connect(
             lambda: p.execute(anyway=self.anyway_check.isChecked()))
-        self.stop_button.clicked.connect(p.stop)
-        self.stop_all_button.clicked.connect(p.stop_motion)
+        # the stops act at the press, as an emergency stop does: a click's release comes a
+        # tenth of a second later, and later still while the window is busy redrawing
+        self.stop_button.pressed.connect(p.stop)
+        self.stop_all_button.pressed.connect(p.stop_motion)
         self.backward_check.toggled.connect(p.set_backward)
         self.reverse_button.clicked.connect(p.table.reverse)
         self.speed_slider.valueChanged.connect(self._speed_changed)

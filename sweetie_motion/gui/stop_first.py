@@ -5,6 +5,9 @@ Shared by the editor and the console. :class:`StopFirst` guards one main window:
 
 - **Keys**: Esc stops while something moves, F12 (:data:`STOP_KEY`) always, in the window and
   in every dialog of the application, whatever has the keyboard focus.
+- **The STOP buttons act at the press** (the windows connect their ``pressed`` signal), as an
+  emergency stop does: a click's release follows a tenth of a second later, and later still
+  while the window is busy (the stop matrix saw 0.1-0.2 s between press and release).
 - **Popups do not block the stop**: a press on the STOP button while a menu or a combo box's
   list is open closes it and stops, in one click (the popup would take the click alone).
 - **Questions do not block the stop**: :meth:`StopFirst.ask` and :meth:`StopFirst.ask_file`

@@ -324,8 +324,10 @@ def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_mode
     until(qtbot, lambda: reference(arm, ['joint1'])[0] > math.radians(-70), 30,
           'joint1 on its way')
     shots(console, 'before_stop')
-    click(qtbot, window.program_stop_button)
+    # the stop acts at the press: the button held down, the job ends
+    qtbot.mousePress(window.program_stop_button, Qt.LeftButton)
     message = wait_job(qtbot, console)
+    qtbot.mouseRelease(window.program_stop_button, Qt.LeftButton)
     assert 'stopped' in message and presenter.message.level == 'warning', message
     wait_at_rest(qtbot, arm)
     stopped = reference(arm, ['joint1'])[0]

@@ -117,8 +117,10 @@ def test_stop_is_reported_as_stopped_not_failed(qtbot, robot, editor):
     until(qtbot, lambda: view.title == 'current pose' and abs(
         view.pose['joint12'] - presenter.current_pose['joint12']) < 0.05, 5,
         'the 3D view on the moving robot')
-    click(qtbot, editor.window.stop_button)
+    # the stop acts at the press: the button held down, the motion ends
+    qtbot.mousePress(editor.window.stop_button, Qt.LeftButton)
     until(qtbot, lambda: presenter.execution is None, 10, 'the end of the motion')
+    qtbot.mouseRelease(editor.window.stop_button, Qt.LeftButton)
     until(qtbot, lambda: view.title.startswith('row '), 5, 'the selected row shown again')
     text = editor.window.message_label.text()
     assert text.startswith('stopped at'), text
