@@ -125,11 +125,13 @@ class Console(NamedTuple):
         self.planner.close()
 
 
-def build_console(node, settings: ConsoleSettings, model=None) -> Console:
+def build_console(node, settings: ConsoleSettings, model=None, streams=None) -> Console:
     """
     Build the console on ``node``: the offline planner, the bridge, the presenter, the window.
 
     :param node: the console's rclpy node; the caller spins and destroys it.
+    :param streams: a node spun apart for the 100 Hz joint topics (BackgroundNode.streams);
+        None: ``node``.
     :param model: the configured RobotModel; default: the settings' robot.
     :raises SweetieMotionError: an unknown robot or chain.
     """
@@ -149,7 +151,8 @@ def build_console(node, settings: ConsoleSettings, model=None) -> Console:
                              settings.max_velocity, settings.max_acceleration,
                              settings.lateral_acceleration or None)
     bridge = ConsoleBridge(node, model, chain, settings.namespace, settings.cartesian,
-                           settings.gripper, settings.controller, planner=planner)
+                           settings.gripper, settings.controller, planner=planner,
+                           streams=streams)
     backups = UnsavedBackups(BackupFolder(settings.workspace_dir, '.txt', settings.backups_kept),
                              settings.backup_period, time.monotonic, 'an untitled program')
     presenter = ConsolePresenter(bridge.submit, model, chain, backups=backups,
@@ -229,8 +232,8 @@ def run(settings: ConsoleSettings, ros_args: Optional[List[str]] = None,
         program: Optional[str] = None, screenshot: Optional[str] = None,
         quit_after: Optional[float] = None) -> int:
     """Create the application, the node and the console; run the Qt loop."""
-    def build(node) -> WindowParts:
-        console = build_console(node, settings)
+    def build(ros) -> WindowParts:
+        console = build_console(ros.node, settings, streams=ros.streams)
         if program:
             console.presenter.load_file(program)
         # the bridge stops its job and says goodbye to the motion process: while it spins

@@ -54,12 +54,14 @@ class ConsoleBridge(BridgeBase):
     :param timeout: how long to wait for the motion process to answer a request [s].
     :param planner: plans PlanProgram requests (an
         :class:`~sweetie_motion.console.planning.OfflinePlanner`); None: they are dropped.
+    :param streams: a node spun in a thread of its own for ``joint_states`` and
+        ``joint_states_ref`` (None: ``node``).
     """
 
     def __init__(self, node, model: RobotModel, chain: str, namespace: str,
                  cartesian: str = 'cartesian', gripper: str = 'gripper',
                  controller: str = 'joint_trajectory', timeout: float = 10.0,
-                 planner: Any = None) -> None:
+                 planner: Any = None, streams: Any = None) -> None:
         from rclpy.qos import DurabilityPolicy, QoSProfile
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
@@ -72,22 +74,26 @@ class ConsoleBridge(BridgeBase):
         from sweetie_motion.ros.pendant import client_name, Pendant
         #: should the console die (kill -9, a crash), the motion process stops what it started
         self.pendant = Pendant(node, namespace, client_name('sweetie-motion console'))
-        self.arm = ArmClient(namespace, model, chain, cartesian, gripper, node=node,
+        streams = node if streams is None else streams
+        self.arm = ArmClient(namespace, model, chain, cartesian, gripper, streams, node=node,
                              timeout=timeout, controller=controller, pendant=self.pendant)
         self.ns = self.arm.ns
         self._JointState = JointState
         self.set_topic = f'{self.ns}/joint_states_set'
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._subscriptions = [
-            node.create_subscription(JointState, f'{self.ns}/joint_states',
-                                     self._on_joint_states, 20),
+            streams.create_subscription(JointState, f'{self.ns}/joint_states',
+                                        self._on_joint_states, 20),
             node.create_subscription(String, f'{self.ns}/{gripper}/state',
                                      lambda msg: self._put(GripperState(msg.data)),
                                      latched)]
         self._set_pub = node.create_publisher(JointState, self.set_topic, 10)
         # the slider stream: (id, joints, stream, time of its last step, arrival reported)
         self._stream: Optional[list] = None
+        # the stream's timer runs only while a stream does: 50 wake-ups a second of the node's
+        # executor otherwise, each a rebuild of its whole wait set
         self._stream_timer = node.create_timer(STREAM_PERIOD, self._send_stream)
+        self._stream_timer.cancel()
         # jobs: the one running (id, its runner or None), those asked to stop, those given up
         self._active: Optional[Tuple[int, Optional[ProgramRunner]]] = None
         self._stop_requested: set = set()
@@ -183,12 +189,19 @@ class ConsoleBridge(BridgeBase):
                 stream[2].set_limits(request.speeds, request.accelerations)
                 stream[4] = False
             stream[2].set_targets(request.targets)
+            restart = self._stream_timer.is_canceled()
+            if restart:
+                self._stream_timer.reset()
+        executor = self.node.executor
+        if restart and executor is not None:
+            executor.wake()     # its wait began without the timer: it is counted from now
 
     def _send_stream(self) -> None:
         """Advance the slider stream and send it (the node's timer, every STREAM_PERIOD)."""
         with self._lock:
             stream = self._stream
             if stream is None:
+                self._stream_timer.cancel()  # under the lock: a new stream restarts it
                 return
             now = time.monotonic()
             position = stream[2].advance(now - stream[3]).copy()

@@ -71,11 +71,14 @@ class Editor(NamedTuple):
     bridge: 'EditorBridge'
 
 
-def build_editor(node, model: object = False, poses: Optional[dict] = None) -> Editor:
+def build_editor(node, model: object = False, poses: Optional[dict] = None,
+                 streams=None) -> Editor:
     """
     Build the editor on ``node``: the bridge (robot, storage), the presenter and the window.
 
     :param node: the editor's rclpy node; the caller spins and destroys it.
+    :param streams: a node spun apart for ``joint_states`` (BackgroundNode.streams); None:
+        ``node``.
     :param model: the configured RobotModel; default (False): the ``robot_description``
         parameter's; None: work without limits.
     :param poses: named poses; default: config/poses.yaml.
@@ -84,7 +87,7 @@ def build_editor(node, model: object = False, poses: Optional[dict] = None) -> E
     from sweetie_motion.editor.presenter import EditorPresenter
     from sweetie_motion.editor.window import EditorWindow
     from sweetie_motion.editor.workspace import Workspace
-    bridge = EditorBridge(node)
+    bridge = EditorBridge(node, streams)
     values = bridge.values
     if model is False:
         model = load_model(values['robot_description'])
@@ -115,8 +118,8 @@ def run(ros_args: List[str], screenshot: Optional[str] = None,
     """Create the application, the node and the editor; run the Qt loop."""
     from sweetie_motion.gui.app import run_window, STOP_ANNOUNCEMENT, WindowParts
 
-    def build(node) -> WindowParts:
-        editor = build_editor(node)
+    def build(ros) -> WindowParts:
+        editor = build_editor(ros.node, streams=ros.streams)
         # the bridge destroys its clients: once nothing spins any more
         return WindowParts(editor.window, release=editor.bridge.close)
     return run_window('trajectory_editor', ros_args, build,

@@ -41,6 +41,7 @@ class EditorBridge(BridgeBase):
     The trajectory editor's ROS side.
 
     :param node: the editor's rclpy node (spun by the caller in another thread).
+    :param streams: a node spun in a thread of its own for ``joint_states`` (None: ``node``).
     """
 
     PARAMETERS = (
@@ -80,7 +81,7 @@ class EditorBridge(BridgeBase):
                       'to limits, keyframes of a recording).', choices=('akima', 'cubic')),
     )
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, streams=None) -> None:
         from sweetie_motion.nodes.params import declare_table, read_table
         super().__init__()
         self._closed = False
@@ -95,7 +96,7 @@ class EditorBridge(BridgeBase):
         self._diagnostics_time = -math.inf
         self._servo_reported: Optional[Tuple[Optional[bool], str]] = None
         self._base_pose: Optional[BasePoseReceived] = None
-        self._connect(node, self.values)
+        self._connect(node, self.values, node if streams is None else streams)
         #: Execute's goals
         self._runner = GoalRunner(self._action, self._lock, self._put, self.timeout)
         #: the presenter's requests and who carries out each
@@ -114,8 +115,13 @@ class EditorBridge(BridgeBase):
         self._requests.register(StartRecording, self._do_start_recording)
         self._requests.register(StopRecording, self._do_stop_recording)
 
-    def _connect(self, node: Any, values: Dict[str, Any]) -> None:
-        """Create the subscriptions, publishers, clients and the pendant of the robot's names."""
+    def _connect(self, node: Any, values: Dict[str, Any], streams: Any) -> None:
+        """
+        Create the subscriptions, publishers, clients and the pendant of the robot's names.
+
+        ``joint_states`` (100 Hz) is heard on ``streams``, a node spun apart (see
+        :attr:`~sweetie_motion.ros.background.BackgroundNode.streams`).
+        """
         from control_msgs.action import FollowJointTrajectory
         from diagnostic_msgs.msg import DiagnosticArray
         from geometry_msgs.msg import PoseStamped
@@ -128,8 +134,8 @@ class EditorBridge(BridgeBase):
         self._JointState, self._SupportState, self._SetBool = JointState, SupportState, SetBool
         self._SetChainsTorque, self._Trigger = SetChainsTorque, Trigger
         self._subscriptions = [
-            node.create_subscription(JointState, self.name(values['joint_states_topic']),
-                                     self._on_joint_states, 50),
+            streams.create_subscription(JointState, self.name(values['joint_states_topic']),
+                                        self._on_joint_states, 50),
             node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics,
                                      10),
             node.create_subscription(PoseStamped, self.name(values['base_pose_topic']),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import gc
 import os
 import sys
-from typing import Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 #: how long the window's own bringup may take to end once asked [s]
 ROBOT_END_TIMEOUT = 10.0
@@ -67,7 +67,7 @@ def own_robot(bringup_arguments: Optional[Sequence[str]]) -> Iterator[None]:
         robot.wait(ROBOT_END_TIMEOUT)
 
 
-def run_window(application: str, ros_args: List[str], build: Callable[[object], WindowParts],
+def run_window(application: str, ros_args: List[str], build: Callable[[Any], WindowParts],
                announce: str, screenshot: Optional[str] = None,
                quit_after: Optional[float] = None) -> int:
     """
@@ -75,7 +75,8 @@ def run_window(application: str, ros_args: List[str], build: Callable[[object], 
 
     :param application: the program's name for Qt.
     :param ros_args: the node's arguments, as rclpy takes them (the node's name first).
-    :param build: builds the window's parts on the node (the node keeps spinning meanwhile).
+    :param build: builds the window's parts on the BackgroundNode (its ``node`` keeps
+        spinning meanwhile; its ``streams`` node is for 100 Hz topics).
     :param announce: the line the terminal is told once the window is open.
     :param screenshot: a PNG to save before closing after ``quit_after`` seconds.
     :returns: the Qt loop's exit code.
@@ -91,7 +92,7 @@ def run_window(application: str, ros_args: List[str], build: Callable[[object], 
     ros = BackgroundNode(ros_args[0], ros_args)
     parts: Optional[WindowParts] = None
     try:
-        parts = build(ros.node)
+        parts = build(ros)
         window = parts.window
         window.show()
         # what start-up made (the model, Qt's wrappers) is left out of the garbage collector's

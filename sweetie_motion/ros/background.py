@@ -8,7 +8,7 @@ node and a thread spinning it; calls block on futures that this thread completes
 
 import threading
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.ros.dds_profile import use_package_profile
@@ -25,6 +25,13 @@ def split_ros_args(argv: Sequence[str]) -> Tuple[List[str], List[str]]:
         return argv, []
     split = argv.index('--ros-args')
     return argv[:split], argv[split:]
+
+
+def lean_options() -> Dict[str, Any]:
+    """Return rclpy.create_node's options for a node that only talks (no services, no rosout)."""
+    from rclpy.parameter import Parameter
+    return {'start_parameter_services': False, 'enable_rosout': False,
+            'parameter_overrides': [Parameter('start_type_description_service', value=False)]}
 
 
 class BackgroundNode:
@@ -50,23 +57,48 @@ class BackgroundNode:
         extra = {} if domain_id is None else {'domain_id': domain_id}
         use_package_profile()
         rclpy.init(args=args, context=self.context, **extra)
-        options = {}
-        if lean:
-            from rclpy.parameter import Parameter
-            options = {'start_parameter_services': False, 'enable_rosout': False,
-                       'parameter_overrides': [Parameter('start_type_description_service',
-                                                         value=False)]}
+        options = lean_options() if lean else {}
         self.node = rclpy.create_node(name, context=self.context, **options)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, name=f'{name}_ros', daemon=True)
+        self._thread = threading.Thread(target=self._spin, args=(self.executor,),
+                                        name=f'{name}_ros', daemon=True)
         self._thread.start()
+        self._streams: Optional[Tuple[Any, Any, threading.Thread]] = None
 
-    def _spin(self) -> None:
+    @staticmethod
+    def _spin(executor) -> None:
         try:
-            self.executor.spin()
+            executor.spin()
         except Exception:  # noqa: B902 -- the context shuts down under the executor
             pass
+
+    @property
+    def streams(self) -> Any:
+        """
+        Return a lean node of this context, spun in a thread of its own: for 100 Hz topics.
+
+        rclpy rebuilds its executor's wait set in Python at every wake-up, and Fast DDS's wait
+        attaches to every entity in it: on a window's node (parameter services, the action
+        client, service clients, their events) each ``joint_states`` message cost about a
+        millisecond, a window's ROS thread 12-25 % of a core, holding the lock its GUI thread
+        needs to take a click. On a node of its own with only the streams, a message wakes a
+        wait set of a few entities. The node (``<name>_streams``, the main node's namespace)
+        takes no command-line arguments: a ``__node`` remap would give it the main node's name.
+        """
+        if self._streams is None:
+            from rclpy.executors import SingleThreadedExecutor
+            name = f'{self.node.get_name()}_streams'
+            node = self._rclpy.create_node(name, namespace=self.node.get_namespace(),
+                                           context=self.context, use_global_arguments=False,
+                                           **lean_options())
+            executor = SingleThreadedExecutor(context=self.context)
+            executor.add_node(node)
+            thread = threading.Thread(target=self._spin, args=(executor,), name=name,
+                                      daemon=True)
+            thread.start()
+            self._streams = (node, executor, thread)
+        return self._streams[0]
 
     def close(self, release: Optional[Callable[[], None]] = None) -> None:
         """
@@ -77,11 +109,17 @@ class BackgroundNode:
         """
         # bounded: a fresh-clone run saw `servo identify --abort` print its answer and then
         # hang here for 120 s (shutdown without a timeout waits for ever)
+        streams, self._streams = self._streams, None
+        if streams is not None:
+            streams[1].shutdown(timeout_sec=5.0)
+            streams[2].join(5.0)
         self.executor.shutdown(timeout_sec=5.0)
         # a spinning thread at interpreter exit aborts the process
         self._thread.join(5.0)
         if release is not None:
             release()
+        if streams is not None:
+            streams[0].destroy_node()
         self.node.destroy_node()
         self._rclpy.try_shutdown(context=self.context)
 

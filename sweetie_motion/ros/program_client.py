@@ -13,7 +13,7 @@ forbidden zones; the controller itself checks only the robot's own links).
 
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -32,11 +32,13 @@ class ArmClient(MotionClient):
 
     :param model: the configured robot model of that process.
     :param cartesian: the Cartesian motion node's name; :param gripper: the gripper node's.
+    :param streams: the node that hears ``joint_states_ref`` (100 Hz): a node spun apart
+        (:attr:`~sweetie_motion.ros.background.BackgroundNode.streams`); None: the client's.
     Other parameters: see :class:`MotionClient`.
     """
 
     def __init__(self, namespace: str, model: RobotModel, chain: str = 'arm',
-                 cartesian: str = 'cartesian', gripper: str = 'gripper',
+                 cartesian: str = 'cartesian', gripper: str = 'gripper', streams: Any = None,
                  **kwargs) -> None:
         super().__init__(namespace, **kwargs)
         from sweetie_motion.ros.action_client import ActionClient
@@ -63,7 +65,7 @@ class ArmClient(MotionClient):
             if all(j in index for j in self.joints):
                 with self._reference_lock:
                     self._reference = np.array([msg.position[index[j]] for j in self.joints])
-        self._subscription = self.node.create_subscription(
+        self._subscription = (self.node if streams is None else streams).create_subscription(
             JointState, f'{self.ns}/joint_states_ref', on_reference, 10)
 
     # --- the MotionBackend interface -------------------------------------------------------------

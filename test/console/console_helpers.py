@@ -35,7 +35,7 @@ class Console:
         #: the backups' folder: the test's own, never the user's
         self.workspace = workspace or Path(tempfile.mkdtemp(prefix='console_workspace_'))
         settings = replace(console_settings(CONFIG, namespace), workspace_dir=str(self.workspace))
-        self.parts = build_console(self.ros.node, settings, model)
+        self.parts = build_console(self.ros.node, settings, model, streams=self.ros.streams)
         self.window = self.parts.window
         self.presenter = self.parts.presenter
 

@@ -78,7 +78,7 @@ class Editor:
         arguments = ['editor', '--ros-args', '-p', f'namespace:={namespace}',
                      '-p', f'workspace_dir:={workspace}', *(extra or [])]
         self.ros = BackgroundNode('trajectory_editor', arguments)
-        parts = build_editor(self.ros.node)
+        parts = build_editor(self.ros.node, streams=self.ros.streams)
         self.window, self.presenter, self.bridge = parts
         self.workspace = workspace
 
