@@ -135,9 +135,9 @@ class StopFirst(QObject):
 
     def stop(self, why: str = '') -> None:
         """Stop everything the window started (a person's stop); say why in the terminal."""
-        if why:
-            self._tell(why)
         self.actions.stop()
+        if why:     # after the stop: a terminal that is slow to take the line must not delay it
+            self._tell(why)
 
     def _tell(self, text: str) -> None:
         print(f'{self.name}: {text}', file=sys.stderr, flush=True)
