@@ -71,8 +71,8 @@ class MotionClient(RosPeer):
         self.owners: Dict[str, str] = {}
         self.history: List[JointState] = []
         node = self.node
-        node.create_subscription(JointState, f'{self.ns}/joint_states', self._on_state, 1000)
-        node.create_subscription(JointState, f'{self.ns}/joint_states_ref', self._on_ref, 1000)
+        node.create_subscription(JointState, f'{self.ns}/joint_states', self._on_state, 50)
+        node.create_subscription(JointState, f'{self.ns}/joint_states_ref', self._on_ref, 50)
         node.create_subscription(ResourceOwnership, f'{self.ns}/resource_owners',
                                  self._on_owners, LATCHED)
         self.publishers = {}
