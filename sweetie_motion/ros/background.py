@@ -51,7 +51,6 @@ class BackgroundNode:
                  domain_id: Optional[int] = None, lean: bool = False) -> None:
         import rclpy
         from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
         self._rclpy = rclpy
         self.context = Context()
         extra = {} if domain_id is None else {'domain_id': domain_id}
@@ -59,12 +58,18 @@ class BackgroundNode:
         rclpy.init(args=args, context=self.context, **extra)
         options = lean_options() if lean else {}
         self.node = rclpy.create_node(name, context=self.context, **options)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, args=(self.executor,),
-                                        name=f'{name}_ros', daemon=True)
-        self._thread.start()
+        self.executor, self._thread = self._spun(self.node, f'{name}_ros')
         self._streams: Optional[Tuple[Any, Any, threading.Thread]] = None
+
+    def _spun(self, node: Any, thread_name: str) -> Tuple[Any, threading.Thread]:
+        """Return an executor of ``node`` and the started thread that spins it."""
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor(context=self.context)
+        executor.add_node(node)
+        thread = threading.Thread(target=self._spin, args=(executor,), name=thread_name,
+                                  daemon=True)
+        thread.start()
+        return executor, thread
 
     @staticmethod
     def _spin(executor) -> None:
@@ -87,17 +92,11 @@ class BackgroundNode:
         takes no command-line arguments: a ``__node`` remap would give it the main node's name.
         """
         if self._streams is None:
-            from rclpy.executors import SingleThreadedExecutor
             name = f'{self.node.get_name()}_streams'
             node = self._rclpy.create_node(name, namespace=self.node.get_namespace(),
                                            context=self.context, use_global_arguments=False,
                                            **lean_options())
-            executor = SingleThreadedExecutor(context=self.context)
-            executor.add_node(node)
-            thread = threading.Thread(target=self._spin, args=(executor,), name=name,
-                                      daemon=True)
-            thread.start()
-            self._streams = (node, executor, thread)
+            self._streams = (node, *self._spun(node, name))
         return self._streams[0]
 
     def close(self, release: Optional[Callable[[], None]] = None) -> None:
