@@ -323,8 +323,8 @@ def physics_statistics(host, bus):
     """Return the physics robot's statistics now (None on another bus)."""
     if bus != 'physics':
         return None
-    from sweetie_motion.physics.robot import PhysicsRobotComponent
-    return host.component(PhysicsRobotComponent, 'physics_robot').statistics()
+    from sweetie_motion.physics.robot import ReadPhysicsStatistics
+    return host.run(ReadPhysicsStatistics('physics_robot'))
 
 
 def physics_window(before, after, wall):

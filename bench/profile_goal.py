@@ -29,9 +29,8 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from sweetie_motion.controllers.goals import GoalPlanner  # noqa: E402, I100
-from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore  # noqa: E402
+from sweetie_motion.controllers.joint_trajectory import StartGoal  # noqa: E402
 from sweetie_motion.core.ports import JointVector  # noqa: E402
-from sweetie_motion.host.commands import CallComponent  # noqa: E402
 from sweetie_motion.host.transport import Channel  # noqa: E402
 from sweetie_motion.model import load_robot_description  # noqa: E402
 from sweetie_motion.ros.conversions import goal_arrays_from_msg, goal_from_msg  # noqa: E402
@@ -124,8 +123,7 @@ def main():
         received.clear()
         thread = threading.Thread(target=lambda: received.append(receiver.recv()))
         thread.start()
-        sender.send(('call', 1, CallComponent('joint_trajectory', JointTrajectoryCore,
-                                              JointTrajectoryCore.start_goal, (b'id', plan))))
+        sender.send(('call', 1, StartGoal('joint_trajectory', b'id', plan)))
         thread.join()
         return received[0]
     del reader

@@ -18,7 +18,7 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from sweetie_motion.core.arbiter import Arbiter
-from sweetie_motion.core.component import Component, CycleResources
+from sweetie_motion.core.component import Component, ComponentCommand, CycleResources
 from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import NotOperational, SendEvent
 from sweetie_motion.core.ports import ControllerOutput
@@ -204,3 +204,14 @@ class ControllerCore(Component):
     def emit(self, tick: Tick, position: np.ndarray, velocity: np.ndarray) -> None:
         """Hand this tick's full-pose reference to the aggregator, for the owned resources."""
         tick.outputs[self.name] = ControllerOutput(position, velocity, self._owned)
+
+
+@dataclass(frozen=True)
+class Acquire(ComponentCommand[ControllerCore, FrozenSet[str]]):
+    """Take the controller's resources now (:meth:`ControllerCore.acquire`)."""
+
+    KIND = ControllerCore
+
+    def run(self, component: ControllerCore) -> FrozenSet[str]:
+        """Call :meth:`ControllerCore.acquire` for all of the controller's resources."""
+        return component.acquire()

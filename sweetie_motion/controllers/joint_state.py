@@ -21,7 +21,7 @@ import numpy as np
 
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
-from sweetie_motion.core.component import CycleResources
+from sweetie_motion.core.component import ComponentCommand, CycleResources
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
@@ -265,3 +265,39 @@ class FollowJointStateCore(ControllerCore):
         out_position[idx] = position
         out_velocity[idx] = velocity
         self.emit(tick, out_position, out_velocity)
+
+
+@dataclass(frozen=True)
+class SetTargets(ComponentCommand[FollowJointStateCore, None]):
+    """Set targets of some joints (:meth:`FollowJointStateCore.set_targets`)."""
+
+    KIND = FollowJointStateCore
+
+    local: np.ndarray
+    values: np.ndarray
+
+    def run(self, component: FollowJointStateCore) -> None:
+        """Call :meth:`FollowJointStateCore.set_targets`."""
+        component.set_targets(self.local, self.values)
+
+
+@dataclass(frozen=True)
+class Hold(ComponentCommand[FollowJointStateCore, None]):
+    """Hold where a brake within the limits ends (:meth:`FollowJointStateCore.hold`)."""
+
+    KIND = FollowJointStateCore
+
+    def run(self, component: FollowJointStateCore) -> None:
+        """Call :meth:`FollowJointStateCore.hold`."""
+        component.hold()
+
+
+@dataclass(frozen=True)
+class ReadOfferedPose(ComponentCommand[FollowJointStateCore, Tuple[bool, Optional[np.ndarray]]]):
+    """Read the pose the controller offers (:meth:`FollowJointStateCore.offered_pose`)."""
+
+    KIND = FollowJointStateCore
+
+    def run(self, component: FollowJointStateCore) -> Tuple[bool, Optional[np.ndarray]]:
+        """Call :meth:`FollowJointStateCore.offered_pose`."""
+        return component.offered_pose()

@@ -22,7 +22,7 @@ import numpy as np
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.controllers.goals import ExecutingGoal, GoalPlan
 from sweetie_motion.core.arbiter import Arbiter
-from sweetie_motion.core.component import CycleResources
+from sweetie_motion.core.component import ComponentCommand, CycleResources
 from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import Feedback, GoalEnded, GoalProgress, SendEvent
 from sweetie_motion.core.ports import JointVector, LatestValue
@@ -383,3 +383,30 @@ class GoalReporter:
                     tick.now - self._sent.get(goal_id, -math.inf) >= self.feedback_period:
                 self._sent[goal_id] = tick.now
                 core.send_event(GoalProgress(core.name, goal_id, feedback, support))
+
+
+@dataclass(frozen=True)
+class StartGoal(ComponentCommand[JointTrajectoryCore, None]):
+    """Execute a planned goal from the next tick on (:meth:`JointTrajectoryCore.start_goal`)."""
+
+    KIND = JointTrajectoryCore
+
+    goal_id: bytes
+    plan: GoalPlan
+
+    def run(self, component: JointTrajectoryCore) -> None:
+        """Call :meth:`JointTrajectoryCore.start_goal`."""
+        component.start_goal(self.goal_id, self.plan)
+
+
+@dataclass(frozen=True)
+class CancelGoal(ComponentCommand[JointTrajectoryCore, None]):
+    """Stop a goal: it decelerates and holds (:meth:`JointTrajectoryCore.cancel_goal`)."""
+
+    KIND = JointTrajectoryCore
+
+    goal_id: bytes
+
+    def run(self, component: JointTrajectoryCore) -> None:
+        """Call :meth:`JointTrajectoryCore.cancel_goal`."""
+        component.cancel_goal(self.goal_id)

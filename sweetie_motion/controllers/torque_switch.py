@@ -22,7 +22,7 @@ import numpy as np
 
 from sweetie_motion.controllers.base import ControllerCore
 from sweetie_motion.core.arbiter import Arbiter
-from sweetie_motion.core.component import ComponentError, CycleResources
+from sweetie_motion.core.component import ComponentCommand, ComponentError, CycleResources
 from sweetie_motion.core.cycle import StageRole, Tick
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.core.safety import Brake
@@ -212,3 +212,28 @@ class TorqueMainSwitchCore(ControllerCore):
     def torque_mask(self) -> np.ndarray:
         """Return torque on/off of the bus joints."""
         return self.bus.torque()
+
+
+@dataclass(frozen=True)
+class SetTorqueOff(ComponentCommand[TorqueMainSwitchCore, Tuple[bool, str]]):
+    """Switch the chains' servos off or on (:meth:`TorqueMainSwitchCore.set_torque_off`)."""
+
+    KIND = TorqueMainSwitchCore
+
+    off: bool
+    chains: Optional[Sequence[str]] = None
+
+    def run(self, component: TorqueMainSwitchCore) -> Tuple[bool, str]:
+        """Call :meth:`TorqueMainSwitchCore.set_torque_off`."""
+        return component.set_torque_off(self.off, self.chains)
+
+
+@dataclass(frozen=True)
+class ReadTorqueStatus(ComponentCommand[TorqueMainSwitchCore, List[ServoStatus]]):
+    """Read every servo's status (:meth:`TorqueMainSwitchCore.status`)."""
+
+    KIND = TorqueMainSwitchCore
+
+    def run(self, component: TorqueMainSwitchCore) -> List[ServoStatus]:
+        """Call :meth:`TorqueMainSwitchCore.status`."""
+        return component.status()

@@ -4,16 +4,21 @@ The cycle side's components and what they share.
 A component is something of the cycle side that one node of the ROS side configures and drives:
 a controller core, a servo bus, the servo identification. Its class is declared once: it says
 what it is made from (:attr:`Component.SPEC`, a picklable dataclass) and how
-(:meth:`Component.create`), and its public methods are what the node may call, through a
-typed proxy (:meth:`~sweetie_motion.host.client.HostClient.component`). The host creates it
-from the class itself: adding a kind touches no registry.
+(:meth:`Component.create`). What the node may ask of it crosses the process seam as a
+command, one dataclass per method (:class:`ComponentCommand`: :class:`Activate`,
+``StartGoal``, ...), whose :meth:`~ComponentCommand.run` calls that method: from a call on the
+ROS side, go-to-definition leads to the method that runs on the cycle side. The host creates a
+component from the class itself: adding a kind touches no registry.
 
 They share one RobotModel, one arbiter, one sync cycle with its aggregator and safety stage,
 and the servo bus a bus component installs (:class:`CycleResources`); components never create
 these. Pure: no rclpy.
 """
 
-from typing import Any, Callable, ClassVar, List, Optional, Tuple, Type, TypeVar
+from dataclasses import dataclass
+from typing import (
+    Any, Callable, ClassVar, Generic, List, Optional, Tuple, Type, TypeVar,
+)
 
 import numpy as np
 
@@ -101,8 +106,6 @@ class Component:
 
     #: the class of the spec a component is made from
     SPEC: ClassVar[type] = object
-    #: public methods the ROS side may not call (the cycle side's own)
-    LOCAL: ClassVar[Tuple[str, ...]] = ('create', 'attach', 'destroy', 'update', 'emit')
 
     name: str
     #: the shared objects of the cycle side
@@ -134,3 +137,52 @@ class Component:
 
     def destroy(self) -> None:
         """Release what creating the component took (after deactivate)."""
+
+
+#: what a command's method returns
+R = TypeVar('R')
+
+
+@dataclass(frozen=True)
+class ComponentCommand(Generic[K, R]):
+    """
+    A call the ROS side makes of one method of the component ``target``: a subclass per method.
+
+    A subclass names the class it needs (:attr:`KIND`), carries the method's arguments as
+    fields and calls the method in :meth:`run`, on the cycle side; it is pickled whole across
+    the process seam (:meth:`~sweetie_motion.host.client.HostClient.call`). Only what a
+    command runs can be asked of a component: there is no call by name.
+    """
+
+    #: the class the component must be an instance of
+    KIND: ClassVar[Type[Component]] = Component
+
+    #: the component's name
+    target: str
+
+    @property
+    def label(self) -> str:
+        """Return the command's name, for messages (``StartGoal``)."""
+        return type(self).__name__
+
+    def run(self, component: K) -> R:
+        """Call the method on ``component`` (an instance of :attr:`KIND`); return its result."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Activate(ComponentCommand[Component, None]):
+    """Let the component join the cycle (:meth:`Component.activate`)."""
+
+    def run(self, component: Component) -> None:
+        """Call :meth:`Component.activate`."""
+        component.activate()
+
+
+@dataclass(frozen=True)
+class Deactivate(ComponentCommand[Component, None]):
+    """Let the component leave the cycle (:meth:`Component.deactivate`)."""
+
+    def run(self, component: Component) -> None:
+        """Call :meth:`Component.deactivate`."""
+        component.deactivate()

@@ -78,7 +78,8 @@ class CallFailed:
     """A call made without waiting for its answer failed on the cycle side."""
 
     target: str
-    method: str
+    #: what failed: the command's name (``SetTargets``)
+    command: str
     text: str
 
 

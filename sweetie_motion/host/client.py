@@ -10,15 +10,14 @@ FollowJointTrajectory goal, 54 ms to publish it back (docs/cycle_timing.md). A c
 the same process waits that long for the GIL and loses ticks. In its own process the cycle has
 its own GIL; only small calls and the (memory-mapped) spline of a goal cross over.
 
-Every call is a command (:mod:`sweetie_motion.host.commands`) sent by :meth:`HostClient.call`;
-the host runs the handler its type names. Two typed views send them:
-``client.component(JointTrajectoryCore, name)`` is typed as the component's own class, and
-each method call on it sends a :class:`~sweetie_motion.host.commands.CallComponent` carrying
-that method, so mypy checks each call and go-to-definition leads to the method that runs on
-the cycle side; ``client.cycle()`` (:class:`CycleCalls`) sends the host's own commands. Both
-clients deliver the host's events
-(:mod:`sweetie_motion.core.events`) to listeners in a thread of their own, so a listener may
-call the host. An event addressed to a controller
+Every call is a command sent by :meth:`HostClient.call`: a component's
+(:class:`~sweetie_motion.core.component.ComponentCommand`, declared beside the component:
+``client.run(StartGoal(name, goal_id, plan))`` returns what
+:meth:`JointTrajectoryCore.start_goal` returned, typed) or the host's own
+(:mod:`sweetie_motion.host.commands`, sent by ``client.cycle()``: :class:`CycleCalls`); mypy
+checks each, and go-to-definition leads from a command to the code that runs on the cycle
+side. Both clients deliver the host's events (:mod:`sweetie_motion.core.events`) to listeners
+in a thread of their own, so a listener may call the host. An event addressed to a controller
 (:class:`~sweetie_motion.core.events.ControllerEvent`) goes to that controller's listeners
 only (:meth:`HostClient.add_controller_listener`), every other to every listener.
 """
@@ -32,17 +31,16 @@ import queue
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, cast, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
-from sweetie_motion.core.component import Component, ComponentError
+from sweetie_motion.core.component import Component, ComponentCommand
 from sweetie_motion.core.cycle import CycleSnapshot
 from sweetie_motion.core.events import ControllerEvent, CycleEvent, HostExited
 from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.commands import (
-    CallComponent, CreateComponent, DestroyComponent, HostCommand, offered_method, ReadOwners,
-    ReadPoses, ReadSafety, ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle,
-    StopCycle,
+    CreateComponent, DestroyComponent, HostCommand, ReadOwners, ReadPoses, ReadSafety,
+    ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle, StopCycle,
 )
 from sweetie_motion.host.host import CycleHost, Poses
 from sweetie_motion.host.transport import Channel, decode_error, remove_leftovers
@@ -57,8 +55,8 @@ START_TIMEOUT = 60.0
 CHILD_MODULE = 'sweetie_motion.host.cycle_process'
 
 Listener = Callable[[CycleEvent], None]
-#: a component class reached through a proxy
-C = TypeVar('C', bound=Component)
+#: what a component's command returns
+R = TypeVar('R')
 
 
 class HostError(SweetieMotionError):
@@ -110,20 +108,17 @@ class HostClient(ABC):
                                             name='host_events', daemon=True)
         self._dispatcher.start()
 
-    def component(self, kind: Type[C], name: str, timeout: float = CALL_TIMEOUT,
-                  wait: bool = True) -> C:
+    def run(self, command: ComponentCommand[Any, R], timeout: float = CALL_TIMEOUT) -> R:
         """
-        Return a proxy of the component ``name`` (of class ``kind``) on the cycle side.
+        Run a component's command on the cycle side and return its method's result.
 
-        Its methods run there (each call is a
-        :class:`~sweetie_motion.host.commands.CallComponent`), with the arguments pickled;
-        errors come back with their class and fields. ``wait=False``: calls return None at
-        once and a failure comes back as a :class:`~sweetie_motion.core.events.CallFailed`
-        event.
+        The command and the result are pickled; errors come back with their class and fields.
+        :meth:`cast` sends one without waiting.
 
-        :param timeout: how long each call may take [s] before :class:`HostError`.
+        :raises HostError: the host is gone or did not answer within ``timeout`` [s].
         """
-        return cast(C, _ComponentProxy(self, kind, name, timeout, wait))
+        result: R = self.call(command, timeout)
+        return result
 
     def cycle(self, timeout: float = CALL_TIMEOUT) -> 'CycleCalls':
         """Return the cycle host's own calls (its cycle, poses, statistics; create, destroy)."""
@@ -427,34 +422,3 @@ class CycleCalls:
     def servo_joints(self) -> Sequence[str]:
         """Return the joints of the servo bus (none without): sends :class:`ReadServoJoints`."""
         return self._client.call(ReadServoJoints(), self._timeout)
-
-
-class _ComponentProxy:
-    """
-    Stands for a component of the cycle side: calling a method sends a CallComponent.
-
-    Typed as the component's class by :meth:`HostClient.component`; only the methods
-    :func:`~sweetie_motion.host.commands.offered_method` offers can be called.
-    """
-
-    def __init__(self, client: HostClient, kind: Type[Component], target: str, timeout: float,
-                 wait: bool) -> None:
-        self._client = client
-        self._kind = kind
-        self._target = target
-        self._timeout = timeout
-        self._wait = wait
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith('_'):
-            raise AttributeError(name)
-        method = offered_method(self._kind, name)
-        if method is None:
-            raise ComponentError(f'{self._target} offers no {name!r}')
-        client, target, kind = self._client, self._target, self._kind
-        if not self._wait:
-            return lambda *args, **kwargs: client.cast(
-                CallComponent(target, kind, method, args, kwargs))
-        timeout = self._timeout
-        return lambda *args, **kwargs: client.call(
-            CallComponent(target, kind, method, args, kwargs), timeout)

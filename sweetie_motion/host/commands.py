@@ -1,18 +1,19 @@
 """
-The calls that cross the process seam: one dataclass per kind, each with one handler.
+The calls that cross the process seam: one dataclass per call.
 
 The ROS side sends a command (:meth:`~sweetie_motion.host.client.HostClient.call`); the cycle
-host answers it in :meth:`~sweetie_motion.host.host.CycleHost.handle`, which looks its type up
-in :data:`~sweetie_motion.host.host.HANDLERS`: from a command, go-to-definition leads to the
-method that runs it. The host's own calls each have a command of their own; a call of a
-component's method is one :class:`CallComponent` that carries the method itself (the
-function its class declares, pickled by reference), never its name. Pure: no rclpy.
+host answers it in :meth:`~sweetie_motion.host.host.CycleHost.handle`. The host's own calls
+are here, each with its handler in :data:`~sweetie_motion.host.host.HANDLERS`; a component's
+are declared beside the component
+(:class:`~sweetie_motion.core.component.ComponentCommand`: ``StartGoal`` beside
+``JointTrajectoryCore``) and run themselves on it. From a command, go-to-definition leads to
+the code that runs it; nothing is called by name. Pure: no rclpy.
 """
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Optional, Tuple, Type, Union
+from dataclasses import dataclass
+from typing import Any, ClassVar, Type, Union
 
-from sweetie_motion.core.component import Component
+from sweetie_motion.core.component import Component, ComponentCommand
 
 
 class HostCall:
@@ -105,43 +106,7 @@ class ReadServoJoints(HostCall):
     label: ClassVar[str] = 'servo_joints'
 
 
-@dataclass(frozen=True)
-class CallComponent:
-    """
-    Call a public method of the component ``target``.
-
-    :param target: the component's name.
-    :param kind: the class the caller knows the component as; the component must be one.
-    :param method: the method as ``kind`` declares it (``JointTrajectoryCore.start_goal``);
-        it runs as the component's own class overrides it.
-    """
-
-    target: str
-    kind: Type[Component]
-    method: Callable[..., Any]
-    args: Tuple[Any, ...] = ()
-    kwargs: Dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        """Return the method's name, for messages (``set_targets``)."""
-        return self.method.__name__
-
-
 #: every call the cycle host answers
 HostCommand = Union[CreateComponent, DestroyComponent, StartCycle, StopCycle, ReadStatistics,
                     ReadStageTimes, ReadSafety, ReadOwners, ReadPoses, ReadServoJoints,
-                    CallComponent]
-
-
-def offered_method(kind: Type[Component], name: str) -> Optional[Callable[..., Any]]:
-    """
-    Return the method ``name`` of ``kind`` that the ROS side may call, None if it may not.
-
-    Private methods, attributes and the cycle side's own methods (:attr:`Component.LOCAL`)
-    are not offered.
-    """
-    if name.startswith('_') or name in kind.LOCAL:
-        return None
-    function = getattr(kind, name, None)
-    return function if callable(function) and not isinstance(function, type) else None
+                    ComponentCommand[Any, Any]]

@@ -3,17 +3,19 @@ The cycle host: the shared objects and components of the cycle side, and the cal
 
 The host runs wherever the sync cycle runs: in a child process of its own (the default, see
 :mod:`sweetie_motion.host.cycle_process`), or inside the ROS process. The ROS side reaches
-it only through commands (:mod:`sweetie_motion.host.commands`, sent by
-:meth:`~sweetie_motion.host.client.HostClient.call` and the typed proxies built on it), which
-arrive here at :meth:`CycleHost.handle` and go to their handler in :data:`HANDLERS`, with
-picklable arguments, so both places behave the same. Events for the ROS side
-(:mod:`sweetie_motion.core.events`) go out through ``emit``.
+it only through commands sent by :meth:`~sweetie_motion.host.client.HostClient.call`: the
+host's own (:mod:`sweetie_motion.host.commands`) go to their handler in :data:`HANDLERS`, a
+component's (:class:`~sweetie_motion.core.component.ComponentCommand`) run on it; both arrive
+at :meth:`CycleHost.handle` with picklable arguments, so both places behave the same. Events
+for the ROS side (:mod:`sweetie_motion.core.events`) go out through ``emit``.
 """
 
 import threading
 from typing import Any, Callable, Dict, NamedTuple, Sequence, Tuple
 
-from sweetie_motion.core.component import Component, ComponentError, CycleResources
+from sweetie_motion.core.component import (
+    Component, ComponentCommand, ComponentError, CycleResources,
+)
 from sweetie_motion.core.cycle import CycleSnapshot, StageRole
 from sweetie_motion.core.events import (
     CallFailed, OwnersChanged, SafetyLimited, SendEvent, StageFailed,
@@ -21,9 +23,8 @@ from sweetie_motion.core.events import (
 from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.safety import SafetyReport
 from sweetie_motion.host.commands import (
-    CallComponent, CreateComponent, DestroyComponent, HostCommand, offered_method, ReadOwners,
-    ReadPoses, ReadSafety, ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle,
-    StopCycle,
+    CreateComponent, DestroyComponent, HostCommand, ReadOwners, ReadPoses, ReadSafety,
+    ReadServoJoints, ReadStageTimes, ReadStatistics, StartCycle, StopCycle,
 )
 from sweetie_motion.host.state_board import BoardWriter
 from sweetie_motion.host.transport import Channel, encode_error
@@ -62,33 +63,36 @@ class CycleHost:
 
     def handle(self, command: HostCommand) -> Any:
         """
-        Run one command of the ROS side: its handler in :data:`HANDLERS`, found by its type.
+        Run one command of the ROS side: a component's on it, the host's own by its handler.
+
+        The host's own commands find their handler in :data:`HANDLERS` by their type.
 
         :raises ComponentError: a command the host does not answer, an unknown component, or
-            a method it does not offer.
+            one of another class than the command needs.
         """
+        if isinstance(command, ComponentCommand):
+            return self.call_component(command)
         handler = HANDLERS.get(type(command))
         if handler is None:
             raise ComponentError(f'the cycle host answers no {type(command).__name__}')
         return handler(self, command)
 
-    def call_component(self, command: CallComponent) -> Any:
+    def call_component(self, command: ComponentCommand[Any, Any]) -> Any:
         """
-        Call the method a :class:`~sweetie_motion.host.commands.CallComponent` carries.
+        Run a :class:`~sweetie_motion.core.component.ComponentCommand` on its component.
 
-        The method is the function the caller's class declares; it runs as the component's
-        own class defines it (an override of :meth:`Component.activate`, say).
+        It calls the method as the component's own class defines it (an override of
+        :meth:`Component.activate`, say).
 
-        :raises ComponentError: no such component, not of the caller's class, or a method that
-            is private or the cycle side's own (:attr:`Component.LOCAL`).
+        :raises ComponentError: no such component, or not of the class the command needs.
         """
         component = self.components.get(command.target)
         if component is None:
             raise ComponentError(f'no component {command.target!r} in the cycle process')
-        offered = offered_method(command.kind, command.label)
-        if offered != command.method or not isinstance(component, command.kind):
-            raise ComponentError(f'{command.target} offers no {command.label!r}')
-        return getattr(component, command.label)(*command.args, **command.kwargs)
+        if not isinstance(component, command.KIND):
+            raise ComponentError(f'{command.target} is a {type(component).__name__}, not a '
+                                 f'{command.KIND.__name__}: it takes no {command.label}')
+        return command.run(component)
 
     def create(self, command: CreateComponent) -> None:
         """
@@ -213,7 +217,8 @@ class CycleHost:
             self.emit(StageFailed(stage, count, f'{type(error).__name__}: {error}'))
 
 
-#: the handler of each command: what runs on the cycle side when the ROS side sends it
+#: the handler of each of the host's own commands: what runs on the cycle side when the ROS side
+#: sends it (a component's command runs itself: :meth:`CycleHost.call_component`)
 HANDLERS: Dict[type, Callable[[CycleHost, Any], Any]] = {
     CreateComponent: CycleHost.create,
     DestroyComponent: CycleHost.destroy,
@@ -225,7 +230,6 @@ HANDLERS: Dict[type, Callable[[CycleHost, Any], Any]] = {
     ReadOwners: CycleHost.owners,
     ReadPoses: CycleHost.poses,
     ReadServoJoints: CycleHost.servo_joints,
-    CallComponent: CycleHost.call_component,
 }
 
 

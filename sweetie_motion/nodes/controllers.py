@@ -16,12 +16,14 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
-from sweetie_motion.controllers.base import ControlledJoints, ControllerCore
+from sweetie_motion.controllers.base import Acquire, ControlledJoints, ControllerCore
 from sweetie_motion.controllers.joint_state import (
-    FollowJointStateCore, FollowJointStateSpec, PoseInput,
+    FollowJointStateCore, FollowJointStateSpec, Hold, PoseInput, ReadOfferedPose, SetTargets,
 )
 from sweetie_motion.controllers.pendants import Lapse
-from sweetie_motion.controllers.torque_switch import TorqueMainSwitchCore, TorqueSwitchSpec
+from sweetie_motion.controllers.torque_switch import (
+    ReadTorqueStatus, SetTorqueOff, TorqueMainSwitchCore, TorqueSwitchSpec,
+)
 from sweetie_motion.core.events import ControllerEvent, CycleEvent, NotOperational
 from sweetie_motion.core.smoothing import filter_spec, FilterSpec, REGISTRY
 from sweetie_motion.errors import SweetieMotionError
@@ -171,7 +173,7 @@ class ControllerNode(ComponentNode):
         """
         try:
             if operational and self.lifecycle_state == 'active':
-                self.host.component(ControllerCore, self.get_name()).acquire()
+                self.host.run(Acquire(self.get_name()))
                 return True, 'operational'
             done, state = super().make_operational(operational)
         except SweetieMotionError as error:
@@ -276,7 +278,7 @@ class FollowJointStateNode(ControllerNode):
         """
         if self.lifecycle_state != 'active':
             return f'{self.get_name()} is {self.lifecycle_state}: nothing to hold'
-        self.host.component(FollowJointStateCore, self.get_name(), wait=False).hold()
+        self.host.cast(Hold(self.get_name()))
         return 'holding where a brake within the limits ends'
 
     def _on_hold(self, request, response):
@@ -311,8 +313,7 @@ class FollowJointStateNode(ControllerNode):
             return
         if len(local):
             try:
-                self.host.component(FollowJointStateCore, self.get_name(),
-                                    wait=False).set_targets(local, values)
+                self.host.cast(SetTargets(self.get_name(), local, values))
             except SweetieMotionError as error:
                 self.get_logger().warning(f'pose not delivered: {error}',
                                           throttle_duration_sec=5.0)
@@ -337,8 +338,7 @@ class FollowJointStateNode(ControllerNode):
         if not self._created or self.lifecycle_state != 'active':
             return
         try:
-            pending, pose = self.host.component(FollowJointStateCore, self.get_name(),
-                                                timeout=1.0).offered_pose()
+            pending, pose = self.host.run(ReadOfferedPose(self.get_name()), timeout=1.0)
         except SweetieMotionError:
             return
         if not pending:
@@ -400,8 +400,7 @@ class TorqueMainSwitchNode(ControllerNode):
         if not self._created or self.lifecycle_state != 'active':
             return False, f'torque main switch is not active (state {self.lifecycle_state})'
         try:
-            success, message = self.host.component(
-                TorqueMainSwitchCore, self.get_name()).set_torque_off(off, chains)
+            success, message = self.host.run(SetTorqueOff(self.get_name(), off, chains))
         except SweetieMotionError as error:
             success, message = False, str(error)
         # one severity per call site: rclpy refuses a logging line that changes it
@@ -415,8 +414,7 @@ class TorqueMainSwitchNode(ControllerNode):
         if not self._created:
             return
         try:
-            statuses = self.host.component(TorqueMainSwitchCore, self.get_name(),
-                                           timeout=2.0).status()
+            statuses = self.host.run(ReadTorqueStatus(self.get_name()), timeout=2.0)
         except SweetieMotionError as error:
             self.get_logger().warning(f'servo status unavailable: {error}',
                                       throttle_duration_sec=10.0)

@@ -23,7 +23,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from sweetie_motion.core.component import Component
+from sweetie_motion.core.component import Activate, Component, Deactivate
 from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.host.client import HostClient
 from sweetie_motion.nodes.params import declare_table, read_table
@@ -348,11 +348,11 @@ class ComponentNode(ManagedNode):
         self._created = True
 
     def activate_component(self) -> None:
-        self.host.component(Component, self.get_name()).activate()
+        self.host.run(Activate(self.get_name()))
 
     def deactivate_component(self) -> None:
         if self._created:
-            self.host.component(Component, self.get_name()).deactivate()
+            self.host.run(Deactivate(self.get_name()))
 
     def cleanup_component(self) -> None:
         self.destroy_entities(self._entities)

@@ -139,7 +139,7 @@ class MotionCoreNode(ManagedNode):
         elif isinstance(event, SafetyLimited):
             self.get_logger().warning(event.text)
         elif isinstance(event, CallFailed):
-            self.get_logger().warning(f'{event.method} of {event.target or "the cycle host"} '
+            self.get_logger().warning(f'{event.command} of {event.target or "the cycle host"} '
                                       f'failed: {event.text}')
         elif isinstance(event, HostExited):
             self.get_logger().fatal(f'the cycle process ended (exit code {event.code}): the '

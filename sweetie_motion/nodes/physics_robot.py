@@ -22,7 +22,9 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
-from sweetie_motion.physics.robot import PhysicsRobotComponent, PhysicsRobotSpec
+from sweetie_motion.physics.robot import (
+    PhysicsRobotComponent, PhysicsRobotSpec, ReadPhysicsState, ResetPhysics,
+)
 from sweetie_motion.ros.conversions import PhysicsMessages
 
 #: /tf as tf2_ros's TransformBroadcaster has it (DynamicBroadcasterQoS)
@@ -108,16 +110,13 @@ class PhysicsRobotNode(ComponentNode):
             self._publisher.join(2.0)
             self._publisher = None
 
-    def _component(self) -> PhysicsRobotComponent:
-        return self.host.component(PhysicsRobotComponent, self.get_name(), timeout=2.0)
-
     def _on_reset(self, request, response):
         if not self._created:
             response.success, response.message = False, (
                 f'the physics robot is not configured (state {self.lifecycle_state})')
             return response
         try:
-            response.message = self._component().reset()
+            response.message = self.host.run(ResetPhysics(self.get_name()), 2.0)
             response.success = True
             self.get_logger().info(f'reset: {response.message}')
         except SweetieMotionError as error:
@@ -127,7 +126,7 @@ class PhysicsRobotNode(ComponentNode):
     def _publish_loop(self) -> None:
         """Publish the base pose, /tf and the contacts at publish_rate until stopped."""
         interval = 1.0 / self.values['publish_rate']
-        component = self._component()
+        read_state = ReadPhysicsState(self.get_name())
         messages: Optional[PhysicsMessages] = None
         clock = self.get_clock()
         deadline = time.monotonic()
@@ -136,7 +135,7 @@ class PhysicsRobotNode(ComponentNode):
             if self._stop.wait(deadline - time.monotonic()):
                 return
             try:
-                state = component.state()
+                state = self.host.run(read_state, 2.0)
             except SweetieMotionError as error:   # the cycle process is gone, or busy
                 self.get_logger().warning(f'physics state unavailable: {error}',
                                           throttle_duration_sec=10.0)

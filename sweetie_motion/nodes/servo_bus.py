@@ -34,7 +34,9 @@ from sweetie_motion.nodes.lifecycle import ComponentNode, DIAGNOSTICS
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
 from sweetie_motion.paths import config_path, load_yaml
-from sweetie_motion.servo.components import SerialBusComponent, SerialBusSpec
+from sweetie_motion.servo.components import (
+    ReadBusReport, SerialBusComponent, SerialBusSpec, StartServoOperation,
+)
 from sweetie_motion_msgs.srv import ServoCommand
 
 #: bus modes of the node
@@ -208,8 +210,8 @@ class ServoBusNode(ComponentNode):
         done = threading.Event()
         answer: List[ServoCommandDone] = []
         try:
-            ident = self.host.component(SerialBusComponent, self.get_name(),
-                                        timeout=5.0).command(command, joints, register, value)
+            ident = self.host.run(StartServoOperation(self.get_name(), command, joints,
+                                                      register, value), timeout=5.0)
         except (SweetieMotionError, KeyError, ValueError) as error:
             return False, error.args[0] if isinstance(error, KeyError) else str(error), [], []
         with self._pending_lock:
@@ -271,8 +273,7 @@ class ServoBusNode(ComponentNode):
         if not self._created:
             return
         try:
-            buses, servos, faults = self.host.component(SerialBusComponent, self.get_name(),
-                                                        timeout=2.0).report()
+            buses, servos, faults = self.host.run(ReadBusReport(self.get_name()), timeout=2.0)
         except SweetieMotionError as error:
             self.get_logger().warning(f'servo diagnostics unavailable: {error}',
                                       throttle_duration_sec=10.0)

@@ -27,7 +27,10 @@ from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.motion_core import LATCHED
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterError, ParameterSpec
-from sweetie_motion.servo.components import ServoIdentComponent, ServoIdentSpec
+from sweetie_motion.servo.components import (
+    AbortIdentification, EndIdentification, ReadControlDelays, ReadIdentProgress,
+    ReadServoModels, ReadTorqueError, ServoIdentComponent, ServoIdentSpec, StartIdentification,
+)
 from sweetie_motion.servo.model_files import load_servo_models, save_servo_models
 from sweetie_motion_msgs.msg import ServoModel, ServoModels
 from sweetie_motion_msgs.srv import ServoIdentification
@@ -108,14 +111,13 @@ class ServoIdentNode(ComponentNode):
 
     def activate_component(self) -> None:
         super().activate_component()
-        self._publish_models(self.host.component(ServoIdentComponent, self.get_name()).models())
+        self._publish_models(self.host.run(ReadServoModels(self.get_name())))
 
     def _publish_torque_error(self) -> None:
         if not self._created or self.lifecycle_state != 'active':
             return
         try:
-            error = self.host.component(ServoIdentComponent, self.get_name(),
-                                        timeout=1.0).torque_error()
+            error = self.host.run(ReadTorqueError(self.get_name()), timeout=1.0)
         except SweetieMotionError:
             return
         msg = JointState(name=self.process.model.list_all_joints(), effort=error.tolist())
@@ -133,29 +135,28 @@ class ServoIdentNode(ComponentNode):
     def _identification(self, request, response):
         command = request.command.strip().lower()
         name = self.get_name()
-        ident = self.host.component(ServoIdentComponent, name)
         try:
             if self.lifecycle_state != 'active':
                 raise SweetieMotionError(f'{name} is not active ({self.lifecycle_state})')
             if command == 'start':
-                servos = ident.start(list(request.servos))
-                delays = describe_delays(ident.delays(servos))
+                servos = self.host.run(StartIdentification(name, list(request.servos)))
+                delays = describe_delays(self.host.run(ReadControlDelays(name, servos)))
                 response.message = (f'identifying {len(servos)} servo(s): {", ".join(servos)}'
                                     f'; control delay {delays}')
-                self._fill_status(response, ident.progress())
+                self._fill_status(response, self.host.run(ReadIdentProgress(name)))
             elif command == 'status':
-                progress = ident.progress()
+                progress = self.host.run(ReadIdentProgress(name))
                 self._fill_status(response, progress)
                 response.message = (f'{sum(p.converged for p in progress.values())} of '
                                     f'{len(progress)} servo(s) under the threshold')
             elif command == 'end':
-                progress = ident.progress()
-                result = ident.end()
+                progress = self.host.run(ReadIdentProgress(name))
+                result = self.host.run(EndIdentification(name))
                 self._fill_status(response, progress)
                 # what end() decided, not the convergence: a refused servo converged too
                 response.identified = [n in result.names for n in response.servos]
                 response.outcome = [result.outcome(n) for n in response.servos]
-                known = ident.models()
+                known = self.host.run(ReadServoModels(name))
                 self._publish_models(known)
                 saved = save_servo_models(self.get_parameter('models_file').value, known) \
                     if result.models else ''
@@ -165,7 +166,7 @@ class ServoIdentNode(ComponentNode):
                     self.get_logger().warning(f'identification end: {response.message}')
                     return response
             elif command == 'abort':
-                servos = ident.abort()
+                servos = self.host.run(AbortIdentification(name))
                 response.message = (f'aborted ({len(servos)} servo(s)): no model changed'
                                     if servos else 'no identification was running')
             else:

@@ -33,7 +33,9 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sweetie_motion.controllers.goals import GoalPlan, GoalPlanner
-from sweetie_motion.controllers.joint_trajectory import JointTrajectoryCore, JointTrajectorySpec
+from sweetie_motion.controllers.joint_trajectory import (
+    CancelGoal, JointTrajectoryCore, JointTrajectorySpec, StartGoal,
+)
 from sweetie_motion.controllers.pendants import Lapse
 from sweetie_motion.core.events import (
     ControllerEvent, CycleEvent, GoalEnded, GoalProgress, HostExited, Outcome,
@@ -220,9 +222,6 @@ class JointTrajectoryNode(ControllerNode):
         return JointTrajectorySpec(chains, self.smoothing_spec(), self.order,
                                    values['feedback_rate'])
 
-    def _cycle_side(self, timeout: float = 2.0, wait: bool = True) -> JointTrajectoryCore:
-        return self.host.component(JointTrajectoryCore, self.get_name(), timeout, wait)
-
     def publish_last_goal(self, goal) -> None:
         """Publish a FollowJointTrajectory goal on ``~/last_goal`` (what `save --last` keeps)."""
         self._last_goal_pub.publish(goal)
@@ -366,7 +365,7 @@ class JointTrajectoryNode(ControllerNode):
             return
         running.stopped_by = lapse.describe()
         try:
-            self._cycle_side(wait=False).cancel_goal(key)
+            self.host.cast(CancelGoal(self.get_name(), key))
         except SweetieMotionError as error:
             self.get_logger().warning(f'stop not delivered: {error}')
 
@@ -375,7 +374,7 @@ class JointTrajectoryNode(ControllerNode):
         self.get_logger().info('cancel requested: the goal decelerates and holds')
         self._cancels.accept(goal_handle)
         try:
-            self._cycle_side(wait=False).cancel_goal(bytes(goal_handle.goal_id.uuid))
+            self.host.cast(CancelGoal(self.get_name(), bytes(goal_handle.goal_id.uuid)))
         except SweetieMotionError as error:
             self.get_logger().warning(f'cancel not delivered: {error}')
         return CancelResponse.ACCEPT
@@ -393,7 +392,7 @@ class JointTrajectoryNode(ControllerNode):
         with self._goals_lock:  # before the start: its end may come before the call returns
             self._goals[key] = running
         try:
-            self._cycle_side().start_goal(key, plan)
+            self.host.run(StartGoal(self.get_name(), key, plan), 2.0)
         except SweetieMotionError as error:
             with self._goals_lock:
                 self._goals.pop(key, None)
@@ -532,7 +531,7 @@ class JointTrajectoryNode(ControllerNode):
                 keys = list(self._goals)
             for key in keys:
                 try:
-                    self._cycle_side().cancel_goal(key)
+                    self.host.run(CancelGoal(self.get_name(), key), 2.0)
                 except SweetieMotionError as error:
                     self.get_logger().warning(f'stop failed: {error}')
             self.get_logger().info('~/joint_trajectory: empty trajectory, stopping'

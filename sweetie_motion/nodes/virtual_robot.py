@@ -12,7 +12,9 @@ from sweetie_motion.errors import SweetieMotionError
 from sweetie_motion.nodes.lifecycle import ComponentNode
 from sweetie_motion.nodes.process import MotionProcess
 from sweetie_motion.parameters import ParameterSpec, unique
-from sweetie_motion.servo.components import VirtualRobotComponent, VirtualRobotSpec
+from sweetie_motion.servo.components import (
+    MoveByHand, SetBlocked, VirtualRobotComponent, VirtualRobotSpec,
+)
 
 
 class VirtualRobotNode(ComponentNode):
@@ -49,15 +51,13 @@ class VirtualRobotNode(ComponentNode):
         if positions is None:
             return
         if self._created:
-            self.host.component(VirtualRobotComponent, self.get_name(),
-                                wait=False).move_by_hand(positions)
+            self.host.cast(MoveByHand(self.get_name(), positions))
 
     def _on_set(self, parameters) -> SetParametersResult:
         for parameter in parameters:
             if parameter.name == 'blocked_joints' and self._created:
                 try:
-                    self.host.component(VirtualRobotComponent, self.get_name()).set_blocked(
-                        list(parameter.value or []))
+                    self.host.run(SetBlocked(self.get_name(), list(parameter.value or [])))
                 except SweetieMotionError as error:
                     return SetParametersResult(successful=False, reason=str(error))
         return SetParametersResult(successful=True)

@@ -8,7 +8,7 @@ loaded (its ``physics:`` section), as ``sweetie-motion simulate`` builds it.
 
 from dataclasses import dataclass
 
-from sweetie_motion.core.component import CycleResources
+from sweetie_motion.core.component import ComponentCommand, CycleResources
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.physics.bus import PhysicsServoBus, PhysicsState, PhysicsStatistics
 from sweetie_motion.servo.components import BusComponent
@@ -62,3 +62,36 @@ class PhysicsRobotComponent(BusComponent):
     def statistics(self) -> PhysicsStatistics:
         """Return how the simulation kept up with the cycle."""
         return self.bus.statistics()
+
+
+@dataclass(frozen=True)
+class ResetPhysics(ComponentCommand[PhysicsRobotComponent, str]):
+    """Stand the robot up again where it is (:meth:`PhysicsRobotComponent.reset`)."""
+
+    KIND = PhysicsRobotComponent
+
+    def run(self, component: PhysicsRobotComponent) -> str:
+        """Call :meth:`PhysicsRobotComponent.reset`; return what it did."""
+        return component.reset()
+
+
+@dataclass(frozen=True)
+class ReadPhysicsState(ComponentCommand[PhysicsRobotComponent, PhysicsState]):
+    """Read the robot's base pose and its feet's contacts (:meth:`PhysicsRobotComponent.state`)."""
+
+    KIND = PhysicsRobotComponent
+
+    def run(self, component: PhysicsRobotComponent) -> PhysicsState:
+        """Call :meth:`PhysicsRobotComponent.state`."""
+        return component.state()
+
+
+@dataclass(frozen=True)
+class ReadPhysicsStatistics(ComponentCommand[PhysicsRobotComponent, PhysicsStatistics]):
+    """Read how the simulation kept up (:meth:`PhysicsRobotComponent.statistics`)."""
+
+    KIND = PhysicsRobotComponent
+
+    def run(self, component: PhysicsRobotComponent) -> PhysicsStatistics:
+        """Call :meth:`PhysicsRobotComponent.statistics`."""
+        return component.statistics()

@@ -6,12 +6,14 @@ Each is configured by its node (see :mod:`sweetie_motion.core.component`). Pure:
 
 from dataclasses import dataclass
 from typing import (
-    Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, TYPE_CHECKING,
+    Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TYPE_CHECKING,
 )
 
 import numpy as np
 
-from sweetie_motion.core.component import Component, ComponentError, CycleResources
+from sweetie_motion.core.component import (
+    Component, ComponentCommand, ComponentError, CycleResources,
+)
 from sweetie_motion.core.cycle import StageRole
 from sweetie_motion.core.events import SendEvent, ServoCommandDone
 from sweetie_motion.core.servo_bus import ServoBus, ServoStatus
@@ -21,7 +23,7 @@ from sweetie_motion.servo.virtual import VirtualServoBus
 
 if TYPE_CHECKING:  # annotations only: these are imported when a component needs them
     from sweetie_motion.servo.driver import SerialServoBus
-    from sweetie_motion.servo.ident import IdentConfig
+    from sweetie_motion.servo.ident import IdentConfig, IdentProgress, IdentResult
     from sweetie_motion.servo.servo_model import ServoModelParams
 
 
@@ -400,7 +402,7 @@ class ServoIdentComponent(Component):
         return [(known[s][0] if s in known else '', self.ident.control_delay(s) * period)
                 for s in servos]
 
-    def end(self):
+    def end(self) -> 'IdentResult':
         """End: return the IdentResult (the models under the threshold, the others' error)."""
         return self.ident.end()
 
@@ -408,7 +410,7 @@ class ServoIdentComponent(Component):
         """Abort; return the servos that were being identified."""
         return self.ident.abort()
 
-    def progress(self):
+    def progress(self) -> Dict[str, 'IdentProgress']:
         """Return servo -> IdentProgress."""
         return self.ident.progress()
 
@@ -419,3 +421,140 @@ class ServoIdentComponent(Component):
     def models(self) -> list:
         """Return the servo models known now: identified ones replace the configured ones."""
         return [m for m in (self.ident.model(j) for j in self.ident.joints) if m is not None]
+
+
+# --- what the ROS side asks of these components (see ComponentCommand) ---------------------------
+
+
+@dataclass(frozen=True)
+class MoveByHand(ComponentCommand[VirtualRobotComponent, List[str]]):
+    """Move free servos as a hand would (:meth:`VirtualRobotComponent.move_by_hand`)."""
+
+    KIND = VirtualRobotComponent
+
+    positions: Mapping[str, float]
+
+    def run(self, component: VirtualRobotComponent) -> List[str]:
+        """Call :meth:`VirtualRobotComponent.move_by_hand`; return the joints that moved."""
+        return component.move_by_hand(self.positions)
+
+
+@dataclass(frozen=True)
+class SetBlocked(ComponentCommand[VirtualRobotComponent, None]):
+    """Jam exactly these joints' servos (:meth:`VirtualRobotComponent.set_blocked`)."""
+
+    KIND = VirtualRobotComponent
+
+    joints: Sequence[str]
+
+    def run(self, component: VirtualRobotComponent) -> None:
+        """Call :meth:`VirtualRobotComponent.set_blocked`."""
+        component.set_blocked(self.joints)
+
+
+@dataclass(frozen=True)
+class StartServoOperation(ComponentCommand[SerialBusComponent, int]):
+    """Start an operation on some servos (:meth:`SerialBusComponent.command`); its id."""
+
+    KIND = SerialBusComponent
+
+    command: str
+    joints: Sequence[str] = ()
+    register: str = ''
+    value: int = 0
+
+    def run(self, component: SerialBusComponent) -> int:
+        """Call :meth:`SerialBusComponent.command`."""
+        return component.command(self.command, self.joints, self.register, self.value)
+
+
+@dataclass(frozen=True)
+class ReadBusReport(ComponentCommand[SerialBusComponent, Tuple[list, list, list]]):
+    """Read the bus's statistics and active faults (:meth:`SerialBusComponent.report`)."""
+
+    KIND = SerialBusComponent
+
+    def run(self, component: SerialBusComponent) -> Tuple[list, list, list]:
+        """Call :meth:`SerialBusComponent.report`."""
+        return component.report()
+
+
+@dataclass(frozen=True)
+class StartIdentification(ComponentCommand[ServoIdentComponent, List[str]]):
+    """Start identifying servos (:meth:`ServoIdentComponent.start`); return them."""
+
+    KIND = ServoIdentComponent
+
+    servos: Sequence[str]
+
+    def run(self, component: ServoIdentComponent) -> List[str]:
+        """Call :meth:`ServoIdentComponent.start`."""
+        return component.start(self.servos)
+
+
+@dataclass(frozen=True)
+class ReadControlDelays(ComponentCommand[ServoIdentComponent, List[Tuple[str, float]]]):
+    """Read the servos' lines and control delays (:meth:`ServoIdentComponent.delays`)."""
+
+    KIND = ServoIdentComponent
+
+    servos: Sequence[str]
+
+    def run(self, component: ServoIdentComponent) -> List[Tuple[str, float]]:
+        """Call :meth:`ServoIdentComponent.delays`."""
+        return component.delays(self.servos)
+
+
+@dataclass(frozen=True)
+class ReadIdentProgress(ComponentCommand[ServoIdentComponent, Dict[str, 'IdentProgress']]):
+    """Read each servo's identification progress (:meth:`ServoIdentComponent.progress`)."""
+
+    KIND = ServoIdentComponent
+
+    def run(self, component: ServoIdentComponent) -> Dict[str, 'IdentProgress']:
+        """Call :meth:`ServoIdentComponent.progress`."""
+        return component.progress()
+
+
+@dataclass(frozen=True)
+class EndIdentification(ComponentCommand[ServoIdentComponent, 'IdentResult']):
+    """End the identification (:meth:`ServoIdentComponent.end`): its result."""
+
+    KIND = ServoIdentComponent
+
+    def run(self, component: ServoIdentComponent) -> 'IdentResult':
+        """Call :meth:`ServoIdentComponent.end`."""
+        return component.end()
+
+
+@dataclass(frozen=True)
+class AbortIdentification(ComponentCommand[ServoIdentComponent, List[str]]):
+    """Abort the identification (:meth:`ServoIdentComponent.abort`); the servos it had."""
+
+    KIND = ServoIdentComponent
+
+    def run(self, component: ServoIdentComponent) -> List[str]:
+        """Call :meth:`ServoIdentComponent.abort`."""
+        return component.abort()
+
+
+@dataclass(frozen=True)
+class ReadTorqueError(ComponentCommand[ServoIdentComponent, np.ndarray]):
+    """Read the models' prediction error as torque (:meth:`ServoIdentComponent.torque_error`)."""
+
+    KIND = ServoIdentComponent
+
+    def run(self, component: ServoIdentComponent) -> np.ndarray:
+        """Call :meth:`ServoIdentComponent.torque_error`."""
+        return component.torque_error()
+
+
+@dataclass(frozen=True)
+class ReadServoModels(ComponentCommand[ServoIdentComponent, list]):
+    """Read the servo models known now (:meth:`ServoIdentComponent.models`)."""
+
+    KIND = ServoIdentComponent
+
+    def run(self, component: ServoIdentComponent) -> list:
+        """Call :meth:`ServoIdentComponent.models`."""
+        return component.models()

@@ -2,9 +2,10 @@
 A controller type of a user's own, added to the motion process without touching sweetie_motion.
 
 HoldPose drives its chains' joints to a fixed pose at a bounded speed. It is what a user
-writes: the core (a ControllerCore that says what it is made from and how) and its node (a
-ControllerNode naming the core); a process config then names it ``hold_pose:HoldPoseNode``.
-No registry of the package is touched (issue #21, item 1).
+writes: the core (a ControllerCore that says what it is made from and how), the command its
+node sends it (:class:`ReadDistance`) and its node (a ControllerNode naming the core); a
+process config then names it ``hold_pose:HoldPoseNode``. No registry of the package is
+touched (issue #21, item 1).
 """
 
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Tuple
 import numpy as np
 from std_srvs.srv import Trigger
 from sweetie_motion.controllers.base import ControllerCore
-from sweetie_motion.core.component import CycleResources
+from sweetie_motion.core.component import ComponentCommand, CycleResources
 from sweetie_motion.core.cycle import Tick
 from sweetie_motion.core.events import SendEvent
 from sweetie_motion.nodes.controllers import controller_parameters, ControllerNode
@@ -61,6 +62,17 @@ class HoldPoseCore(ControllerCore):
         return float(np.abs(reference - self.target).max())
 
 
+@dataclass(frozen=True)
+class ReadDistance(ComponentCommand[HoldPoseCore, float]):
+    """Read how far the reference is from the pose (:meth:`HoldPoseCore.distance`)."""
+
+    KIND = HoldPoseCore
+
+    def run(self, component: HoldPoseCore) -> float:
+        """Call :meth:`HoldPoseCore.distance`."""
+        return component.distance()
+
+
 class HoldPoseNode(ControllerNode):
     """The HoldPose controller as a lifecycle node; ``~/at_pose`` says how far it is."""
 
@@ -82,7 +94,7 @@ class HoldPoseNode(ControllerNode):
         self._entities = [self.create_service(Trigger, '~/at_pose', self._at_pose)]
 
     def _at_pose(self, request, response):
-        distance = self.host.component(HoldPoseCore, self.get_name()).distance()
+        distance = self.host.run(ReadDistance(self.get_name()))
         response.success = distance < 1e-6
         response.message = f'{distance:.6f} rad from the pose'
         return response

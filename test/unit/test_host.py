@@ -13,8 +13,10 @@ import time
 
 import numpy as np
 import pytest
-from sweetie_motion.controllers.joint_state import FollowJointStateCore, FollowJointStateSpec
-from sweetie_motion.core.component import ComponentError
+from sweetie_motion.controllers.joint_state import (
+    FollowJointStateCore, FollowJointStateSpec, Hold, ReadOfferedPose, SetTargets,
+)
+from sweetie_motion.core.component import Activate, ComponentError
 from sweetie_motion.core.events import (
     CallFailed, GoalEnded, HostExited, NotOperational, Outcome, OwnersChanged,
 )
@@ -22,7 +24,6 @@ from sweetie_motion.core.ports import JointVector
 from sweetie_motion.core.smoothing import FilterSpec
 from sweetie_motion.errors import UnknownChainError
 from sweetie_motion.host.client import HostError, HostSettings, LocalHost, RemoteHost
-from sweetie_motion.host.commands import CallComponent
 from sweetie_motion.host.state_board import BoardWriter, SLOTS, StateBoard, wait_for_tick
 from sweetie_motion.host.transport import (
     Channel, decode_error, encode_error, FILE_PREFIX, RemoteError, SHARED_MEMORY_DIR,
@@ -153,27 +154,20 @@ def follow_spec(**changes):
     return FollowJointStateSpec(**values)
 
 
-def test_the_host_answers_only_what_components_offer(pony):
+def test_a_component_takes_only_the_commands_of_its_class(pony):
     host = LocalHost(pony, 0.01)
     try:
         cycle = host.cycle()
         cycle.create('bus', VirtualRobotComponent, VirtualRobotSpec())
         cycle.create('legs', FollowJointStateCore, follow_spec())
-        legs = host.component(FollowJointStateCore, 'legs')
-        with pytest.raises(ComponentError, match='offers no'):
-            legs.core()                                    # attributes are not callable
-        with pytest.raises(ComponentError, match='offers no'):
-            legs.destroy()                                 # the cycle side's own
-        with pytest.raises(ComponentError, match='offers no'):  # the host checks it too
-            host.call(CallComponent('legs', FollowJointStateCore, FollowJointStateCore.destroy))
-        with pytest.raises(ComponentError, match='offers no'):  # not of the caller's class
-            host.call(CallComponent('bus', FollowJointStateCore, FollowJointStateCore.hold))
+        assert host.run(ReadOfferedPose('legs')) == (True, None)  # not activated yet
+        with pytest.raises(ComponentError, match='bus is a VirtualRobotComponent, not a '
+                           'FollowJointStateCore: it takes no Hold'):
+            host.run(Hold('bus'))
         with pytest.raises(ComponentError, match='answers no'):
             host.call(object())
-        with pytest.raises(AttributeError):
-            legs._private()
         with pytest.raises(ComponentError, match="no component 'arms'"):
-            host.component(FollowJointStateCore, 'arms').activate()
+            host.run(Activate('arms'))
         with pytest.raises(ComponentError, match='exists already'):
             cycle.create('legs', FollowJointStateCore, follow_spec())
         with pytest.raises(ComponentError, match='needs a FollowJointStateSpec'):
@@ -225,15 +219,13 @@ def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
         cycle = host.cycle()
         cycle.create('bus', VirtualRobotComponent, VirtualRobotSpec())
         cycle.create('legs', FollowJointStateCore, follow_spec())
-        host.component(VirtualRobotComponent, 'bus').activate()
+        host.run(Activate('bus'))
         scheduling = cycle.start_cycle(100.0, 0)
         assert scheduling == 'normal'
-        legs = host.component(FollowJointStateCore, 'legs')
-        legs.activate()
+        host.run(Activate('legs'))
         wait_for(lambda: any(isinstance(e, OwnersChanged) and e.owners['leg1'] == 'legs'
                              for e in events), 10, message='the owners event')
-        host.component(FollowJointStateCore, 'legs', wait=False).set_targets(
-            np.array([1]), np.array([0.4]))  # joint12
+        host.cast(SetTargets('legs', np.array([1]), np.array([0.4])))  # joint12
         wait_for(lambda: abs(cycle.poses().reference.position[1] - 0.4) < 1e-9, 10,
                  message='the target in the reference')
         assert len(cycle.poses().measured.position) == 32
@@ -242,9 +234,8 @@ def test_a_cycle_process_runs_components_and_tells_ownership(tmp_path):
         with pytest.raises(UnknownChainError):  # the child's exception, same class
             cycle.create('tail', FollowJointStateCore, follow_spec(chains=('x',)))
         # a call made without waiting that fails comes back as an event
-        host.component(FollowJointStateCore, 'legs', wait=False).set_targets(
-            np.array([99]), np.array([0.4]))
-        wait_for(lambda: any(isinstance(e, CallFailed) and e.method == 'set_targets'
+        host.cast(SetTargets('legs', np.array([99]), np.array([0.4])))
+        wait_for(lambda: any(isinstance(e, CallFailed) and e.command == 'SetTargets'
                              for e in events), 10, message='the CallFailed event')
     finally:
         host.close()
