@@ -37,7 +37,7 @@ class PairOutcome(NamedTuple):
     refusal_seconds: float  # from the start to the refused one's exit
 
 
-class _Bringup:
+class Bringup:
     """One `sweetie-motion bringup` in ``namespace``, its output in a file."""
 
     def __init__(self, namespace: str, env: dict) -> None:
@@ -69,7 +69,7 @@ def race(namespace: str = 'race', env: Optional[dict] = None) -> PairOutcome:
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     env.setdefault('AMENT_PREFIX_PATH', sys.prefix)
     started = time.monotonic()
-    pair = [_Bringup(namespace, env), _Bringup(namespace, env)]
+    pair = [Bringup(namespace, env), Bringup(namespace, env)]
     try:
         deadline = started + START_TIMEOUT
         while all(b.popen.poll() is None for b in pair) and time.monotonic() < deadline:

@@ -37,6 +37,7 @@ from sweetie_motion.process_config import (
 )
 from sweetie_motion.process_lock import NamespaceLock
 from sweetie_motion.ros.background import split_ros_args
+from sweetie_motion.ros.dds_profile import discovery_reaches_other_machines
 from sweetie_motion.ros_arguments import parse_ros_arguments
 
 #: Python threads switch every 5 ms by default; the cycle thread (when it runs in this
@@ -262,10 +263,12 @@ class RunningCheck(threading.Thread):
     """
     Look for a motion process already running in ``namespace`` (its ``motion`` node).
 
-    Runs beside the start-up (discovery takes a second or so, several on a busy machine: it
-    is given 3 s, which a start with nobody there waits); :attr:`found` says who runs it
-    ('' : nobody), from its motion node's ``process`` parameter. A motion node that does not
-    answer is a process that ended (discovery keeps it for a while): it does not count.
+    Runs beside the start-up, only when discovery reaches other machines (on this one the
+    namespace's lock answers at once and for certain): discovery takes a second or so, several
+    on a busy machine; it is given 3 s, which a start with nobody there waits. :attr:`found`
+    says who runs it ('' : nobody), from its motion node's ``process`` parameter. A motion
+    node that does not answer is a process that ended (discovery keeps it for a while): it
+    does not count.
 
     :param namespace: the robot namespace (without slashes).
     :param wait: how long discovery is given [s].
@@ -484,14 +487,18 @@ def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
     """Run the motion process of ``config`` (rclpy initialized, the namespace's lock held)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
     bringup = executor = None
-    running = RunningCheck(config.namespace)
-    running.start()
+    # on this machine the namespace's lock answers for certain: the graph check, which waits
+    # for discovery (3 s when nobody is there), looks only where the lock cannot
+    running = RunningCheck(config.namespace) if discovery_reaches_other_machines() else None
+    if running is not None:
+        running.start()
     try:
         urdf_xml = robot_description(config, args.description_timeout)
-        running.join()
-        if running.found:
-            refuse_second(config.namespace, running.found)
-            return 1
+        if running is not None:
+            running.join()
+            if running.found:
+                refuse_second(config.namespace, running.found)
+                return 1
         bringup = MotionBringup(config, ros_args=ros_args, urdf_xml=urdf_xml)
         executor = MotionExecutor(num_threads=max(2, args.threads))
         for node in bringup.nodes:
@@ -509,7 +516,8 @@ def run_locked(config: ProcessConfig, args, ros_args: Sequence[str]) -> int:
         release(bringup, executor)
         # the check's node must be gone before the context: a thread still spinning at exit
         # aborts the process (std::terminate) instead of returning the exit code
-        running.join(10.0)
+        if running is not None:
+            running.join(10.0)
         rclpy.try_shutdown()
     return 0
 

@@ -55,6 +55,24 @@ def _localhost(environ: MutableMapping[str, str]) -> bool:
             or environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST')
 
 
+def discovery_reaches_other_machines(environ: Optional[MutableMapping[str, str]] = None
+                                     ) -> bool:
+    """
+    Return whether DDS discovery may find participants on other machines.
+
+    False only when it is kept on this machine: ``ROS_AUTOMATIC_DISCOVERY_RANGE`` LOCALHOST
+    (or ``ROS_LOCALHOST_ONLY=1``) or OFF, with no ``ROS_STATIC_PEERS`` and no DDS profile of
+    the user's own (either may name peers elsewhere).
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get('ROS_STATIC_PEERS', '').strip():
+        return True
+    named = environ.get(PROFILE_VARIABLES[0]) or environ.get(PROFILE_VARIABLES[1])
+    if named and not _ours(named):
+        return True
+    return not (_localhost(environ) or environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'OFF')
+
+
 def _ours(value: Optional[str]) -> bool:
     return bool(value) and value in {str(package_profile(flag)) for flag in (True, False)} | {
         str(motion_profile())}

@@ -1,7 +1,8 @@
 """The package's clients use its Fast DDS profile unless the user configured DDS themselves."""
 
 from sweetie_motion.ros.dds_profile import (
-    motion_profile, package_profile, use_motion_profile, use_package_profile,
+    discovery_reaches_other_machines, motion_profile, package_profile, use_motion_profile,
+    use_package_profile,
 )
 
 
@@ -53,3 +54,24 @@ def test_a_motion_process_takes_its_own_profile_also_when_a_client_started_it(tm
     assert environ['FASTRTPS_DEFAULT_PROFILES_FILE'] == str(package_profile(True))
     environ = {'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}
     assert not use_motion_profile(environ) and len(environ) == 1
+
+
+def test_discovery_reaches_other_machines_unless_kept_on_this_one(tmp_path):
+    mine = str(tmp_path / 'mine.xml')
+    for environ in ({}, {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'},
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SYSTEM_DEFAULT'},
+                    # peers named: they may be elsewhere, whatever the range
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                     'ROS_STATIC_PEERS': '192.168.1.7'},
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF', 'ROS_STATIC_PEERS': 'robot.local'},
+                    # a profile of the user's own may name peers too
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                     'FASTRTPS_DEFAULT_PROFILES_FILE': mine}):
+        assert discovery_reaches_other_machines(environ), environ
+    for environ in ({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'},
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}, {'ROS_LOCALHOST_ONLY': '1'},
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_STATIC_PEERS': ' '},
+                    # the package's own profile names no peer
+                    {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                     'FASTRTPS_DEFAULT_PROFILES_FILE': str(motion_profile())}):
+        assert not discovery_reaches_other_machines(environ), environ
