@@ -16,7 +16,7 @@ from motion_process import motion_process
 import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import ListParameters, SetParameters
-from ros_util import RosPeer, wait_for, wait_future
+from ros_util import call_idempotent, RosPeer, wait_for
 from sweetie_motion.ros.conversions import byte_array_value, goal_to_bytes
 from sweetie_motion.storage.store import TrajectoryStore
 from sweetie_motion.trajectory.codec import load_goal_file
@@ -116,8 +116,9 @@ def test_sigkill_during_saves_loses_no_acknowledged_trajectory(domain_id, tmp_pa
             names = []
 
             def listed():
-                names[:] = wait_future(lister.call_async(ListParameters.Request(
-                    prefixes=['joint_trajectory'])), 10).result.names
+                # asked again when an answer is lost (a node just up may drop the first)
+                names[:] = call_idempotent(lister, ListParameters.Request(
+                    prefixes=['joint_trajectory']), 10).result.names
                 return len(names) >= len(acknowledged)
             wait_for(listed, 20, period=0.5, message='parameters after the restart')
             assert {f'joint_trajectory.{n}' for n in acknowledged} <= set(names)
