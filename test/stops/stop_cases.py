@@ -20,7 +20,7 @@ from x_display import close_window
 
 #: what a person's stop may take to reach the cycle (a click, a key, a signal) [s], a bound a
 #: loaded 2-core machine meets: beside a busy loop and the other test worker the stops of a
-#: typical run came to rest 0.04-0.19 s after the act (fresh clone run T), the slowest 0.47 s
+#: typical run came to rest 0.03-0.26 s after the act (fresh clone runs T-W), the slowest 0.47 s
 #: with 0.08 s of braking (run R: the window's event loop starved while another test peaked),
 #: which 0.3 s failed
 REACTION = 0.5
