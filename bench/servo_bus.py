@@ -49,10 +49,15 @@ import argparse
 import json
 import math
 import os
+import random
 import sys
 import tempfile
 import threading
 import time
+
+# the stack's DDS (--stack) stays on this machine, on a domain of its own, unless told otherwise
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -313,14 +318,17 @@ def stack(runs, seconds, directory, results, targets):
                 beside = {None: 'without commands', 'commands': 'with commands',
                           'cpu': f'beside {cores} busy loop(s), no commands'}[load]
                 key = f'stack x {baud} Bd, {beside}, run {run + 1}'
-                out[key] = {'lines': figures, 'command_loops': typed, 'busy_cores': busy}
+                out[key] = {'lines': figures, 'command_times_s': typed, 'busy_cores': busy}
+                loops = min(len(times) for times in typed.values())
                 worst = max(f['age_max_ms'] for f in figures.values())
                 print(f'{key}: ' + '; '.join(
                     f'{line} age p50 / p99 / max {f["age_p50_ms"]:.1f} / {f["age_p99_ms"]:.1f}'
                     f' / {f["age_max_ms"]:.1f} ms, thread ran {f["wake_p99_ms"]:.1f} / '
                     f'{f["wake_max_ms"]:.1f} ms (p99 / max) after the goals'
                     for line, f in figures.items()) + (
-                    f'; {typed} loops of {", ".join(" ".join(c) for c in COMMANDS)}'
+                    f'; {loops} loops of {", ".join(" ".join(c) for c in COMMANDS)} ('
+                    + ', '.join(f'{command} {sum(times) / len(times):.1f} s'
+                                for command, times in typed.items() if times) + ' each)'
                     if load == 'commands' else '') + f'; the machine {busy:.2f} cores busy',
                     flush=True)
                 if load != 'cpu':

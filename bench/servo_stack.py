@@ -19,11 +19,15 @@ long after the cycle handed its goals over the line thread ran (p99 / max).
 """
 
 import os
+import random
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -78,9 +82,22 @@ def _machine_cpu():
 
 def _load_script(load, ns, cores):
     if load == 'commands':
-        return '; '.join(' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; echo done'
-                         for c in COMMANDS)
+        # each command's time from its start to its end, in ms
+        return '; '.join(
+            't=$(date +%s%N); ' + ' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; '
+            f'echo "done {"_".join(c)} $(( ($(date +%s%N) - t) / 1000000 ))"'
+            for c in COMMANDS)
     return ' & '.join(['(while :; do :; done)'] * cores) + '; wait'
+
+
+def _command_times(out):
+    """Return {command: [its times, s]} from the command loop's output."""
+    times = {' '.join(c): [] for c in COMMANDS}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == 'done':
+            times[parts[1].replace('_', ' ')].append(int(parts[2]) / 1000.0)
+    return times
 
 
 def run_stack(baud, seconds, load, directory, cores=1):
@@ -88,8 +105,8 @@ def run_stack(baud, seconds, load, directory, cores=1):
     Run the stack at ``baud`` for ``seconds`` beside ``load`` (None, 'commands' or 'cpu').
 
     :param cores: the busy loops of the ``'cpu'`` load.
-    :return: {line: figures [ms]}, the commands run, the cores the machine kept busy meanwhile
-        (the stack's own and the load's).
+    :return: {line: figures [ms]}, {command: the times it took [s]} (empty without
+        commands), the cores the machine kept busy meanwhile (the stack's own and the load's).
     """
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -138,7 +155,7 @@ def run_stack(baud, seconds, load, directory, cores=1):
         spin_until(lambda: False, 2.0)   # the lines settle after the start-up
         future = client.call_async(ServoCommand.Request(command='reset_statistics'))
         spin_until(future.done, 10)
-        typed = 0
+        typed = _command_times('')
         cpu = _machine_cpu()
         if load:
             loop = subprocess.Popen(
@@ -149,7 +166,7 @@ def run_stack(baud, seconds, load, directory, cores=1):
         if loop is not None:
             os.killpg(loop.pid, signal.SIGTERM)
             out, _ = loop.communicate(timeout=10)
-            typed = out.count('done')
+            typed = _command_times(out)
         busy_end, total_end = _machine_cpu()
         busy = (busy_end - cpu[0]) / max(1, total_end - cpu[1]) * os.cpu_count()
         seen = time.monotonic()
@@ -178,7 +195,8 @@ def run_loads(baud, seconds, directory):
     """
     Run the stack quiet, beside the commands, then beside as many busy loops as they took.
 
-    :return: per load, (load, busy loops of the 'cpu' load, figures, commands run, busy cores).
+    :return: per load, (load, busy loops of the 'cpu' load, figures, the commands' times, busy
+        cores).
     """
     cores, quiet = 1, 0.0
     for load in (None, 'commands', 'cpu'):

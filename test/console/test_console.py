@@ -310,10 +310,12 @@ def test_step_runs_one_step_and_stop_stops_the_arm(qtbot, console, arm, arm_mode
     type_program(console, 'HOME\nMOVJ -90 -20 30 0 45 0 V30\nMOVJ 0 -20 30 0 45 0 V8\n')
     until(qtbot, lambda: window.step_button.isEnabled(), 10, 'Step enabled')
     click(qtbot, window.step_button)
-    wait_job(qtbot, console)
+    ended = wait_job(qtbot, console)
     # the job ends with the goal's success (within its goal tolerance): the arm then settles
     home = arm_model.get_chain_property('arm', 'home')
-    until(qtbot, lambda: np.abs(reference(arm) - home).max() < 2e-3, 10, 'the arm at home')
+    until(qtbot, lambda: np.abs(reference(arm) - home).max() < 2e-3, 10,
+          lambda: f'the arm at home {home}: reference {reference(arm)}, the job said {ended!r}, '
+          f'the console says {presenter.message.text!r}')
     assert presenter.next_line == 2 and window.editor.highlighted.get('next') == 2
     click(qtbot, window.step_button)
     wait_job(qtbot, console)

@@ -20,15 +20,17 @@ from sweetie_motion.servo.driver.matching import (
 )
 from sweetie_motion.servo.driver.scheduler import Outgoing, SILENT_AFTER, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
-from sweetie_motion.servo.driver.wire import LineTiming, SPACER, spacer_count
+from sweetie_motion.servo.driver.wire import (
+    LineTiming, operations_share, SPACER, spacer_count, wire_budget,
+)
 from sweetie_motion.servo.freshness import AgeHistogram
 
 BT = 10 / 115200
 GAP = 0.0002 / BT
 
 
-def line_servos(ids):
-    driver = sb.DriverConfig((sb.BusConfig('b', 'p', 115200, tuple(
+def line_servos(ids, baud=115200):
+    driver = sb.DriverConfig((sb.BusConfig('b', 'p', baud, tuple(
         sb.ServoConfig(i, f'j{i}') for i in ids)),))
     return [LineServo(sb.ServoConfig(i, f'j{i}'), k, k, 'b', driver) for k, i in enumerate(ids)]
 
@@ -325,3 +327,58 @@ def test_a_position_reply_held_back_past_its_loss_still_becomes_the_measurement(
     assert stats.late_replies == 2 and stats.replies == 0   # counted late, not answers
     # a late reply's span is free again at once
     assert matcher.free_signature(1, POSITION_READS) == POSITION_READS[0]
+
+
+def run_line(baud, servos, share, operations, cycles=400):
+    """
+    Run a line's scheduler for ``cycles`` with ``operations`` STATs queued, every reply answered.
+
+    :return: (cycles between two reads of a servo, averaged; operation requests written; the
+        request wire's bytes written; the wire's capacity over the run [bytes]).
+    """
+    ids = list(range(1, servos + 1))
+    line = line_servos(ids, baud)
+    byte_time = hx.byte_time(baud)
+    period = 0.01
+    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share)
+    goal_every = wire_budget(servos, baud, period).goal_every
+    for k in range(operations):
+        absent = 100 + k % 100
+        scheduler.add(Request(hx.StatRequest().frame(absent), absent,
+                              ReplySignature.ack(hx.Command.STAT)))
+    tx_free, written, done, reads = 0.0, 0.0, 0, 0
+    for cycle in range(cycles):
+        now = cycle * period
+        budget = (period - max(0.0, tx_free - now)) / byte_time
+        for between in (False, True):
+            goals = jog(ids) if cycle % goal_every == 0 else None
+            batch = scheduler.between(0.0) if between else scheduler.cycle_batch(goals, budget)
+            scheduler.written(batch)
+            size = sum(o.size for o in batch)
+            tx_free = max(now, tx_free) + size * byte_time
+            written += size
+            done += sum(1 for o in batch if o.request is not None)
+            for outgoing in batch:
+                if outgoing.servo is not None and outgoing.request is None:
+                    outgoing.servo.sampled = now
+                    reads += 1
+    return servos * cycles / reads, done, written, cycles * period / byte_time
+
+
+@pytest.mark.parametrize('baud, servos', [(115200, 10), (115200, 24), (115200, 6), (115200, 4),
+                                          (666666, 10), (666666, 24)])
+@pytest.mark.parametrize('age_cost', [0.25, 0.5, 2.0])
+def test_operations_cost_the_reads_at_most_their_age_cost_and_always_progress(
+        baud, servos, age_cost):
+    # a third of a 115200 Bd line's wire for a scan's STATs made every servo of a 10-servo line
+    # read about every 5 cycles instead of every 2.9 (its measurements much older)
+    share = operations_share(wire_budget(servos, baud, 0.01), age_cost)
+    quiet, _, _, capacity = run_line(baud, servos, share, operations=0, cycles=400)
+    between, done, written, _ = run_line(baud, servos, share, operations=10000, cycles=400)
+    assert between <= quiet + age_cost + 0.05, (quiet, between)
+    # they take the share they are given, at most a third of the wire, at least 2 %
+    stat = hx.StatRequest().frame(0).size + spacer_count(9, baud) * SPACER.size
+    assert done * stat == pytest.approx(share * 400, abs=2 * stat), (done, share)
+    assert 0.02 * capacity / 400 <= share <= capacity / 400 / 3
+    # and the wire is never asked for more than it carries
+    assert written <= capacity + 200

@@ -211,6 +211,10 @@ class DriverConfig:
         red: a fault); a written LED value stays until the servo reboots.
     :param priority: SCHED_FIFO priority of the line threads where the system allows it (0:
         as the thread that connects).
+    :param operations_age_cost: what operations (a scan, register reads, ``servo status``,
+        clearing) may add to the time between two reads of a servo on a line whose reads fill
+        its wire [cycles]; the smaller, the slower the operations there
+        (:func:`~sweetie_motion.servo.driver.wire.operations_share`).
     """
 
     buses: Tuple[BusConfig, ...]
@@ -235,6 +239,7 @@ class DriverConfig:
     delivery_slack: float = 0.002
     status_led: bool = True
     priority: int = 0
+    operations_age_cost: float = 0.5
 
     @property
     def servos(self) -> List[Tuple[BusConfig, ServoConfig]]:
@@ -255,7 +260,7 @@ _DRIVER_KEYS = {
     'reconnect_interval': (float, 0.01, 60.0), 'connect_timeout': (float, 0.01, 60.0),
     'retries': (int, 1, 100), 'resume_speed': (float, 1e-3, 100.0),
     'reply_gap': (float, 0.0, 0.01), 'delivery_slack': (float, 0.0, 0.1),
-    'priority': (int, 0, 99),
+    'priority': (int, 0, 99), 'operations_age_cost': (float, 0.05, 100.0),
 }
 
 

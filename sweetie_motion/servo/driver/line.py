@@ -41,14 +41,12 @@ from sweetie_motion.servo.driver.port import LinePort, SerialFactory, Waker
 from sweetie_motion.servo.driver.scheduler import Outgoing, WireScheduler
 from sweetie_motion.servo.driver.servo_state import LineServo, MeasurementBoard
 from sweetie_motion.servo.driver.wire import (
-    goal_playtime, jog_frame_size, LineTiming, read_frame_sizes, SPACER, wire_budget,
+    goal_playtime, jog_frame_size, LineTiming, operations_share, read_frame_sizes, SPACER,
+    wire_budget,
 )
 from sweetie_motion.servo.freshness import AgeHistogram
 
 
-#: the share of a cycle's request wire that operations (a scan, register reads) may take
-#: between cycles: the reads keep the rest
-OPERATIONS_SHARE = 1 / 3
 #: weight of each cycle in the average S_JOG lag (about the last 100 cycles; the first 100
 #: are averaged evenly, so that the schedule's guess it starts from is gone after the first)
 JOG_LAG_WEIGHT = 0.01
@@ -86,9 +84,11 @@ class BusLine(threading.Thread):
         self.timing = LineTiming(config.baud, config.latency, driver.reply_gap,
                                  driver.delivery_slack)
         self.matcher = ReplyMatcher(driver.late_grace)
+        #: the request wire's bytes per cycle that operations may take
+        self.operations_share = operations_share(self.budget, driver.operations_age_cost)
         self.scheduler = WireScheduler(self.servos, self.matcher,
                                        driver.reply_gap / self.timing.byte_time,
-                                       OPERATIONS_SHARE * driver.period / self.timing.byte_time)
+                                       self.operations_share)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
         #: how long after set_goals the thread ran (scheduling, the interpreter lock) [s]

@@ -24,10 +24,10 @@ from sweetie_motion.servo import herkulex as hx
 from sweetie_motion.servo.driver.config import (
     BusStoppedError, SerialBusError, ServoStatusError, ServoTimeoutError,
 )
-from sweetie_motion.servo.driver.line import BusLine, OPERATIONS_SHARE
+from sweetie_motion.servo.driver.line import BusLine
 from sweetie_motion.servo.driver.matching import Answer, FULL_READS, ReplySignature, Request
 from sweetie_motion.servo.driver.servo_state import LineServo
-from sweetie_motion.servo.driver.wire import SHORTEST_REQUEST, SPACER
+from sweetie_motion.servo.driver.wire import SPACER, spacer_count
 
 #: an operation waits at most this long for one answer of the line thread [s]
 ANSWER_TIMEOUT = 30.0
@@ -370,14 +370,19 @@ class LineOperations:
         """
         Return how many STATs of a scan may be in flight at once on this line.
 
-        Between cycles the line writes the queued requests at once, within the operations'
-        share of a period on the request wire (:data:`~sweetie_motion.servo.driver.line.
-        OPERATIONS_SHARE`: the cycle's goals and reads keep the rest): a window is as many as
-        fit in it, at least one. A scan then costs a few round trips a window instead of one
-        per ID: on a busy machine each round trip waits for this thread to be scheduled.
+        The line writes them as the operations' share of its wire lets it
+        (:attr:`BusLine.operations_share`); the window keeps twice what the share lets out
+        while an absent ID's STAT waits for its timeout, so the share is used and the next
+        window's STATs are queued while the last ones wait; at least one. One STAT per round
+        trip made a full scan 254 round trips a line, each waiting for this thread to be
+        scheduled (50 s on a busy machine); a larger window only holds up the requests of other
+        operations queued behind it.
         """
-        wire = (SHORTEST_REQUEST + SPACER.size) * self.line.timing.byte_time
-        return max(1, min(SCAN_WINDOW, int(OPERATIONS_SHARE * self.driver.period / wire)))
+        spacers = spacer_count(hx.StatRequest.reply_size, self.line.config.baud,
+                               self.driver.reply_gap)
+        wire = hx.StatRequest().frame(0).size + spacers * SPACER.size
+        waited = (self.driver.timeout + self.driver.period) / self.driver.period
+        return max(1, min(SCAN_WINDOW, math.ceil(2 * self.line.operations_share * waited / wire)))
 
     def _stat_sweep(self, ids: List[int], tries: int) -> List[int]:
         """Ask each ID with STAT, :meth:`scan_window` at a time; return those that answered."""

@@ -4,8 +4,7 @@ The wire scheduler of one line: what goes on the line, in which order, with whic
 Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in this order:
 
 1. every *urgent* operation request (a fault's torque off, the shutdown);
-2. one ordinary operation request, whatever the reads take (configuration and diagnostics
-   always progress);
+2. one ordinary operation request, if the operations' credit is not spent (below);
 3. the goal broadcast (S_JOG), after the first read (it is that read's fill);
 4. **position reads**, the servo whose newest measurement is the oldest first (a servo whose
    reply was lost and who was not asked again between cycles comes first), at most one per
@@ -15,12 +14,21 @@ Once a cycle the line writes one batch (:meth:`WireScheduler.cycle_batch`), in t
    read of a servo also asks for its velocity and PWM, the others only for its position.
 
 Between cycles an operation's request goes out when it comes (:meth:`WireScheduler.between`)
-while the operations' share of the cycle's request wire lasts (``operations_share``: a scan's
-hundreds of STATs, each window sent as soon as the one before was answered, once left a line
-one read a cycle and its measurements 400 ms old), and so does a position read of a servo whose
+while the operations' credit lasts, and so does a position read of a servo whose
 read of this cycle was lost (damaged, overtaken or overdue), if the request wire has room for it
 before the next cycle: a lost reply then costs the measurement a millisecond or two instead of a
 period.
+
+The ordinary operations' credit is their share of the request wire (``operations_share``
+bytes a cycle, :func:`~sweetie_motion.servo.driver.wire.operations_share`): each cycle adds
+it, up to one cycle's share; what they write spends it. A request goes while any is left, so
+one larger than the share still goes and the next ones wait until it is paid back: operations
+always progress, and over any stretch of cycles take their share and no more (a scan's
+hundreds of STATs, each window sent as soon as the one before was answered, once left a line
+one read a cycle and its measurements 400 ms old; a third of the wire and one request every
+cycle still had a line whose reads fill it read each servo every 5 cycles instead of every
+2.9). Urgent requests and the line's set-up are not held to it.
+
 Every request that expects a reply is followed by its fill (the frames after it that expect
 none, then spacers: :func:`~sweetie_motion.servo.driver.wire.spacer_count`), so no two replies
 can overlap whenever the bytes go out. A servo gets no request while another to it is in flight,
@@ -56,6 +64,7 @@ class Outgoing:
     :param expect: the reply's signature (None: no reply).
     :param request: the operation's request (None: the scheduler's own: a read, the goals).
     :param spacers: spacers written right after it.
+    :param charged: an ordinary operation's request that spends the operations' credit.
     """
 
     frame: hx.Frame
@@ -63,6 +72,7 @@ class Outgoing:
     expect: Optional[ReplySignature] = None
     request: Optional[Request] = None
     spacers: int = 0
+    charged: bool = False
 
     @property
     def reply_size(self) -> int:
@@ -83,7 +93,7 @@ class WireScheduler:
     :param matcher: the requests in flight.
     :param gap_bytes: the silence between two replies, in byte times.
     :param operations_share: the request wire's bytes per cycle that ordinary operation
-        requests may take, their fill included (the cycle's one always goes).
+        requests may take, their fill included (see the module docstring).
     """
 
     def __init__(self, servos: Sequence[LineServo], matcher: ReplyMatcher,
@@ -93,8 +103,8 @@ class WireScheduler:
         self.matcher = matcher
         self.gap_bytes = gap_bytes
         self.operations_share = operations_share
-        #: the ordinary operation requests' bytes written in this cycle
-        self.operation_bytes = 0.0
+        #: the bytes ordinary operation requests may still write (negative: owed)
+        self.operation_credit = operations_share
         self.urgent: Deque[Request] = deque()
         self.normal: Deque[Request] = deque()
         #: the cycle the line is in (counted by the line thread)
@@ -121,9 +131,11 @@ class WireScheduler:
         :param budget: bytes the request wire can take this cycle.
         """
         self.cycle += 1
-        self.operation_bytes = 0.0
+        self.operation_credit = min(self.operations_share,
+                                    self.operation_credit + self.operations_share)
         busy: Set[int] = set()
-        operations = self._operations(busy, ordinary=1)
+        operations = self._operations(busy, ordinary=1, room=self.operation_credit,
+                                      charged=True)
         reads: List[Outgoing] = []
         batch = self._compose(operations, jog, reads)
         for servo in self._read_order():
@@ -150,12 +162,13 @@ class WireScheduler:
 
         :param budget: bytes the request wire can take before the next cycle; the servos whose
             read was lost are asked again within it (none when 0).
-        :param shared: the operations keep to their share of the cycle's wire (False while the
-            line is set up: there are no reads to leave room for).
+        :param shared: the operations keep to their credit (False while the line is set up:
+            there are no reads to leave room for).
         """
         busy: Set[int] = set()
-        room = self.operations_share - self.operation_bytes if shared else math.inf
-        batch = self._filled(self._operations(busy, ordinary=len(self.normal), room=room))
+        room = self.operation_credit if shared else math.inf
+        batch = self._filled(self._operations(busy, ordinary=len(self.normal), room=room,
+                                              charged=shared))
         for servo in self.servos:
             if servo.paused or servo.health.losses_in_a_row >= SILENT_AFTER:
                 # the cycles read it at their own pace; a flag left set would make the line
@@ -180,8 +193,8 @@ class WireScheduler:
             request = outgoing.request
             if request is not None:
                 (self.urgent if request.urgent else self.normal).remove(request)
-                if not request.urgent:
-                    self.operation_bytes += outgoing.size
+                if outgoing.charged:
+                    self.operation_credit -= outgoing.size
             elif outgoing.servo is not None:
                 outgoing.servo.read_cycle = self.cycle
                 outgoing.servo.reads_sent += 1
@@ -189,12 +202,14 @@ class WireScheduler:
 
     # --- the parts of a batch ------------------------------------------------------------------
 
-    def _operations(self, busy: Set[int], ordinary: int,
-                    room: float = math.inf) -> List[Outgoing]:
+    def _operations(self, busy: Set[int], ordinary: int, room: float = math.inf,
+                    charged: bool = False) -> List[Outgoing]:
         """
         Return the urgent requests and up to ``ordinary`` other ones that may go now.
 
-        :param room: the bytes the other ones may take, their fill included.
+        :param room: the bytes the other ones may take, their fill included: one goes while
+            any is left (the last one may overdraw it).
+        :param charged: the other ones spend the operations' credit when written.
         """
         out = []
         for queue, limit in ((self.urgent, len(self.urgent)), (self.normal, ordinary)):
@@ -208,11 +223,12 @@ class WireScheduler:
                     continue
                 servo = self.by_id.get(servo_id) if servo_id is not None else None
                 outgoing = Outgoing(request.frame, servo if request.expect else None,
-                                    request.expect, request)
+                                    request.expect, request,
+                                    charged=charged and queue is self.normal)
                 if queue is self.normal:
-                    room -= outgoing.frame.size + self._fill(outgoing)
-                    if room < 0:
+                    if room <= 0:
                         break
+                    room -= outgoing.frame.size + self._fill(outgoing)
                 out.append(outgoing)
                 taken += 1
                 if servo_id is not None and request.expect is not None:

@@ -38,6 +38,11 @@ MIN_GOAL_RATE = 25.0
 SPACER = hx.ReadRequest(hx.Memory.RAM, 0, 1).frame(hx.BROADCAST_ID)
 #: the shortest request that expects a reply (STAT) [bytes]
 SHORTEST_REQUEST = hx.StatRequest().frame(0).size
+#: the most of a cycle's request wire that operations (a scan, register reads) may take, where
+#: the reads leave it free
+OPERATIONS_SHARE = 1 / 3
+#: the least they may take, where the reads fill the wire: they always progress
+MIN_OPERATIONS_SHARE = 0.02
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,33 @@ def wire_budget(servos: int, baud: int, period: float, min_refresh_rate: float =
     reply = (position * (FULL_READ_EVERY - 1) + full) / FULL_READ_EVERY
     return WireBudget(servos, baud, period, jog, request, cost, reply, k, 1.0 / (k * period),
                       reads / period, reads / period / servos)
+
+
+def operations_share(budget: WireBudget, age_cost: float) -> float:
+    """
+    Return the request wire's bytes per cycle that operations (a scan, register reads) may take.
+
+    The reads take what the goals leave of a cycle's wire, at most one per servo and cycle, in
+    whole reads (half a read a cycle is left unused, on average). Where the reads fill it (10
+    servos at 115200 Bd: a servo is read every 2.9 cycles), each byte an operation takes is a
+    read less, and every servo is read that much later: the share keeps the time between two
+    reads of a servo within ``age_cost`` cycles of what it is without operations. Where the
+    reads leave wire free (4 servos at 115200 Bd, 10 at 666666 Bd), operations take at most
+    :data:`OPERATIONS_SHARE` of it.
+
+    :param budget: the line's wire budget.
+    :param age_cost: what operations may add to the time between two reads of a servo
+        [cycles].
+    """
+    capacity = budget.period / budget.byte_time
+    # a cycle's wire for reads: the goal's share of it gone, the S_JOG being the first read's
+    # fill (as in reads_per_cycle), less the half read a cycle that whole reads leave unused
+    reads_wire = capacity - (budget.jog_bytes - SPACER.size) / budget.goal_every \
+        - budget.read_bytes / 2
+    every_servo = budget.servos * budget.read_bytes
+    between_reads = max(1.0, every_servo / reads_wire) if reads_wire > 0 else math.inf
+    share = reads_wire - every_servo / (between_reads + age_cost)
+    return min(OPERATIONS_SHARE, max(MIN_OPERATIONS_SHARE, share / capacity)) * capacity
 
 
 def goal_playtime(interval: float) -> Tuple[int, float]:
