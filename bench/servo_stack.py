@@ -82,11 +82,11 @@ def _machine_cpu():
 
 def _load_script(load, ns, cores):
     if load == 'commands':
-        # each command's time from its start to its end, in ms
+        # each command's place in COMMANDS and its time from its start to its end, in ms
         return '; '.join(
             't=$(date +%s%N); ' + ' '.join(_with_namespace(c, ns)) + ' >/dev/null 2>&1; '
-            f'echo "done {"_".join(c)} $(( ($(date +%s%N) - t) / 1000000 ))"'
-            for c in COMMANDS)
+            f'echo "done {k} $(( ($(date +%s%N) - t) / 1000000 ))"'
+            for k, c in enumerate(COMMANDS))
     return ' & '.join(['(while :; do :; done)'] * cores) + '; wait'
 
 
@@ -96,7 +96,7 @@ def _command_times(out):
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == 'done':
-            times[parts[1].replace('_', ' ')].append(int(parts[2]) / 1000.0)
+            times[' '.join(COMMANDS[int(parts[1])])].append(int(parts[2]) / 1000.0)
     return times
 
 

@@ -350,8 +350,8 @@ def run_line(baud, servos, share, operations, cycles=400):
     for cycle in range(cycles):
         now = cycle * period
         budget = (period - max(0.0, tx_free - now)) / byte_time
+        goals = jog(ids) if cycle % goal_every == 0 else None
         for between in (False, True):
-            goals = jog(ids) if cycle % goal_every == 0 else None
             batch = scheduler.between(0.0) if between else scheduler.cycle_batch(goals, budget)
             scheduler.written(batch)
             size = sum(o.size for o in batch)
