@@ -7,8 +7,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCHMARKS = ['cycle.py', 'trajectory.py', 'safety.py', 'ik.py', 'paper_path.py', 'retime.py',
-              'servo_bus.py', 'editor_edits.py', 'checks.py', 'physics.py', 'physics_bus.py',
-              'command_latency.py']
+              'servo_bus.py', 'servo_ident_lines.py', 'editor_edits.py', 'checks.py',
+              'physics.py', 'physics_bus.py', 'command_latency.py']
 
 
 def main():
