@@ -69,6 +69,7 @@ import numpy as np  # noqa: E402
 from sweetie_motion.core.cycle import set_realtime_priority  # noqa: E402
 from sweetie_motion.servo import driver as sb  # noqa: E402
 from sweetie_motion.servo.sim import sim_config_from_bus, SimulatorProcess  # noqa: E402
+from sweetie_motion.servo.sim.process import SIM_PRIORITY  # noqa: E402
 from sweetie_motion.trajectory.analysis import goal_motion  # noqa: E402
 from sweetie_motion.trajectory.codec import load_goal_file  # noqa: E402
 
@@ -271,6 +272,10 @@ def main():
                         'without and with commands typed beside it, RUNS times per baud rate')
     parser.add_argument('--stack-seconds', type=float, default=30.0,
                         help='measuring time of each stack run')
+    parser.add_argument('--sim-priority', type=int, default=SIM_PRIORITY,
+                        help="the stack's simulators' real-time priority (sim.priority; "
+                        f'default {SIM_PRIORITY}, above the cycle; 45: below the line threads, '
+                        'where they take no core from the driver, as servos take none)')
     args = parser.parse_args()
     from targets import Targets
     targets = Targets('servo bus, R-SERVO-1')
@@ -291,13 +296,13 @@ def main():
             report(key, result, targets, original=False, freshness=True)
         if args.stack:
             results['stack'] = stack(args.stack, args.stack_seconds, directory, results,
-                                     targets)
+                                     targets, args.sim_priority)
     if args.json:
         print(json.dumps(results))
     return targets.report()
 
 
-def stack(runs, seconds, directory, results, targets):
+def stack(runs, seconds, directory, results, targets, sim_priority):
     """
     Run the whole stack quiet, beside commands and beside their CPU load; print and judge.
 
@@ -308,13 +313,15 @@ def stack(runs, seconds, directory, results, targets):
     do is their CPU time.
     """
     from servo_stack import COMMANDS, run_loads
+    print(f'the whole stack, its simulators at real-time priority {sim_priority}', flush=True)
     out = {}
     for baud in (666666, 115200):
         bench = max(line['age_ms'][2] for line in results[
             f'3 buses x {baud} Bd, {" + ".join(FAULTS)}, greeting']['lines'])
         limit = 3e3 * PERIOD if baud == 666666 else bench + 1e3 * PERIOD
         for run in range(runs):
-            for load, cores, figures, typed, busy in run_loads(baud, seconds, directory):
+            for load, cores, figures, typed, busy in run_loads(baud, seconds, directory,
+                                                               sim_priority):
                 beside = {None: 'without commands', 'commands': 'with commands',
                           'cpu': f'beside {cores} busy loop(s), no commands'}[load]
                 key = f'stack x {baud} Bd, {beside}, run {run + 1}'

@@ -31,6 +31,9 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+from sweetie_motion.servo.sim.process import SIM_PRIORITY  # noqa: E402
+
 PONY = os.path.join(ROOT, 'config', 'sweetie_bot_servos.yaml')
 FAULTS = ('corrupt-reply=0.05', 'drop=0.01')
 NS = 'bench_servos'
@@ -49,7 +52,7 @@ sweetie_motion:
       parameters:
         mode: sim-serial
         config: {servos}
-        sim: {{faults: [{faults}], seed: 1}}
+        sim: {{faults: [{faults}], seed: 1, priority: {priority}}}
     - name: trajectory_storage
       type: trajectory_storage
     - name: torque_main_switch
@@ -100,11 +103,12 @@ def _command_times(out):
     return times
 
 
-def run_stack(baud, seconds, load, directory, cores=1):
+def run_stack(baud, seconds, load, directory, cores=1, sim_priority=SIM_PRIORITY):
     """
     Run the stack at ``baud`` for ``seconds`` beside ``load`` (None, 'commands' or 'cpu').
 
     :param cores: the busy loops of the ``'cpu'`` load.
+    :param sim_priority: the simulators' real-time priority (``sim.priority``).
     :return: {line: figures [ms]}, {command: the times it took [s]} (empty without
         commands), the cores the machine kept busy meanwhile (the stack's own and the load's).
     """
@@ -123,7 +127,8 @@ def run_stack(baud, seconds, load, directory, cores=1):
     config = os.path.join(directory, f'process_{baud}.yaml')
     with open(config, 'w') as out:
         out.write(PROCESS_CONFIG.format(ns=ns, servos=servos,
-                                        faults=', '.join(f"'{f}'" for f in FAULTS)))
+                                        faults=', '.join(f"'{f}'" for f in FAULTS),
+                                        priority=sim_priority))
     log = open(os.path.join(directory, f'bringup_{baud}_{load}.log'), 'w')
     bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
                                stdout=log, stderr=subprocess.STDOUT)
@@ -191,7 +196,7 @@ def run_stack(baud, seconds, load, directory, cores=1):
     return figures, typed, busy
 
 
-def run_loads(baud, seconds, directory):
+def run_loads(baud, seconds, directory, sim_priority=SIM_PRIORITY):
     """
     Run the stack quiet, beside the commands, then beside as many busy loops as they took.
 
@@ -200,7 +205,7 @@ def run_loads(baud, seconds, directory):
     """
     cores, quiet = 1, 0.0
     for load in (None, 'commands', 'cpu'):
-        figures, typed, busy = run_stack(baud, seconds, load, directory, cores)
+        figures, typed, busy = run_stack(baud, seconds, load, directory, cores, sim_priority)
         if load is None:
             quiet = busy
         elif load == 'commands':

@@ -37,6 +37,7 @@ from sweetie_motion.paths import config_path, load_yaml
 from sweetie_motion.servo.components import (
     ReadBusReport, SerialBusComponent, SerialBusSpec, StartServoOperation,
 )
+from sweetie_motion.servo.sim.process import SIM_PRIORITY
 from sweetie_motion_msgs.srv import ServoCommand
 
 #: bus modes of the node
@@ -68,6 +69,12 @@ class ServoBusNode(ComponentNode):
                       array_of=str, read_only=True),
         ParameterSpec('sim.seed', 0, 'sim-serial: seed of the fault draws.', low=0,
                       high=2**31 - 1, read_only=True),
+        ParameterSpec('sim.priority', SIM_PRIORITY, 'sim-serial: SCHED_FIFO priority of the '
+                      'simulators where the system allows it (0: normal scheduling). Above '
+                      "the cycle's (the default) they are never late, as servos are not, but "
+                      "they take the machine's cores from the motion process when they are "
+                      "busy, which servos do not: below the driver's line threads (45) they "
+                      'give way to it.', low=0, high=99, read_only=True),
         ParameterSpec('sim.models', '', 'sim-serial: the servo models (a servo_models file, '
                       'as servo_ident writes them) the simulated servos move by; empty: each '
                       "type's defaults. What identification then has to find.",
@@ -140,7 +147,8 @@ class ServoBusNode(ComponentNode):
                         continue
                 faults += ['--fault', fault]
             simulator = SimulatorProcess(sim_config_from_bus(bus, params=params),
-                                         self._sim_dir.name, bus.name, args + faults)
+                                         self._sim_dir.name, bus.name, args + faults,
+                                         priority=values['sim.priority'])
             self._simulators[bus.name] = simulator
             section['buses'][bus.name]['port'] = simulator.start()
             for servo in bus.servos:
