@@ -352,7 +352,10 @@ def run_line(baud, servos, share, operations, cycles=400):
         budget = (period - max(0.0, tx_free - now)) / byte_time
         goals = jog(ids) if cycle % goal_every == 0 else None
         for between in (False, True):
-            batch = scheduler.between(0.0) if between else scheduler.cycle_batch(goals, budget)
+            # between cycles, what the request wire carries before the next one (as the line)
+            left = (now + period - max(now, tx_free)) / byte_time
+            batch = scheduler.between(max(0.0, left)) if between else \
+                scheduler.cycle_batch(goals, budget)
             scheduler.written(batch)
             size = sum(o.size for o in batch)
             tx_free = max(now, tx_free) + size * byte_time
@@ -376,9 +379,11 @@ def test_operations_cost_the_reads_at_most_their_age_cost_and_always_progress(
     quiet, _, _, capacity = run_line(baud, servos, share, operations=0, cycles=400)
     between, done, written, _ = run_line(baud, servos, share, operations=10000, cycles=400)
     assert between <= quiet + age_cost + 0.05, (quiet, between)
-    # they take the share they are given, at most a third of the wire, at least 2 %
+    # they take the share they are given (nearly all of it: a cycle whose reads leave more wire
+    # than the share sends one and leaves the others for after the reads' replies, within the
+    # wire left before the next cycle), at most a third of the wire, at least 2 %
     stat = hx.StatRequest().frame(0).size + spacer_count(9, baud) * SPACER.size
-    assert done * stat == pytest.approx(share * 400, abs=2 * stat), (done, share)
+    assert 0.95 * share * 400 - stat <= done * stat <= share * 400 + 2 * stat, (done, share)
     assert 0.02 * capacity / 400 <= share <= capacity / 400 / 3
     # and the wire is never asked for more than it carries
     assert written <= capacity + 200

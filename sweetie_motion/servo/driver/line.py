@@ -390,8 +390,7 @@ class BusLine(threading.Thread):
             return
         # only what the request wire carries before the next cycle: its batch is not delayed
         free_from = max(now, self.timing.tx_free)
-        budget = (self._cycle_start + self.driver.period - free_from) / self.timing.byte_time \
-            if reask else 0.0
+        budget = (self._cycle_start + self.driver.period - free_from) / self.timing.byte_time
         batch = scheduler.between(max(0.0, budget), shared=self.ready)
         if batch:
             self._write_batch(batch)
