@@ -10,7 +10,7 @@ and the ``/diagnostics`` of the safety stage, the servos and the sync cycle.
 import argparse
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from sweetie_motion.controllers.catalog import owned_by, status_table, StatusRow
 
@@ -36,7 +36,7 @@ class StatusReader:
         self.node = client.node
         self.ns = client.ns
         self._lock = threading.Lock()
-        self.owners: Dict[str, str] = {}
+        self.owners: Optional[Dict[str, str]] = None   # None: no ownership message came yet
         self.diagnostics: Dict[str, str] = {}
         self._subscriptions = [
             self.node.create_subscription(ResourceOwnership, f'{self.ns}/resource_owners',
@@ -59,10 +59,15 @@ class StatusReader:
                 if status.name.startswith(prefix):
                     self.diagnostics[status.name[len(prefix):]] = status.message
 
-    def snapshot(self) -> Tuple[Dict[str, str], Dict[str, str]]:
-        """Return (resource owners, diagnostics messages by name) as received so far."""
+    def snapshot(self) -> Tuple[Optional[Dict[str, str]], Dict[str, str]]:
+        """
+        Return (resource owners, diagnostics messages by name) as received so far.
+
+        The owners are None while no ownership message came.
+        """
         with self._lock:
-            return dict(self.owners), dict(self.diagnostics)
+            owners = dict(self.owners) if self.owners is not None else None
+            return owners, dict(self.diagnostics)
 
     def parameter_of(self, nodes: List[str], name: str) -> List[Any]:
         """Return parameter ``name`` of each node (None: it has none), asked all at once."""
@@ -106,11 +111,17 @@ class StatusReader:
         return found
 
     def wait_diagnostics(self, names: Tuple[str, ...]) -> None:
-        """Wait (at most :data:`DIAGNOSTICS_WAIT`) until each of ``names`` has reported."""
+        """
+        Wait (at most :data:`DIAGNOSTICS_WAIT`) until each of ``names`` has reported.
+
+        The resource owners too: a latched message that comes a moment after the services
+        answered (the status once printed no resources line at all).
+        """
         deadline = time.monotonic() + DIAGNOSTICS_WAIT
         while time.monotonic() < deadline:
             with self._lock:
-                if all(name in self.diagnostics for name in names):
+                if self.owners is not None and all(name in self.diagnostics
+                                                   for name in names):
                     return
             time.sleep(0.05)
 
@@ -137,7 +148,7 @@ def read_status(reader: StatusReader) -> str:
         chains = [chains] if isinstance(chains, str) else list(chains or [])
         rows.append(StatusRow(controller.name, controller.type.split('/')[-1],
                               controller.state, ' '.join(c for c in chains if c),
-                              ' '.join(owned_by(owners, controller.name))))
+                              ' '.join(owned_by(owners or {}, controller.name))))
     for component in hardware:
         rows.append(StatusRow(component.name, component.plugin_name.split('/')[-1],
                               component.state.label))
@@ -147,9 +158,11 @@ def read_status(reader: StatusReader) -> str:
         rows.append(StatusRow(name, '', state))
     notes = [(what, diagnostics.get(what, f'no report within {DIAGNOSTICS_WAIT:g} s'))
              for what in ('safety stage', 'servos', 'sync cycle')]
+    if owners is None:
+        notes.insert(0, ('resources', f'no report within {DIAGNOSTICS_WAIT:g} s'))
     notes += sorted((what, message) for what, message in diagnostics.items()
                     if what.startswith('servo bus '))
-    return status_table(rows, owners, notes)
+    return status_table(rows, owners or {}, notes)
 
 
 def show_status(args: argparse.Namespace) -> int:
