@@ -135,8 +135,12 @@ def judge_stop(peer, model, joints: Sequence[str], acted: float, reaction: float
         along = (at_act.velocity[k] - before.velocity[k]) / span * np.sign(at_act.velocity[k])
         # a joint that speeds up goes on doing so while the stop makes its way; one caught at a
         # keyframe's momentary rest may start off in that time at up to its acceleration limit
-        # (a window killed there: the plan went on 0.3 s, until its pendant's lease ran out)
-        speeding_up = acceleration[j] if speed < AT_REST else \
+        # (a window killed there: the plan went on 0.3 s, until its pendant's lease ran out),
+        # and so may one slowing down into a keyframe it reaches within that time (a fresh
+        # clone run: a head joint at 0.004 rad/s, 0.023 rad further on after a stop button
+        # 0.2 s later, the plan's next segment begun)
+        into_keyframe = along < 0.0 and speed < -along * reaction
+        speeding_up = acceleration[j] if speed < AT_REST or into_keyframe else \
             min(max(0.0, along), acceleration[j])
         reached = min(speed + speeding_up * reaction, velocity[j])
         reacting = (speed + reached) / 2 * reaction
