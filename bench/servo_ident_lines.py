@@ -23,7 +23,6 @@ import argparse
 import os
 import random
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
+from servo_stack import cli_command, pony_process_config, stop_bringup  # noqa: E402
 from sweetie_motion.servo import driver as sb  # noqa: E402
 from sweetie_motion.servo.servo_model import default_params  # noqa: E402
 import yaml  # noqa: E402
@@ -49,30 +49,8 @@ ONE_DELAY = 2.5
 #: a line's median viscous friction within this of the simulated servos' (see the module)
 MEDIAN_TOLERANCE = 0.15
 
-PROCESS_CONFIG = """\
-sweetie_motion:
-  namespace: {ns}
-  robot: sweetie_bot.yaml
-  period: 0.01
-  components:
-    - name: servo_bus
-      type: herkulex_bus
-      parameters:
-        mode: sim-serial
-        config: {servos}
-        sim: {{seed: 1}}
-    - name: trajectory_storage
-      type: trajectory_storage
-      parameters: {{storage_dir: {storage}}}
-    - name: torque_main_switch
-      type: torque_main_switch
-      parameters:
-        controlled_chains: [leg1, leg2, leg3, leg4, head, nose, eyes]
-    - name: joint_trajectory
-      type: joint_trajectory
-      parameters:
-        controlled_chains: [leg1, leg2, leg3, leg4, head, nose, eyes]
-        play_action: play_trajectory
+#: the identification, as the process config's last component
+SERVO_IDENT = """\
     - name: servo_ident
       type: servo_ident
       parameters:
@@ -83,10 +61,6 @@ sweetie_motion:
 
 #: '  joint11: 444 samples, prediction error 0.0022 rad: identified' or '  joint11: no samples: ..'
 SERVO_LINE = re.compile(r'^  (\w+): (?:(\d+) samples, prediction error [\d.]+ rad: )?(.*)$')
-
-
-def _cli(*args):
-    return [sys.executable, '-m', 'sweetie_motion.cli', *args]
 
 
 def identify(baud, from_bus, directory, run):
@@ -103,33 +77,30 @@ def identify(baud, from_bus, directory, run):
     models = os.path.join(directory, f'identified_{ns}.yaml')
     config = os.path.join(directory, f'process_{ns}.yaml')
     with open(config, 'w') as out:
-        out.write(PROCESS_CONFIG.format(ns=ns, servos=servos, models=models,
-                                        storage=os.path.join(directory, f'store_{ns}'),
-                                        from_bus='true' if from_bus else 'false',
-                                        delay=ONE_DELAY))
+        out.write(pony_process_config(
+            ns, servos, '{seed: 1}', storage_dir=os.path.join(directory, f'store_{ns}'),
+            extra=SERVO_IDENT.format(models=models, from_bus='true' if from_bus else 'false',
+                                     delay=ONE_DELAY)))
     log = open(os.path.join(directory, f'bringup_{ns}.log'), 'w')
-    bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
+    bringup = subprocess.Popen(cli_command('bringup', '--config', config, '--namespace', ns),
                                stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 240
         while True:
             # 'servo status' answers once the driver and its command service are up
-            ready = subprocess.run(_cli('servo', 'status', '--namespace', ns, '--timeout', '5'),
-                                   capture_output=True, text=True)
+            ready = subprocess.run(
+                cli_command('servo', 'status', '--namespace', ns, '--timeout', '5'),
+                capture_output=True, text=True)
             if ready.returncode == 0:
                 break
             if bringup.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f'the bringup did not come up: {ready.stderr[-500:]}')
             time.sleep(1.0)
-        done = subprocess.run(_cli('servo', 'identify', '--namespace', ns, '--png',
-                                   os.path.join(directory, f'{ns}.png')),
+        done = subprocess.run(cli_command('servo', 'identify', '--namespace', ns, '--png',
+                                          os.path.join(directory, f'{ns}.png')),
                               capture_output=True, text=True, timeout=600)
     finally:
-        bringup.send_signal(signal.SIGINT)
-        try:
-            bringup.wait(30)
-        except subprocess.TimeoutExpired:
-            bringup.kill()
+        stop_bringup(bringup)
         log.close()
     output = done.stdout + done.stderr
     delays = dict(re.findall(r'(\w+) ([\d.]+ ms) \(\d+ servo', output))

@@ -52,9 +52,9 @@ sweetie_motion:
       parameters:
         mode: sim-serial
         config: {servos}
-        sim: {{faults: [{faults}], seed: 1, priority: {priority}}}
+        sim: {sim}
     - name: trajectory_storage
-      type: trajectory_storage
+      type: trajectory_storage{storage}
     - name: torque_main_switch
       type: torque_main_switch
       parameters:
@@ -67,12 +67,34 @@ sweetie_motion:
 """
 
 
-def _cli(*args):
+def pony_process_config(ns, servos, sim, storage_dir=None, extra=''):
+    """
+    Return the text of a motion process config: the pony on simulated serial servos.
+
+    :param sim: the ``sim`` parameters of the servo bus, as YAML flow text.
+    :param storage_dir: the trajectory storage's folder (None: its default).
+    :param extra: more components, as YAML text indented as the others.
+    """
+    storage = f'\n      parameters: {{storage_dir: {storage_dir}}}' if storage_dir else ''
+    return PROCESS_CONFIG.format(ns=ns, servos=servos, sim=sim, storage=storage) + extra
+
+
+def cli_command(*args):
+    """Return the command line of ``sweetie-motion ARGS`` with this Python."""
     return [sys.executable, '-m', 'sweetie_motion.cli', *args]
 
 
+def stop_bringup(bringup):
+    """Stop a bringup as Ctrl+C would; kill it if it has not ended in 30 s."""
+    bringup.send_signal(signal.SIGINT)
+    try:
+        bringup.wait(30)
+    except subprocess.TimeoutExpired:
+        bringup.kill()
+
+
 def _with_namespace(command, ns):
-    return _cli(*command, '--namespace', ns)
+    return cli_command(*command, '--namespace', ns)
 
 
 def _machine_cpu():
@@ -126,11 +148,11 @@ def run_stack(baud, seconds, load, directory, cores=1, sim_priority=SIM_PRIORITY
     ns = f'{NS}{RUNS}'   # each run its own names: nothing of a previous one is taken for it
     config = os.path.join(directory, f'process_{baud}.yaml')
     with open(config, 'w') as out:
-        out.write(PROCESS_CONFIG.format(ns=ns, servos=servos,
-                                        faults=', '.join(f"'{f}'" for f in FAULTS),
-                                        priority=sim_priority))
+        faults = ', '.join(f"'{f}'" for f in FAULTS)
+        out.write(pony_process_config(
+            ns, servos, f'{{faults: [{faults}], seed: 1, priority: {sim_priority}}}'))
     log = open(os.path.join(directory, f'bringup_{baud}_{load}.log'), 'w')
-    bringup = subprocess.Popen(_cli('bringup', '--config', config, '--namespace', ns),
+    bringup = subprocess.Popen(cli_command('bringup', '--config', config, '--namespace', ns),
                                stdout=log, stderr=subprocess.STDOUT)
     loop = None
     rclpy.init()
@@ -184,11 +206,7 @@ def run_stack(baud, seconds, load, directory, cores=1, sim_priority=SIM_PRIORITY
             os.killpg(loop.pid, signal.SIGKILL)
         node.destroy_node()
         rclpy.try_shutdown()
-        bringup.send_signal(signal.SIGINT)
-        try:
-            bringup.wait(30)
-        except subprocess.TimeoutExpired:
-            bringup.kill()
+        stop_bringup(bringup)
         log.close()
     figures = {line: {key: float(values[key]) for key in (
         'age_p50_ms', 'age_p99_ms', 'age_max_ms', 'wake_p99_ms', 'wake_max_ms')}

@@ -179,8 +179,8 @@ class WireScheduler:
         While a position read is in flight the ordinary operations wait: its reply may be
         lost, and its read asked again needs the wire before the next cycle. Written as soon
         as they came, a scan's requests took that wire at 666666 Bd (a third of it, right
-        after the cycle's batch): lost reads were asked again in 1 of 20 cycles instead of
-        almost every one, and the lines' age p99 rose from 10.5 to 18.5 ms.
+        after the cycle's batch): a leg line asked 0.03 lost reads again a cycle instead of
+        0.61.
 
         :param budget: bytes the request wire can take before the next cycle: the servos whose
             read was lost are asked again within it, and the operations take what is left of it
