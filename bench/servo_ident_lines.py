@@ -14,9 +14,8 @@ friction found against the simulated servo's. Twice: with ``control_delay_from_b
 every servo, the one delay of before).
 
 Targets, with each line's own delay: every servo of every line identified, and each line's
-median viscous friction within 15 % of the simulated servos' (what a delay 4 ms off moves it
-by 20 %; the simulated servo's position loop lags its generator, which the model sees as a
-little more viscous friction).
+median viscous friction within 15 % of the simulated servos' (a delay 4 ms off moves it by
+about 20 %).
 """
 
 import argparse
