@@ -170,6 +170,50 @@ def test_a_read_lost_in_a_cycle_is_asked_again_before_the_next_if_the_wire_has_r
     assert scheduler.between(1000.0) == []
 
 
+def test_a_servo_held_by_an_operation_is_read_between_cycles_once_it_is_free():
+    # a scan's STAT or model read of a line's servo, in flight when the cycle's batch is
+    # composed, kept that servo unread for the whole cycle (at 666666 Bd during a scan, one
+    # servo-cycle in 25 on a leg line)
+    servos = line_servos([1, 2, 3])
+    matcher = ReplyMatcher(late_grace=0.1)
+    scheduler = WireScheduler(servos, matcher, GAP)
+    stat = ReplySignature.ack(hx.Command.STAT)
+    matcher.sent(2, stat, 0.0, 0.001, 1.0, Request(hx.StatRequest().frame(2), 2, stat))
+    batch = scheduler.cycle_batch(None, 1000.0)
+    scheduler.written(batch)
+    assert [o.servo.servo_id for o in batch if o.servo] == [1, 3]
+    assert scheduler.between(1000.0) == []          # not while the STAT is in flight
+    matcher.match(hx.AckReply(2, hx.Command.STAT, hx.Status()), 0.002)
+    again = scheduler.between(1000.0)
+    assert [o.servo.servo_id for o in again] == [2] and again[0].expect in POSITION_READS
+
+
+@pytest.mark.parametrize('baud, servos, takes_a_read', [(666666, 10, False), (115200, 10, True)])
+def test_an_operation_takes_a_reads_place_only_where_the_reads_fill_the_cycle(
+        baud, servos, takes_a_read):
+    # At 666666 Bd the reads of 10 servos leave a third of the cycle free. A cycle that starts
+    # while the wire still carries the last one's requests has less: judged on that, a scan's
+    # request took a read's place in 3 % of a leg line's cycles. It waits instead (between
+    # cycles, or the next cycle). At 115200 Bd the reads fill every cycle: there it takes one.
+    ids = list(range(1, servos + 1))
+    line = line_servos(ids, baud)
+    byte_time = hx.byte_time(baud)
+    capacity = 0.01 / byte_time
+    share = operations_share(wire_budget(servos, baud, 0.01), 0.5)
+    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share, capacity)
+    reads = [o for o in scheduler.cycle_batch(None, capacity) if o.servo is not None]
+    reads_wire = sum(o.size for o in reads)
+    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share, capacity)
+    scheduler.add(Request(hx.StatRequest().frame(100), 100, ReplySignature.ack(hx.Command.STAT)))
+    budget = reads_wire + 2.0       # the reads fit; the STAT and its fill do not
+    batch = scheduler.cycle_batch(None, budget)
+    assert sum(o.size for o in batch) <= budget
+    read = [o for o in batch if o.servo is not None and o.request is None]
+    operations = [o for o in batch if o.request is not None]
+    assert (len(read) < len(reads)) == takes_a_read
+    assert len(operations) == int(takes_a_read)
+
+
 def test_a_servo_is_asked_again_after_seven_losses_within_the_grace():
     # every span asks registers the servo has
     assert all(s.address + s.length <= hx.RAM_SIZE for s in POSITION_READS + FULL_READS)
@@ -262,20 +306,27 @@ def test_the_led_a_servo_shows():
     assert servo.led(status_led=True) == 6            # a written value wins
 
 
-def test_an_operations_missing_reply_does_not_wake_the_line_before_its_deadline():
-    # A read of the scheduler's own whose reply is overdue is lost at once: the line wakes for
-    # it. An operation's request waits for its deadline: were the line woken at its overdue
-    # time, it would find nothing to do and spin until the deadline (a scan asks 254 IDs).
-    servos = line_servos([1, 2])
+def line_intake(ids):
+    """Return (servos, matcher, timing, stats, intake) of a 115200 Bd line with ``ids``."""
+    servos = line_servos(ids)
     matcher = ReplyMatcher(late_grace=0.1)
     timing = LineTiming(115200, 0.0003, 0.0002, delivery_slack=0.002)
     stats = sb.BusStatistics('b', 'p')
     intake = ReplyIntake('b', {s.servo_id: s for s in servos}, matcher, timing,
-                         MeasurementBoard(2), stats, lambda text: None)
-    read = ReplySignature.read(hx.Memory.RAM, 58, 2)
-    operation = Request(hx.ReadRequest(hx.Memory.RAM, 58, 2).frame(1), 1, read)
-    tx_end, rx_end = timing.sent(0.0, 9, read.reply_size, sequence=1)
-    pending = matcher.sent(1, read, 0.0, tx_end, rx_end + 0.02, operation)
+                         MeasurementBoard(len(ids)), stats, lambda text: None)
+    return servos, matcher, timing, stats, intake
+
+
+def test_an_absent_ids_missing_reply_does_not_wake_the_line_before_its_deadline():
+    # A read of the scheduler's own whose reply is overdue is lost at once: the line wakes for
+    # it. An operation's request to an ID not on the line (a scan's) waits for its deadline:
+    # were the line woken at its overdue time, it would find nothing to do and spin until the
+    # deadline (a scan asks 254 IDs).
+    servos, matcher, timing, stats, intake = line_intake([1, 2])
+    stat = ReplySignature.ack(hx.Command.STAT)
+    operation = Request(hx.StatRequest().frame(77), 77, stat)
+    tx_end, rx_end = timing.sent(0.0, 7, stat.reply_size, sequence=1)
+    pending = matcher.sent(77, stat, 0.0, tx_end, rx_end + 0.02, operation)
     assert pending.sequence == 1
     assert math.isfinite(timing.overdue_at())
     assert intake.overdue_at() == math.inf and matcher.next_deadline() == rx_end + 0.02
@@ -284,11 +335,45 @@ def test_an_operations_missing_reply_does_not_wake_the_line_before_its_deadline(
     intake.expire(rx_end + 0.021)
     assert operation.future.result() is None        # lost at its deadline
     # the scheduler's own read: the line wakes when it is overdue, and loses it then
+    read = ReplySignature.read(hx.Memory.RAM, 58, 2)
     tx_end, rx_end = timing.sent(1.0, 9, read.reply_size, sequence=2)
     matcher.sent(2, read, 1.0, tx_end, rx_end + 0.02)
     assert intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
     intake.expire(intake.overdue_at() + 1e-6)
     assert stats.missing == 2 and servos[1].reask
+
+
+@pytest.mark.parametrize('answered', [True, False])
+def test_an_operations_overdue_reply_frees_its_servo_and_a_late_one_still_answers(answered):
+    # An operation's request to a servo of the line held that servo until its deadline when its
+    # reply was lost: no read of it for two cycles (at 666666 Bd during a scan, one cycle in 30
+    # of a leg line had a servo so held). Once overdue it is released: the servo may be read at
+    # once, and a reply that comes late (a servo slower than the wire model) still answers the
+    # operation until the deadline.
+    servos, matcher, timing, stats, intake = line_intake([1, 2])
+    read = ReplySignature.read(hx.Memory.RAM, 58, 2)
+    operation = Request(hx.ReadRequest(hx.Memory.RAM, 58, 2).frame(1), 1, read)
+    tx_end, rx_end = timing.sent(0.0, 9, read.reply_size, sequence=1)
+    matcher.sent(1, read, 0.0, tx_end, rx_end + 0.02, operation)
+    assert intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
+    intake.expire(intake.overdue_at() + 1e-6)
+    assert not matcher.busy(1) and not operation.future.done()
+    assert stats.missing == 1 and matcher.next_deadline() <= rx_end + 0.02
+    # the servo is asked for its position meanwhile, with another span
+    position = matcher.free_signature(1, POSITION_READS)
+    assert position is not None and position != read
+    if answered:
+        reply = hx.Frame(1, hx.Command.RAM_READ | hx.REPLY_FLAG, bytes([58, 2, 0x20, 0x01, 0, 0]))
+        intake.frame(reply, rx_end + 0.01, timing.received(reply.size))
+        assert operation.future.result(0).data == bytes([0x20, 0x01])
+        assert stats.late_replies == 1
+    else:
+        intake.expire(rx_end + 0.019)
+        assert not operation.future.done()
+        intake.expire(rx_end + 0.021)
+        assert operation.future.result(0) is None     # given up at its deadline
+    intake.expire(rx_end + 0.5)
+    assert matcher.idle
 
 
 def test_a_position_reply_held_back_past_its_loss_still_becomes_the_measurement():
@@ -340,7 +425,8 @@ def run_line(baud, servos, share, operations, cycles=400):
     line = line_servos(ids, baud)
     byte_time = hx.byte_time(baud)
     period = 0.01
-    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share)
+    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share,
+                              period / byte_time)
     goal_every = wire_budget(servos, baud, period).goal_every
     for k in range(operations):
         absent = 100 + k % 100

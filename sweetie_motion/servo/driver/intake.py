@@ -70,6 +70,9 @@ class ReplyIntake:
             self.stats.late_replies += 1
             if servo is not None:
                 self._late_reply(servo, reply, match.late)
+            request = match.late.request
+            if request is not None and not request.future.done():
+                request.future.set_result(reply)    # a released request's late answer
             return
         pending = match.answered
         if pending is None:
@@ -144,45 +147,62 @@ class ReplyIntake:
 
     def expire(self, now: float) -> None:
         """
-        Count the requests whose deadline passed, or position reads overdue, as lost.
+        Count the requests whose deadline passed, or replies overdue, as lost.
 
-        An operation's request waits for its deadline (the reply ``timeout``): operations are
-        not in a hurry, and a slow answer would make them retry or fail.
+        A position read is lost when its reply is overdue: nothing (or only a damaged frame)
+        came by its expected end plus the slack. An operation's request to a servo of the line
+        is then *released* (:meth:`ReplyMatcher.release`): counted lost and its servo free for
+        its reads, while a late reply still answers the operation until the request's deadline
+        (the reply ``timeout``), when it is given up. It once held its servo until that
+        deadline: the servo went unread for two cycles (at 666666 Bd during a scan, one cycle
+        in 30 of a leg line), while a servo slower than the wire model (its latency larger than
+        configured) must still get its operations done. Another request (to an absent ID)
+        waits for its deadline.
         """
         self.lost(self.matcher.expire(now), now)
+        for given_up in self.matcher.given_up(now):
+            if given_up.request is not None:
+                given_up.request.future.set_result(None)
         overdue = self.timing.overdue(now)
         while overdue is not None:
             pending = self.matcher.find(overdue)
-            if pending is not None and pending.request is not None:
+            if pending is not None and not self.prompt(pending):
                 return
-            if pending is not None:
+            if pending is not None and pending.request is None:
                 self.matcher.lose(overdue, now)
+            elif pending is not None:
+                self.matcher.release(overdue, now)
             arrived = self.timing.settled(overdue)
             if pending is not None:
-                self.lost([pending], now, arrived)
+                self.lost([pending], now, arrived, answerable=pending.request is not None)
             overdue = self.timing.overdue(now)
 
     def overdue_at(self) -> float:
         """
         Return when :meth:`expire` has an overdue read to lose [s] (inf: none).
 
-        An operation's request waits for its deadline instead (the matcher's): the line thread
-        must not wake for it before then, or it would spin until that deadline.
+        Another operation's request waits for its deadline instead (the matcher's): the line
+        thread must not wake for it before then, or it would spin until that deadline.
         """
         at = self.timing.overdue_at()
         oldest = self.timing.oldest()
         if math.isfinite(at) and oldest is not None:
             pending = self.matcher.find(oldest)
-            if pending is not None and pending.request is not None:
+            if pending is not None and not self.prompt(pending):
                 return math.inf
         return at
 
+    def prompt(self, pending: Pending) -> bool:
+        """Return whether a request is lost or released once overdue (see :meth:`expire`)."""
+        return pending.request is None or pending.servo_id in self.by_id
+
     def lost(self, lost: List[Pending], now: float,
-             arrived: Optional[Dict[int, int]] = None) -> None:
+             arrived: Optional[Dict[int, int]] = None, answerable: bool = False) -> None:
         """
         Count lost requests: damaged when bytes of their reply came, else missing.
 
         :param arrived: bytes that came of each reply, by request (None: settle them here).
+        :param answerable: released: a late reply may still answer their operations.
         """
         for pending in lost:
             came = arrived.get(pending.sequence, 0) if arrived is not None else \
@@ -200,5 +220,5 @@ class ReplyIntake:
                 if servo.health.missed():
                     servo.stats.lost = True
                     self.event(f'{servo.describe()} lost')
-            if pending.request is not None:
+            if pending.request is not None and not answerable:
                 pending.request.future.set_result(None)

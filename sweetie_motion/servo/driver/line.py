@@ -86,9 +86,9 @@ class BusLine(threading.Thread):
         self.matcher = ReplyMatcher(driver.late_grace)
         #: the request wire's bytes per cycle that operations may take
         self.operations_share = operations_share(self.budget, driver.operations_age_cost)
-        self.scheduler = WireScheduler(self.servos, self.matcher,
-                                       driver.reply_gap / self.timing.byte_time,
-                                       self.operations_share)
+        byte_time = self.timing.byte_time
+        self.scheduler = WireScheduler(self.servos, self.matcher, driver.reply_gap / byte_time,
+                                       self.operations_share, driver.period / byte_time)
         self.parser = hx.FrameParser(hx.REPLY_COMMANDS)
         self.ages = AgeHistogram()
         #: how long after set_goals the thread ran (scheduling, the interpreter lock) [s]

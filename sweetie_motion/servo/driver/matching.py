@@ -19,7 +19,10 @@ A request is **lost** when
 A lost request's signature stays *expired* for ``late_grace``: its reply may still come, and
 it then counts as late instead of being taken for the answer to a newer request (it is still
 the servo's answer to that request: a late position reply is a measurement of when its request
-was executed, see :class:`~sweetie_motion.servo.driver.intake.ReplyIntake`). A newer
+was executed, see :class:`~sweetie_motion.servo.driver.intake.ReplyIntake`). An operation's
+request whose reply is overdue is *released* (:meth:`ReplyMatcher.release`): its servo may be
+asked again at once, and a late reply still answers the operation until the request's
+deadline. A newer
 request to that servo uses another signature meanwhile: a position read has several
 (:data:`POSITION_READS`, the same registers asked with one to seven bytes more), so a servo
 whose replies are lost is asked again at once, up to :data:`SPANS` times, not after the grace.
@@ -173,6 +176,8 @@ class ReplyMatcher:
         self.in_flight: Dict[int, Pending] = {}
         #: (servo, signature) of a lost request -> (end of its grace [s], the request)
         self._expired: Dict[Tuple[int, ReplySignature], Tuple[float, Pending]] = {}
+        #: released operations' requests that a late reply may still answer, by sequence
+        self._released: Dict[int, Pending] = {}
         self._sequence = 0
 
     def busy(self, servo_id: int, expect: Optional[ReplySignature] = None) -> bool:
@@ -232,6 +237,32 @@ class ReplyMatcher:
                 del self._expired[key]
         return lost
 
+    def release(self, sequence: int, now: float) -> Optional[Pending]:
+        """
+        Count the operation's request ``sequence`` lost now, but answerable until its deadline.
+
+        Its servo is free for other requests; a reply of its signature that comes by its
+        deadline is its late answer (:meth:`match`); one that does not come is given up
+        (:meth:`given_up`).
+        """
+        pending = self.find(sequence)
+        if pending is not None:
+            del self.in_flight[pending.servo_id]
+            until = max(now + self.late_grace, pending.deadline)
+            self._expired[(pending.servo_id, pending.expect)] = (until, pending)
+            self._released[pending.sequence] = pending
+        return pending
+
+    def given_up(self, now: float) -> List[Pending]:
+        """Return the released requests whose deadline passed without an answer."""
+        for sequence in [s for s, p in self._released.items()
+                         if p.request is None or p.request.future.done()]:
+            del self._released[sequence]      # answered late
+        ended = [p for p in self._released.values() if now > p.deadline]
+        for pending in ended:
+            del self._released[pending.sequence]
+        return ended
+
     def find(self, sequence: int) -> Optional[Pending]:
         """Return the request ``sequence`` if it is in flight."""
         return next((p for p in self.in_flight.values() if p.sequence == sequence), None)
@@ -249,9 +280,11 @@ class ReplyMatcher:
 
     def drop_all(self) -> List[Pending]:
         """Forget everything (the port is gone); return what was in flight."""
-        pending = sorted(self.in_flight.values(), key=lambda p: p.sequence)
+        pending = sorted(list(self.in_flight.values()) + list(self._released.values()),
+                         key=lambda p: p.sequence)
         self.in_flight.clear()
         self._expired.clear()
+        self._released.clear()
         return pending
 
     @property
@@ -262,5 +295,6 @@ class ReplyMatcher:
     def next_deadline(self) -> float:
         """Return when the next request in flight is lost or the next grace ends [s]."""
         times = [p.deadline for p in self.in_flight.values()] + \
-            [until for until, _ in self._expired.values()]
+            [until for until, _ in self._expired.values()] + \
+            [p.deadline for p in self._released.values()]
         return min(times) if times else float('inf')
