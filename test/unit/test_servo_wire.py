@@ -214,6 +214,30 @@ def test_an_operation_takes_a_reads_place_only_where_the_reads_fill_the_cycle(
     assert len(operations) == int(takes_a_read)
 
 
+def test_a_batch_whose_operation_waits_keeps_the_spacers_its_replies_need():
+    # an urgent STAT, then an ordinary write without reply that waits (this cycle is short):
+    # the STAT's fill had been counted with the write's bytes after it, and the batch written
+    # without the write left too few spacers between its reply and the first read's
+    ids = list(range(1, 11))
+    line = line_servos(ids, 666666)
+    byte_time = hx.byte_time(666666)
+    share = operations_share(wire_budget(10, 666666, 0.01), 0.5)
+    scheduler = WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share,
+                              0.01 / byte_time)
+    stat = ReplySignature.ack(hx.Command.STAT)
+    scheduler.add(Request(hx.StatRequest().frame(3), 3, stat, urgent=True))
+    write = hx.WriteRequest(hx.Memory.RAM, 30, bytes(20)).frame(5)   # longer than the fill
+    scheduler.add(Request(write, 5))
+    reads = [o for o in WireScheduler(line, ReplyMatcher(0.1), 0.0002 / byte_time, share,
+                                      0.01 / byte_time).cycle_batch(None, 1000.0)
+             if o.servo is not None and o.servo.servo_id != 3]
+    alone = hx.StatRequest().frame(3).size + spacer_count(stat.reply_size, 666666) * SPACER.size
+    budget = sum(o.size for o in reads) + alone + 1.0   # the STAT fits, the write does not
+    batch = scheduler.cycle_batch(None, budget)
+    assert batch[0].replier == 3 and all(o.request is None for o in batch[1:])
+    assert batch[0].spacers == spacer_count(stat.reply_size, 666666)
+
+
 def test_a_servo_is_asked_again_after_seven_losses_within_the_grace():
     # every span asks registers the servo has
     assert all(s.address + s.length <= hx.RAM_SIZE for s in POSITION_READS + FULL_READS)
@@ -317,30 +341,35 @@ def line_intake(ids):
     return servos, matcher, timing, stats, intake
 
 
-def test_an_absent_ids_missing_reply_does_not_wake_the_line_before_its_deadline():
-    # A read of the scheduler's own whose reply is overdue is lost at once: the line wakes for
-    # it. An operation's request to an ID not on the line (a scan's) waits for its deadline:
-    # were the line woken at its overdue time, it would find nothing to do and spin until the
-    # deadline (a scan asks 254 IDs).
+def test_a_scans_stat_to_an_id_not_on_the_line_is_awaited_and_lost_as_any_request():
+    # A STAT to an ID not in the line's configuration was taken as needing no reply: a scan
+    # found none of the servos missing from the configuration. It is in flight as any request:
+    # overdue, it is released (the reads behind it are lost in time, the line does not spin
+    # until its deadline), and it is lost at its deadline, counted in none of the line's lost
+    # replies (a scan's 240-odd absent IDs are not faults of the line).
     servos, matcher, timing, stats, intake = line_intake([1, 2])
     stat = ReplySignature.ack(hx.Command.STAT)
+    scheduler = WireScheduler(servos, matcher, GAP)
     operation = Request(hx.StatRequest().frame(77), 77, stat)
+    scheduler.add(operation)
+    batch = scheduler.between(1000.0)
+    assert [o.replier for o in batch] == [77] and batch[0].spacers > 0
     tx_end, rx_end = timing.sent(0.0, 7, stat.reply_size, sequence=1)
-    pending = matcher.sent(77, stat, 0.0, tx_end, rx_end + 0.02, operation)
-    assert pending.sequence == 1
-    assert math.isfinite(timing.overdue_at())
-    assert intake.overdue_at() == math.inf and matcher.next_deadline() == rx_end + 0.02
-    intake.expire(rx_end + 0.01)
-    assert not operation.future.done()              # still waiting
+    matcher.sent(77, stat, 0.0, tx_end, rx_end + 0.02, operation)
+    assert matcher.busy(77, stat) and intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
+    intake.expire(intake.overdue_at() + 1e-6)
+    assert not operation.future.done() and intake.overdue_at() == math.inf   # released
+    assert matcher.next_deadline() == rx_end + 0.02
     intake.expire(rx_end + 0.021)
-    assert operation.future.result() is None        # lost at its deadline
+    assert operation.future.result(0) is None        # lost at its deadline
+    assert stats.timeouts == stats.missing == 0
     # the scheduler's own read: the line wakes when it is overdue, and loses it then
     read = ReplySignature.read(hx.Memory.RAM, 58, 2)
     tx_end, rx_end = timing.sent(1.0, 9, read.reply_size, sequence=2)
     matcher.sent(2, read, 1.0, tx_end, rx_end + 0.02)
     assert intake.overdue_at() == timing.overdue_at() < rx_end + 0.02
     intake.expire(intake.overdue_at() + 1e-6)
-    assert stats.missing == 2 and servos[1].reask
+    assert stats.missing == 1 and servos[1].reask
 
 
 @pytest.mark.parametrize('answered', [True, False])

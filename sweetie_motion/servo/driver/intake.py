@@ -13,7 +13,6 @@ after its request was counted lost (late) still ends the servo's run of losses, 
 position reply newer than the servo's measurement becomes it.
 """
 
-import math
 from typing import Callable, Dict, List, Mapping, Optional
 
 from sweetie_motion.servo import herkulex as hx
@@ -72,7 +71,9 @@ class ReplyIntake:
                 self._late_reply(servo, reply, match.late)
             request = match.late.request
             if request is not None and not request.future.done():
-                request.future.set_result(reply)    # a released request's late answer
+                if servo is not None:               # a released request's late answer
+                    self._status(servo, reply.status, now)
+                request.future.set_result(reply)
             return
         pending = match.answered
         if pending is None:
@@ -150,14 +151,13 @@ class ReplyIntake:
         Count the requests whose deadline passed, or replies overdue, as lost.
 
         A position read is lost when its reply is overdue: nothing (or only a damaged frame)
-        came by its expected end plus the slack. An operation's request to a servo of the line
-        is then *released* (:meth:`ReplyMatcher.release`): counted lost and its servo free for
-        its reads, while a late reply still answers the operation until the request's deadline
-        (the reply ``timeout``), when it is given up. It once held its servo until that
-        deadline: the servo went unread for two cycles (at 666666 Bd during a scan, one cycle
-        in 30 of a leg line), while a servo slower than the wire model (its latency larger than
-        configured) must still get its operations done. Another request (to an absent ID)
-        waits for its deadline.
+        came by its expected end plus the slack. An operation's request is then *released*
+        (:meth:`ReplyMatcher.release`): counted lost and its servo free for its reads, while a
+        late reply still answers the operation until the request's deadline (the reply
+        ``timeout``), when it is given up. It once held its servo until that deadline: the
+        servo went unread for two cycles (at 666666 Bd during a scan, one cycle in 30 of a leg
+        line), while a servo slower than the wire model (its latency larger than configured)
+        must still get its operations done.
         """
         self.lost(self.matcher.expire(now), now)
         for given_up in self.matcher.given_up(now):
@@ -166,8 +166,6 @@ class ReplyIntake:
         overdue = self.timing.overdue(now)
         while overdue is not None:
             pending = self.matcher.find(overdue)
-            if pending is not None and not self.prompt(pending):
-                return
             if pending is not None and pending.request is None:
                 self.matcher.lose(overdue, now)
             elif pending is not None:
@@ -178,28 +176,13 @@ class ReplyIntake:
             overdue = self.timing.overdue(now)
 
     def overdue_at(self) -> float:
-        """
-        Return when :meth:`expire` has an overdue read to lose [s] (inf: none).
-
-        Another operation's request waits for its deadline instead (the matcher's): the line
-        thread must not wake for it before then, or it would spin until that deadline.
-        """
-        at = self.timing.overdue_at()
-        oldest = self.timing.oldest()
-        if math.isfinite(at) and oldest is not None:
-            pending = self.matcher.find(oldest)
-            if pending is not None and not self.prompt(pending):
-                return math.inf
-        return at
-
-    def prompt(self, pending: Pending) -> bool:
-        """Return whether a request is lost or released once overdue (see :meth:`expire`)."""
-        return pending.request is None or pending.servo_id in self.by_id
+        """Return when :meth:`expire` has an overdue reply to settle [s] (inf: none)."""
+        return self.timing.overdue_at()
 
     def lost(self, lost: List[Pending], now: float,
              arrived: Optional[Dict[int, int]] = None, answerable: bool = False) -> None:
         """
-        Count lost requests: damaged when bytes of their reply came, else missing.
+        Count the line's servos' lost requests: damaged if bytes of their reply came.
 
         :param arrived: bytes that came of each reply, by request (None: settle them here).
         :param answerable: released: a late reply may still answer their operations.
@@ -207,13 +190,14 @@ class ReplyIntake:
         for pending in lost:
             came = arrived.get(pending.sequence, 0) if arrived is not None else \
                 self.timing.settled(pending.sequence).get(pending.sequence, 0)
-            self.stats.timeouts += 1
-            if came:
-                self.stats.damaged += 1
-            else:
-                self.stats.missing += 1
             servo = self.by_id.get(pending.servo_id)
             if servo is not None:
+                # (an ID not on the line, a scan's absent one, loses no reply of the line's)
+                self.stats.timeouts += 1
+                if came:
+                    self.stats.damaged += 1
+                else:
+                    self.stats.missing += 1
                 servo.stats.timeouts += 1
                 if pending.request is None and pending.expect in MEASUREMENT_READS:
                     servo.reask = True

@@ -250,7 +250,7 @@ class BusLine(threading.Thread):
     def _finish(self) -> None:
         """Wait for the replies of the requests on the wire, then close everything."""
         deadline = self.clock() + 1.0
-        while self.matcher.in_flight and self.port.is_open and self.clock() < deadline:
+        while self.matcher.awaited and self.port.is_open and self.clock() < deadline:
             now = self.clock()
             try:
                 select.select([self.port.fileno()], [], [], 0.01)
@@ -412,7 +412,8 @@ class BusLine(threading.Thread):
         self.scheduler.written(batch)
         for outgoing in batch:
             request = outgoing.request
-            if outgoing.expect is None or outgoing.servo is None:
+            replier, expect = outgoing.replier, outgoing.expect
+            if replier is None or expect is None:
                 tx_end, _ = self.timing.sent(now, outgoing.size, 0)
                 if request is None:      # the scheduler's own frame without reply: the S_JOG
                     self._jog_end = tx_end - outgoing.spacers * SPACER.size \
@@ -423,7 +424,7 @@ class BusLine(threading.Thread):
             if request is None:
                 self.stats.reads += 1
             tx_end, rx_end = self.timing.slot(now, outgoing.frame.size, outgoing.reply_size)
-            pending = self.matcher.sent(outgoing.servo.servo_id, outgoing.expect, now, tx_end,
+            pending = self.matcher.sent(replier, expect, now, tx_end,
                                         rx_end + self.driver.timeout, request)
             self.timing.sent(now, outgoing.frame.size, outgoing.reply_size, pending.sequence)
             self.timing.sent(now, outgoing.spacers * SPACER.size, 0)

@@ -11,8 +11,9 @@ A request is **lost** when
 * a reply to a request written *after* it arrives first: the servos answer in the order they
   were asked on the one reply wire, so its reply was dropped or garbled (*overtaken*, found at
   once, long before any timeout); or
-* it is a position read and nothing of its reply has come by its expected end plus the port's
-  delivery slack (*overdue*, :meth:`sweetie_motion.servo.driver.wire.LineTiming.overdue`); or
+* nothing of its reply has come by its expected end plus the port's delivery slack
+  (*overdue*, :meth:`sweetie_motion.servo.driver.wire.LineTiming.overdue`): a position read
+  is lost, an operation's request *released* (below); or
 * its deadline passes (the expected end of its reply plus the timeout: a reply that began but
   never completed).
 
@@ -113,7 +114,7 @@ class Request:
     :param expect: the reply's signature (None: no reply).
     :param urgent: goes before every other request (a fault's torque off, the shutdown).
     :param future: resolved with the reply, :data:`SENT` (written, no reply expected) or None
-        (lost); an error when the line stops.
+        (no reply by its deadline, or overtaken); an error when the line stops.
     """
 
     frame: hx.Frame
@@ -288,12 +289,17 @@ class ReplyMatcher:
         return pending
 
     @property
+    def awaited(self) -> bool:
+        """Return whether a reply may still answer a request: one in flight or released."""
+        return bool(self.in_flight or self._released)
+
+    @property
     def idle(self) -> bool:
         """Return whether nothing is in flight and no late reply is awaited."""
         return not self.in_flight and not self._expired
 
     def next_deadline(self) -> float:
-        """Return when the next request in flight is lost or the next grace ends [s]."""
+        """Return when the next request in flight or released is lost, or a grace ends [s]."""
         times = [p.deadline for p in self.in_flight.values()] + \
             [until for until, _ in self._expired.values()] + \
             [p.deadline for p in self._released.values()]

@@ -64,7 +64,8 @@ class Outgoing:
     A frame to write, and the spacers that follow it.
 
     :param frame: the frame.
-    :param servo: the servo that answers (None: no reply).
+    :param servo: the line's servo that answers (None: no reply, or an ID not on the line:
+        see :attr:`replier`).
     :param expect: the reply's signature (None: no reply).
     :param request: the operation's request (None: the scheduler's own: a read, the goals).
     :param spacers: spacers written right after it.
@@ -87,6 +88,21 @@ class Outgoing:
     def size(self) -> int:
         """Return the bytes it takes on the request wire, spacers included."""
         return self.frame.size + self.spacers * SPACER.size
+
+    @property
+    def replier(self) -> Optional[int]:
+        """
+        Return the ID that answers (None: no reply expected).
+
+        A scan's STAT to an ID not on the line expects a reply as one to the line's servos
+        does: it is in flight until answered or lost (once it was taken as needing no reply,
+        and a scan found none of the servos missing from the line's configuration).
+        """
+        if self.expect is None:
+            return None
+        if self.servo is not None:
+            return self.servo.servo_id
+        return self.request.servo_id if self.request is not None else None
 
 
 class WireScheduler:
@@ -169,8 +185,9 @@ class WireScheduler:
         # its servo's read out of the batch (a scan's STAT or model read of a line's servo: a
         # servo read every cycle missed one in 25 during a scan at 666666 Bd). Where the reads
         # leave less wire than the operations' credit they take it here, in reads' place
-        # (there is not enough between cycles); where they leave more, one goes here and the
-        # others between cycles, after the reads' replies (:meth:`between`).
+        # (there is not enough between cycles); where they leave more, one goes here if it
+        # fits beside the reads, and the others between cycles, after the reads' replies
+        # (:meth:`between`).
         ordinary = self._operations(busy, ordinary=len(self.normal) if full else 1,
                                     room=self.operation_credit, charged=True, urgent=False)
         if ordinary:
@@ -181,8 +198,9 @@ class WireScheduler:
             while not waits and len(reads) > 1 and sum(o.size for o in longer) > budget:
                 reads.pop()     # the newest measurement's read waits: the request takes it
                 longer = self._compose(urgent + ordinary, jog, reads)
-            if sum(o.size for o in longer) <= budget or not waits:
-                batch = longer
+            # (composed again either way: _filled set the spacers of the objects it was given)
+            fits = sum(o.size for o in longer) <= budget or not waits
+            batch = longer if fits else self._compose(urgent, jog, reads)
         return batch
 
     def _compose(self, operations: List[Outgoing], jog: Optional[hx.Frame],
