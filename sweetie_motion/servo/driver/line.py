@@ -427,10 +427,9 @@ class BusLine(threading.Thread):
             pending = self.matcher.sent(replier, expect, now, tx_end,
                                         rx_end + self.driver.timeout, request)
             # the wire model expects only the line's servos' replies: an ID not on the line
-            # (a scan's, most often absent) expected there made the bytes of the replies after
-            # it look like its own, and their losses known late (115200 Bd beside a scan loop:
-            # largest ages 78-90 ms instead of 63-73); it is lost when a later reply overtakes
-            # it, or at its deadline
+            # (a scan's, most often absent) expected there would take the bytes of the replies
+            # after it for its own and delay knowing their losses; it is lost when a later
+            # reply overtakes it, or at its deadline
             expected = outgoing.reply_size if outgoing.servo is not None else 0
             self.timing.sent(now, outgoing.frame.size, expected, pending.sequence)
             self.timing.sent(now, outgoing.spacers * SPACER.size, 0)

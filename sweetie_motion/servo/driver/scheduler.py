@@ -198,7 +198,8 @@ class WireScheduler:
             while not waits and len(reads) > 1 and sum(o.size for o in longer) > budget:
                 reads.pop()     # the newest measurement's read waits: the request takes it
                 longer = self._compose(urgent + ordinary, jog, reads)
-            # (composed again either way: _filled set the spacers of the objects it was given)
+            # a batch without it is composed again: _filled set the spacers of the objects it
+            # was given for the request after them
             fits = sum(o.size for o in longer) <= budget or not waits
             batch = longer if fits else self._compose(urgent, jog, reads)
         return batch
